@@ -1,0 +1,416 @@
+# noqa: D212, D415
+"""
+# Highway
+
+A two-player board game (Cabannes, 1998) on a 4x4 board, as a PettingZoo AEC environment.
+
+| Import             | `from highway_env import highway_v0`             |
+|--------------------|--------------------------------------------------|
+| Actions            | Discrete                                         |
+| Parallel API       | No                                               |
+| Manual Control     | No                                               |
+| Agents             | `agents= ['player_0', 'player_1']`               |
+| Agents             | 2                                                |
+| Action Shape       | (1,)                                             |
+| Action Values      | Discrete(256)                                    |
+| Observation Shape  | (4, 4, 16) plus a (256,) action mask             |
+| Observation Values | [0,1]                                            |
+
+
+The pieces are the numbers 1..16, each used once. Player A (`player_0`) moves first and the players
+alternate; a move writes one unused number into one empty cell, so every game lasts exactly 16
+moves. On the full board, `min A` is the cheapest sum along a path of 7 cells from the top-left to
+the bottom-right corner moving right/down, `min B` the cheapest from the bottom-left to the
+top-right moving up/right. A wins if `min A < min B`, B wins if `min B < min A`, else it is a draw.
+The rules live in `highway_env.core`.
+
+### Observation Space
+
+The observation is a dictionary with an `'observation'` element and an `'action_mask'`.
+
+`observation` is an int8 array of shape (4, 4, 16): `observation[r, c, k] == 1` iff the number
+`k + 1` is in cell `(r, c)` of the board **as seen by the observing player**:
+
+* `player_0` (A) sees the board as it is (row 0 on top);
+* `player_1` (B) sees the board turned a quarter clockwise, `(r, c) -> (c, 3 - r)`, i.e.
+  `board.transform(core.QUARTER_TURN)`. In that frame B's paths run like A's, from the top-left to
+  the bottom-right corner, so one network can play both sides.
+
+#### Legal Actions Mask
+
+`action_mask` is an int8 vector of shape (256,), 1 where the action is legal. It is in **absolute**
+board coordinates, the frame of the actions (not the player's frame). As in the classic
+PettingZoo games, it is all zeros for the agent whose turn it is not (and at the end).
+To move between the frames use `to_player_frame(action, player)` /
+`from_player_frame(action, player)` (and `cell_to_player_frame`, `cell_from_player_frame`,
+`mask_to_player_frame`) from this module. Taking an illegal move through `env()` ends the game with
+a reward of -1 for the offender and 0 for the other agent; with `raw_env` it raises
+`core.IllegalMoveError` (and an out-of-range action raises `core.HighwayError`).
+
+### Action Space
+
+`action = (number - 1) * 16 + cell`, with `number` in 1..16 and `cell = r * 4 + c` a cell of the
+real board, the same for both agents (`core.encode_action` / `core.decode_action`).
+
+### Rewards
+
+Only at the end of the game: +1 to the winner and -1 to the loser; 0 to both for a draw.
+
+### Infos
+
+`infos[agent]` (the same content for both agents, in absolute terms) holds plain Python values:
+
+* always: `ply` (moves made), `bounds = {"min_a": [lo, hi], "min_b": [lo, hi], "margin": [lo, hi]}`,
+  what the current board still allows (`core.Board.bounds`; exact on the full board);
+* on the full board also: `min_a`, `min_b`, `margin` (= `min_b - min_a`, positive if A won),
+  `winner` (`"A"`, `"B"` or `None`), `a_paths` and `b_paths`: every cheapest A-path and B-path,
+  each a list of 7 cells.
+
+### Reset options
+
+`reset(seed=None, options=None)`; `options={"board": ...}` starts from a position: a string of 16
+comma-separated numbers (0 = empty; the 4-line grid form works too), a `core.Board`, or a
+sequence of 16 ints. The side to move follows from the number of filled cells. A full board is
+refused (`HighwayError`). Other option keys are ignored. The game is deterministic; `seed` is
+accepted for the API's sake.
+
+### Rendering
+
+`render_mode` in `"human"` (prints the text), `"ansi"` (returns it) or `"rgb_array"` (an
+H x W x 3 uint8 image); see `highway_env.render`. On a full board both use one cheapest path of
+each player (text markers, red A / blue B polylines); on a partial board no path is drawn and the
+bounds are shown.
+
+### Version History
+
+* v0: Initial version (0.1.0)
+"""
+
+from __future__ import annotations
+
+import itertools
+from operator import add
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from highway_env import core
+from highway_env.core import (
+    A_PATHS,
+    B_PATHS,
+    CELLS,
+    NUM_ACTIONS,
+    NUMBERS,
+    QUARTER_TURN,
+    SIZE,
+    SYMMETRIES,
+    Board,
+    HighwayError,
+    IllegalMoveError,
+)
+from highway_env.render import RENDER_MODES, render_board
+
+AGENTS = ("player_0", "player_1")
+
+# ----------------------------------------------------------------------------- player frames
+
+#: PLAYER_FRAMES[p][cell] = where an absolute cell appears in player p's observation.
+PLAYER_FRAMES: tuple[tuple[int, ...], tuple[int, ...]] = (SYMMETRIES["identity"], QUARTER_TURN)
+_FRAMES_INV = tuple(core.inverse_perm(p) for p in PLAYER_FRAMES)
+# action permutations, as arrays: _ACTION_TO[p][a] = the action a in player p's frame
+_ACTION_TO = tuple(
+    np.array([core.transform_action(a, perm) for a in range(NUM_ACTIONS)], dtype=np.int64)
+    for perm in PLAYER_FRAMES
+)
+
+
+def _player(player: int | str) -> int:
+    if isinstance(player, str):
+        if player not in AGENTS:
+            raise HighwayError(f"unknown agent {player!r}; expected one of {AGENTS}")
+        return AGENTS.index(player)
+    if player not in (0, 1):
+        raise HighwayError(f"player must be 0 (A), 1 (B) or an agent name, got {player!r}")
+    return int(player)
+
+
+def cell_to_player_frame(cell: int, player: int | str) -> int:
+    """The cell of ``player``'s observation that shows absolute ``cell``."""
+    if not 0 <= cell < CELLS:
+        raise HighwayError(f"cell {cell!r} out of range 0..{CELLS - 1}")
+    return PLAYER_FRAMES[_player(player)][cell]
+
+
+def cell_from_player_frame(cell: int, player: int | str) -> int:
+    """The absolute cell shown at ``cell`` of ``player``'s observation."""
+    if not 0 <= cell < CELLS:
+        raise HighwayError(f"cell {cell!r} out of range 0..{CELLS - 1}")
+    return _FRAMES_INV[_player(player)][cell]
+
+
+def to_player_frame(action: int, player: int | str) -> int:
+    """An absolute action -> the same move in ``player``'s frame (identity for player 0)."""
+    return core.transform_action(action, PLAYER_FRAMES[_player(player)])
+
+
+def from_player_frame(action: int, player: int | str) -> int:
+    """An action in ``player``'s frame -> the absolute action to pass to ``step``."""
+    return core.transform_action(action, _FRAMES_INV[_player(player)])
+
+
+def mask_to_player_frame(mask: np.ndarray, player: int | str) -> np.ndarray:
+    """An absolute action mask (256,) -> the same mask indexed by actions in ``player``'s frame."""
+    mask = np.asarray(mask)
+    if mask.shape != (NUM_ACTIONS,):
+        raise HighwayError(f"mask must have shape ({NUM_ACTIONS},), got {mask.shape}")
+    out = np.empty_like(mask)
+    out[_ACTION_TO[_player(player)]] = mask
+    return out
+
+
+# ----------------------------------------------------------------------------- helpers
+
+_PATH_LEN = len(A_PATHS[0])
+#: _A_THROUGH[cell] / _B_THROUGH[cell] = indices into A_PATHS / B_PATHS of the paths using the cell
+_A_THROUGH = tuple(tuple(j for j, p in enumerate(A_PATHS) if cell in p) for cell in range(CELLS))
+_B_THROUGH = tuple(tuple(j for j, p in enumerate(B_PATHS) if cell in p) for cell in range(CELLS))
+# _OBS_INDEX[p][cell] = flat offset of (frame cell, number 1) in player p's (4*4*16,) observation
+_OBS_INDEX = tuple(tuple(frame[cell] * NUMBERS for cell in range(CELLS)) for frame in PLAYER_FRAMES)
+
+
+def board_from_option(value: Any) -> Board:
+    """``options["board"]`` -> Board: a string (``core.parse_board``), a Board, or 16 ints."""
+    if isinstance(value, Board):
+        return value
+    if isinstance(value, str):
+        return core.parse_board(value)
+    try:
+        cells = tuple(int(v) for v in value)
+    except (TypeError, ValueError) as e:
+        raise HighwayError(f"options['board'] must be a string, a Board or 16 ints, got {value!r}") from e
+    return Board(cells)
+
+
+def env(**kwargs):
+    env = raw_env(**kwargs)
+    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    env = wrappers.OrderEnforcingWrapper(env)
+    return env
+
+
+class raw_env(AECEnv, EzPickle):
+    metadata = {
+        "render_modes": list(RENDER_MODES),
+        "name": "highway_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(self, render_mode: str | None = None):
+        EzPickle.__init__(self, render_mode)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise HighwayError(
+                f"unknown render_mode {render_mode!r}; expected None or one of {self.metadata['render_modes']}"
+            )
+        self.render_mode = render_mode
+
+        self.agents = list(AGENTS)
+        self.possible_agents = self.agents[:]
+
+        self.action_spaces = {i: spaces.Discrete(NUM_ACTIONS) for i in self.agents}
+        self.observation_spaces = {
+            i: spaces.Dict(
+                {
+                    "observation": spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8),
+                    "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                }
+            )
+            for i in self.agents
+        }
+        self.state_space = spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8)
+
+        # game state, maintained incrementally (see _place)
+        self._cells = [0] * CELLS
+        self._obs = np.zeros((2, SIZE, SIZE, NUMBERS), dtype=np.int8)
+        self._obs_flat = self._obs.reshape(2, -1)  # a view
+        self._mask = np.ones(NUM_ACTIONS, dtype=np.int8)
+        self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        # per A-path / B-path: the sum of the numbers on it and its empty cells
+        self._placed_a, self._empty_a = [0] * len(A_PATHS), [_PATH_LEN] * len(A_PATHS)
+        self._placed_b, self._empty_b = [0] * len(B_PATHS), [_PATH_LEN] * len(B_PATHS)
+        self._unused = list(range(1, NUMBERS + 1))  # ascending
+        self._ply = 0
+        self._outcome: core.Outcome | None = None
+
+    # -- spaces
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # -- views of the state
+    @property
+    def board(self) -> Board:
+        """The current position as a ``core.Board`` (absolute frame)."""
+        return Board(tuple(self._cells))
+
+    def observe(self, agent):
+        p = AGENTS.index(agent)
+        if agent == self.agent_selection and self._ply < CELLS:
+            mask = self._mask.copy()
+        else:
+            mask = self._zero_mask.copy()
+        return {"observation": self._obs[p].copy(), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The board one-hot in the absolute frame, shape (4, 4, 16) (= player_0's observation)."""
+        return self._obs[0].copy()
+
+    def _bounds(self) -> tuple[int, int, int, int]:
+        """``Board.bounds`` (a_lo, a_hi, b_lo, b_hi) from the incrementally kept per-path sums and
+        empty counts (tested against core)."""
+        # a path with k empty cells ends between placed + (k smallest unused) and + (k largest)
+        unused = self._unused
+        small = list(itertools.accumulate(unused, initial=0)).__getitem__
+        large = list(itertools.accumulate(reversed(unused), initial=0)).__getitem__
+        pa, ea, pb, eb = self._placed_a, self._empty_a, self._placed_b, self._empty_b
+        return (
+            min(map(add, pa, map(small, ea))),
+            min(map(add, pa, map(large, ea))),
+            min(map(add, pb, map(small, eb))),
+            min(map(add, pb, map(large, eb))),
+        )
+
+    def _set_infos(self) -> None:
+        """Fresh info dicts (one per agent, sharing no objects) for the current position."""
+        ply = self._ply
+        o = self._outcome
+        if o is None:
+            a_lo, a_hi, b_lo, b_hi = self._bounds()
+            self.infos = {
+                agent: {
+                    "ply": ply,
+                    "bounds": {"min_a": [a_lo, a_hi], "min_b": [b_lo, b_hi], "margin": [b_lo - a_hi, b_hi - a_lo]},
+                }
+                for agent in self.agents
+            }
+            return
+        self.infos = {
+            agent: {
+                "ply": ply,
+                "bounds": {"min_a": [o.min_a, o.min_a], "min_b": [o.min_b, o.min_b], "margin": [o.margin, o.margin]},
+                "min_a": o.min_a,
+                "min_b": o.min_b,
+                "margin": o.margin,
+                "winner": o.winner,
+                "a_paths": [list(p) for p in o.a_paths],
+                "b_paths": [list(p) for p in o.b_paths],
+            }
+            for agent in self.agents
+        }
+
+    # -- moves
+    def _place(self, number: int, cell: int) -> None:
+        self._cells[cell] = number
+        k = number - 1
+        self._obs_flat[0, _OBS_INDEX[0][cell] + k] = 1
+        self._obs_flat[1, _OBS_INDEX[1][cell] + k] = 1
+        self._mask[k * CELLS:(k + 1) * CELLS] = 0
+        self._mask[cell::CELLS] = 0
+        placed, empty = self._placed_a, self._empty_a
+        for j in _A_THROUGH[cell]:
+            placed[j] += number
+            empty[j] -= 1
+        placed, empty = self._placed_b, self._empty_b
+        for j in _B_THROUGH[cell]:
+            placed[j] += number
+            empty[j] -= 1
+        self._unused.remove(number)
+        self._ply += 1
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        try:
+            a = int(action)
+        except (TypeError, ValueError) as e:
+            raise HighwayError(f"{agent}: action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}") from e
+        if not 0 <= a < NUM_ACTIONS:
+            raise HighwayError(f"{agent}: action {action!r} out of range 0..{NUM_ACTIONS - 1}")
+        if not self._mask[a]:
+            try:
+                self.board.apply(a)  # raises with the reason (occupied cell / used number)
+            except IllegalMoveError as e:
+                raise IllegalMoveError(f"{agent}: {e}") from None
+            raise AssertionError("unreachable: the mask and the rules disagree")  # pragma: no cover
+
+        number, cell = divmod(a, CELLS)
+        number += 1
+        self._cumulative_rewards[agent] = 0
+        self._clear_rewards()
+        self._place(number, cell)
+
+        me = AGENTS.index(agent)
+        next_agent = AGENTS[1 - me]
+        if self._ply == CELLS:
+            self._outcome = self.board.outcome()
+            value = self._outcome.value  # +1 A wins
+            self.rewards[AGENTS[0]] = value
+            self.rewards[AGENTS[1]] = -value
+            self.terminations = dict.fromkeys(self.agents, True)
+        self.agent_selection = next_agent
+        self._set_infos()
+        self._accumulate_rewards()
+
+        if self.render_mode == "human":
+            self.render()
+
+    def reset(self, seed=None, options=None):
+        board = None
+        if options and options.get("board") is not None:
+            board = board_from_option(options["board"])
+            if board.is_terminal():
+                raise HighwayError("options['board'] is full: there is no move left to play")
+
+        self._cells = [0] * CELLS
+        self._obs[:] = 0
+        self._mask[:] = 1
+        self._placed_a, self._empty_a = [0] * len(A_PATHS), [_PATH_LEN] * len(A_PATHS)
+        self._placed_b, self._empty_b = [0] * len(B_PATHS), [_PATH_LEN] * len(B_PATHS)
+        self._unused = list(range(1, NUMBERS + 1))
+        self._ply = 0
+        self._outcome = None
+        if board is not None:
+            for cell, number in enumerate(board.cells):
+                if number:
+                    self._place(number, cell)
+
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self._set_infos()
+        self.agent_selection = AGENTS[self._ply % 2]
+        self._skip_agent_selection = None
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode."
+            )
+            return None
+        return render_board(self.board, self.render_mode)
+
+    def close(self):
+        pass

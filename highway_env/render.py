@@ -1,0 +1,183 @@
+"""Drawing a Highway board: text (``ansi``) and image (``rgb_array``), shared by every env.
+
+Both the PettingZoo AEC env (``highway_env.highway_v0``) and the Gymnasium env
+(``highway_env.gym_env``) render through :func:`render_board`, so the pictures are the same.
+
+* ``board_to_ansi(board)``: the 4x4 grid, whose turn it is, and
+
+  - on a partial board the bounds on both cheapest paths (``Board.bounds``);
+  - on a full board the result, with the cells of one cheapest A-path shown as ``[n]``, of one
+    cheapest B-path as ``<n>``, of a cell on both as ``{n}``, and a legend (ties are counted).
+
+* ``board_to_rgb(board)``: an ``H x W x 3`` uint8 image (Pillow): the grid with its numbers, and on
+  a full board one cheapest A-path drawn as a red polyline and one cheapest B-path as a blue one
+  through the cell centres (the two are offset a little so that shared segments stay visible).
+  On a partial board no path is drawn (the cheapest path is not decided yet); the caption line
+  gives the side to move and the bounds instead.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from highway_env.core import CELLS, SIZE, Board, HighwayError, Outcome
+
+RENDER_MODES = ("human", "ansi", "rgb_array")
+
+A_COLOUR = (214, 48, 49)  # red
+B_COLOUR = (9, 98, 204)  # blue
+_BACKGROUND = (250, 248, 240)
+_GRID = (60, 60, 60)
+_EMPTY = (228, 226, 218)
+_TEXT = (20, 20, 20)
+
+
+def _player_label(player: int) -> str:
+    return f"player_{player} ({'AB'[player]})"
+
+
+def status_line(board: Board) -> str:
+    """One line: whose turn and the bounds, or the result of a full board."""
+    if board.is_terminal():
+        out = board.outcome()
+        return result_line(out)
+    b = board.bounds()
+    return (
+        f"ply {board.ply}/{CELLS}, {_player_label(board.to_move)} to move; "
+        f"min A in [{b.min_a[0]}, {b.min_a[1]}], min B in [{b.min_b[0]}, {b.min_b[1]}]"
+    )
+
+
+def result_line(out: Outcome) -> str:
+    if out.value > 0:
+        verdict = "A wins"
+        rel = "<"
+    elif out.value < 0:
+        verdict = "B wins"
+        rel = ">"
+    else:
+        verdict = "draw"
+        rel = "="
+    return f"{verdict}: min A {out.min_a} {rel} min B {out.min_b} (margin {out.margin:+d})"
+
+
+def _caption(board: Board) -> str:
+    """A short status for the image."""
+    if board.is_terminal():
+        out = board.outcome()
+        verdict = {1: "A wins", -1: "B wins", 0: "draw"}[out.value]
+        return f"{verdict}: A {out.min_a}, B {out.min_b}"
+    b = board.bounds()
+    return f"{'AB'[board.to_move]} to move; A [{b.min_a[0]},{b.min_a[1]}] B [{b.min_b[0]},{b.min_b[1]}]"
+
+
+def board_to_ansi(board: Board) -> str:
+    """The board as text; on a full board one cheapest path of each player is marked."""
+    cells = board.cells
+    a_path: frozenset[int] = frozenset()
+    b_path: frozenset[int] = frozenset()
+    out = board.outcome() if board.is_terminal() else None
+    if out is not None:
+        a_path, b_path = frozenset(out.a_paths[0]), frozenset(out.b_paths[0])
+    lines = []
+    for r in range(SIZE):
+        fields = []
+        for c in range(SIZE):
+            i = r * SIZE + c
+            v = f"{cells[i]:>2}" if cells[i] else " ."
+            in_a, in_b = i in a_path, i in b_path
+            if in_a and in_b:
+                fields.append("{" + v + "}")
+            elif in_a:
+                fields.append("[" + v + "]")
+            elif in_b:
+                fields.append("<" + v + ">")
+            else:
+                fields.append(" " + v + " ")
+        lines.append(" ".join(fields))
+    lines.append(status_line(board))
+    if out is not None:
+        ties = ""
+        if len(out.a_paths) > 1 or len(out.b_paths) > 1:
+            ties = f" ({len(out.a_paths)} cheapest A-paths, {len(out.b_paths)} cheapest B-paths; one of each shown)"
+        lines.append(f"[n] cheapest A-path, <n> cheapest B-path, {{n}} on both{ties}")
+    return "\n".join(lines)
+
+
+@lru_cache(maxsize=8)
+def _font(size: int):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except (TypeError, OSError):  # Pillow without FreeType: the fixed bitmap font
+        return ImageFont.load_default()
+
+
+def board_to_rgb(board: Board, cell_px: int = 96) -> np.ndarray:
+    """The board as an ``(H, W, 3)`` uint8 image; paths drawn on a full board only."""
+    from PIL import Image, ImageDraw
+
+    if cell_px < 16:
+        raise HighwayError(f"cell_px must be at least 16, got {cell_px}")
+    margin = cell_px // 4
+    caption = cell_px // 2
+    side = SIZE * cell_px
+    width, height = side + 2 * margin, side + 2 * margin + caption
+    img = Image.new("RGB", (width, height), _BACKGROUND)
+    draw = ImageDraw.Draw(img)
+    number_font = _font(int(cell_px * 0.42))
+    small_font = _font(max(10, cell_px // 7))
+
+    def centre(cell: int) -> tuple[float, float]:
+        r, c = divmod(cell, SIZE)
+        return margin + (c + 0.5) * cell_px, margin + (r + 0.5) * cell_px
+
+    for cell, v in enumerate(board.cells):
+        r, c = divmod(cell, SIZE)
+        x0, y0 = margin + c * cell_px, margin + r * cell_px
+        draw.rectangle([x0, y0, x0 + cell_px, y0 + cell_px], fill=_BACKGROUND if v else _EMPTY,
+                       outline=_GRID, width=2)
+
+    if board.is_terminal():
+        out = board.outcome()
+        off = max(2, cell_px // 16)
+        width_px = max(3, cell_px // 14)
+        for path, colour, d in ((out.a_paths[0], A_COLOUR, -off), (out.b_paths[0], B_COLOUR, off)):
+            pts = [(x + d, y + d) for x, y in (centre(i) for i in path)]
+            draw.line(pts, fill=colour, width=width_px, joint="curve")
+            rad = width_px
+            for x, y in (pts[0], pts[-1]):
+                draw.ellipse([x - rad, y - rad, x + rad, y + rad], fill=colour)
+
+    for cell, v in enumerate(board.cells):
+        if v:
+            x, y = centre(cell)
+            draw.text((x, y), str(v), fill=_TEXT, font=number_font, anchor="mm",
+                      stroke_width=max(1, cell_px // 24), stroke_fill=_BACKGROUND)
+
+    # corner labels: where each player's paths start and end
+    draw.text((margin // 2, margin // 2), "A", fill=A_COLOUR, font=small_font, anchor="mm")
+    draw.text((width - margin // 2, margin + side + margin // 2), "A", fill=A_COLOUR,
+              font=small_font, anchor="mm")
+    draw.text((margin // 2, margin + side + margin // 2), "B", fill=B_COLOUR, font=small_font,
+              anchor="mm")
+    draw.text((width - margin // 2, margin // 2), "B", fill=B_COLOUR, font=small_font, anchor="mm")
+    draw.text((width / 2, side + 2 * margin + caption / 2), _caption(board), fill=_TEXT,
+              font=small_font, anchor="mm")
+    return np.asarray(img, dtype=np.uint8).copy()
+
+
+def render_board(board: Board, mode: str | None, cell_px: int = 96):
+    """Render ``board`` in ``mode``: ``"ansi"`` -> str, ``"rgb_array"`` -> uint8 image,
+    ``"human"`` -> prints the text and returns None."""
+    if mode == "ansi":
+        return board_to_ansi(board)
+    if mode == "rgb_array":
+        return board_to_rgb(board, cell_px)
+    if mode == "human":
+        print(board_to_ansi(board), flush=True)
+        return None
+    raise HighwayError(f"unknown render mode {mode!r}; expected one of {RENDER_MODES}")
