@@ -1,0 +1,615 @@
+"""The solver's compiled hot core (numba): alpha-beta on the final margin with sound bounds.
+
+The value searched is the margin minB - minA of the full board, A maximising, B minimising.
+``search(lo_window, hi_window)`` is fail-soft alpha-beta; a null window (t - 1, t) answers "can A
+force margin >= t?", which is how win/draw/loss is decided cheaply.
+
+What makes it fast (each measured on this game):
+- static bounds at every node: a path ends between placed + k smallest and placed + k largest unused
+  numbers; the pair bound compares each A-path with each B-path where shared cells cancel, using
+  margin = min_p max_q (B_p - A_q) = max_q min_p (B_p - A_q);
+- move ordering by the child's static bounds (make each move, score it, try the best first);
+- fewer moves: cells that no longer lie on any live path (a path that can still be its side's
+  cheapest) are all equivalent, so only one of them is tried;
+- a transposition table keyed on the position made canonical under the four symmetries, storing lower
+  and upper bounds so every window reuses it;
+- per-path sums and empty counts kept incrementally.
+
+Everything lives in flat arrays created by ``new_context`` so the recursion never allocates.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import njit, objmode
+
+from highway_env.core import PATH_TABLE, SYMMETRIES
+
+INF = 1000
+TT_MIN_EMPTY = 4  # positions with fewer empty cells are cheaper to search than to look up
+ABORT_CHECK_MASK = 4095  # look at the clock every 4096 nodes
+
+
+@njit(cache=True)
+def _now_us():
+    """Monotonic microseconds; objmode (not a ctypes call) keeps the kernel cacheable."""
+    with objmode(t="int64"):
+        t = int(time.monotonic() * 1e6)
+    return t
+
+# ----------------------------------------------------------------------------- constant tables
+
+PATHS = PATH_TABLE.astype(np.int64)  # (40, 7): 0..19 A-paths, 20..39 B-paths
+PATH_MASK = np.array([sum(1 << int(c) for c in p) for p in PATHS], dtype=np.int64)
+CELL_NPATHS = np.zeros(16, dtype=np.int64)
+CELL_PATHS = np.zeros((16, 40), dtype=np.int64)
+for _p, _cells in enumerate(PATHS):
+    for _c in _cells:
+        CELL_PATHS[_c, CELL_NPATHS[_c]] = _p
+        CELL_NPATHS[_c] += 1
+SHARED = np.array([[PATH_MASK[q] & PATH_MASK[20 + p] for p in range(20)] for q in range(20)], dtype=np.int64)
+# Inverse permutations, so that transformed[j] = cells[SYM_INV[s, j]].
+SYM_INV = np.array([[list(perm).index(j) for j in range(16)] for perm in SYMMETRIES.values()], dtype=np.int64)
+
+# stats array slots
+S_NODES, S_ABORTED, S_NODE_LIMIT, S_DEADLINE, S_TT_HITS, S_TT_STORES = range(6)
+
+
+def new_context(tt_bits: int = 22):
+    """Work arrays for one search thread. The transposition table has 2**tt_bits two-slot buckets."""
+    size = 1 << tt_bits
+    return {
+        "cells": np.zeros(16, np.int64),
+        "sums": np.zeros(40, np.int64),
+        "emp": np.zeros(40, np.int64),
+        "mv_num": np.zeros((17, 256), np.int64),
+        "mv_cell": np.zeros((17, 256), np.int64),
+        "mv_key": np.zeros((17, 256), np.int64),
+        "tt_k1": np.zeros(2 * size, np.uint64),
+        "tt_k2": np.zeros(2 * size, np.uint64),
+        "tt_lo": np.zeros(2 * size, np.int16),
+        "tt_hi": np.zeros(2 * size, np.int16),
+        "tt_empty": np.full(2 * size, -1, np.int8),  # -1 = free slot; else empty cells of the entry
+        "stats": np.zeros(8, np.int64),
+    }
+
+
+# ----------------------------------------------------------------------------- small pieces
+
+@njit(cache=True, inline="always")
+def _prefix_tables(unused, small, large):
+    """small[k] / large[k] = sum of the k smallest / largest unused numbers (bit n-1 = number n)."""
+    small[0] = 0
+    k = 0
+    s = 0
+    for n in range(1, 17):
+        if (unused >> (n - 1)) & 1:
+            k += 1
+            s += n
+            small[k] = s
+    large[0] = 0
+    k = 0
+    s = 0
+    for n in range(16, 0, -1):
+        if (unused >> (n - 1)) & 1:
+            k += 1
+            s += n
+            large[k] = s
+
+
+@njit(cache=True)
+def _simple_bounds(sums, emp, small, large):
+    """(lo, hi) of the final margin from per-path ranges."""
+    min_lo_a = INF
+    min_hi_a = INF
+    for q in range(20):
+        lo = sums[q] + small[emp[q]]
+        hi = sums[q] + large[emp[q]]
+        if lo < min_lo_a:
+            min_lo_a = lo
+        if hi < min_hi_a:
+            min_hi_a = hi
+    min_lo_b = INF
+    min_hi_b = INF
+    for p in range(20, 40):
+        lo = sums[p] + small[emp[p]]
+        hi = sums[p] + large[emp[p]]
+        if lo < min_lo_b:
+            min_lo_b = lo
+        if hi < min_hi_b:
+            min_hi_b = hi
+    return min_lo_b - min_hi_a, min_hi_b - min_lo_a
+
+
+@njit(cache=True)
+def _pair_upper(sums, emp, empty_mask, small, large, cap):
+    """min over B-paths p of max over A-paths q of the largest B_p - A_q can still be; stops early
+    once it cannot go below ``cap`` (the caller's current upper bound)."""
+    hi = cap
+    for p in range(20):
+        sb = sums[20 + p]
+        eb = emp[20 + p]
+        mx = -INF
+        for q in range(20):
+            s = _popcount16(empty_mask & SHARED[q, p])
+            ub = sb - sums[q] + large[eb - s] - small[emp[q] - s]
+            if ub > mx:
+                mx = ub
+                if mx >= hi:
+                    break
+        if mx < hi:
+            hi = mx
+    return hi
+
+
+@njit(cache=True)
+def _pair_lower(sums, emp, empty_mask, small, large, floor):
+    """max over A-paths q of min over B-paths p of the smallest B_p - A_q can still be."""
+    lo = floor
+    for q in range(20):
+        sa = sums[q]
+        ea = emp[q]
+        mn = INF
+        for p in range(20):
+            s = _popcount16(empty_mask & SHARED[q, p])
+            lb = sums[20 + p] - sa + small[emp[20 + p] - s] - large[ea - s]
+            if lb < mn:
+                mn = lb
+                if mn <= lo:
+                    break
+        if mn > lo:
+            lo = mn
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _popcount16(x):
+    x = x - ((x >> 1) & 0x5555)
+    x = (x & 0x3333) + ((x >> 2) & 0x3333)
+    x = (x + (x >> 4)) & 0x0F0F
+    return (x + (x >> 8)) & 0x1F
+
+
+@njit(cache=True, inline="always")
+def _place(cells, sums, emp, number, cell):
+    cells[cell] = number
+    for i in range(CELL_NPATHS[cell]):
+        p = CELL_PATHS[cell, i]
+        sums[p] += number
+        emp[p] -= 1
+
+
+@njit(cache=True, inline="always")
+def _unplace(cells, sums, emp, number, cell):
+    cells[cell] = 0
+    for i in range(CELL_NPATHS[cell]):
+        p = CELL_PATHS[cell, i]
+        sums[p] -= number
+        emp[p] += 1
+
+
+@njit(cache=True)
+def _final_margin(sums):
+    min_a = INF
+    for q in range(20):
+        if sums[q] < min_a:
+            min_a = sums[q]
+    min_b = INF
+    for p in range(20, 40):
+        if sums[p] < min_b:
+            min_b = sums[p]
+    return min_b - min_a
+
+
+@njit(cache=True)
+def canonical_key(cells):
+    """(k1, k2): the position's key, least over the four symmetries. 5 bits a cell."""
+    best1 = np.uint64(0xFFFFFFFFFFFFFFFF)
+    best2 = np.uint64(0xFFFFFFFFFFFFFFFF)
+    t = np.empty(16, np.int64)
+    for s in range(4):
+        for j in range(16):
+            t[j] = cells[SYM_INV[s, j]]
+        k1 = np.uint64(0)
+        for j in range(12):
+            k1 = (k1 << np.uint64(5)) | np.uint64(t[j])
+        k2 = np.uint64(0)
+        for j in range(12, 16):
+            k2 = (k2 << np.uint64(5)) | np.uint64(t[j])
+        if k1 < best1 or (k1 == best1 and k2 < best2):
+            best1 = k1
+            best2 = k2
+    return best1, best2
+
+
+@njit(cache=True, inline="always")
+def _bucket(k1, k2, nbuckets):
+    h = (k1 * np.uint64(0x9E3779B97F4A7C15)) ^ (k2 * np.uint64(0xC2B2AE3D27D4EB4F))
+    h ^= h >> np.uint64(29)
+    return 2 * np.int64(h & np.uint64(nbuckets - 1))
+
+
+@njit(cache=True)
+def _tt_probe(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2):
+    """Slot index of the key, or -1."""
+    base = _bucket(k1, k2, tt_k1.shape[0] // 2)
+    for i in range(base, base + 2):
+        if tt_empty[i] >= 0 and tt_k1[i] == k1 and tt_k2[i] == k2:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, lo, hi):
+    """Store bounds lo <= value <= hi; slot 0 of a bucket keeps the bigger subtree, slot 1 the newest."""
+    base = _bucket(k1, k2, tt_k1.shape[0] // 2)
+    for i in range(base, base + 2):
+        if tt_empty[i] >= 0 and tt_k1[i] == k1 and tt_k2[i] == k2:
+            if lo > tt_lo[i]:
+                tt_lo[i] = lo
+            if hi < tt_hi[i]:
+                tt_hi[i] = hi
+            return
+    i = base if n_empty >= tt_empty[base] else base + 1
+    if i == base and tt_empty[base] >= 0:
+        # the displaced deep entry moves to the always-replace slot
+        tt_k1[base + 1] = tt_k1[base]
+        tt_k2[base + 1] = tt_k2[base]
+        tt_lo[base + 1] = tt_lo[base]
+        tt_hi[base + 1] = tt_hi[base]
+        tt_empty[base + 1] = tt_empty[base]
+    tt_k1[i] = k1
+    tt_k2[i] = k2
+    tt_lo[i] = lo
+    tt_hi[i] = hi
+    tt_empty[i] = n_empty
+
+
+# ----------------------------------------------------------------------------- the search
+
+@njit(cache=True)
+def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
+            mv_num, mv_cell, mv_key, tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt):
+    """Fail-soft alpha-beta on the margin. Returns v with: v <= alpha => value <= v;
+    v >= beta => value >= v; otherwise value == v. Sets stats[S_ABORTED] and returns 0 on a limit."""
+    stats[S_NODES] += 1
+    if n_empty == 0:
+        return _final_margin(sums)
+    if (stats[S_NODES] & ABORT_CHECK_MASK) == 0:
+        if stats[S_NODES] >= stats[S_NODE_LIMIT] or (stats[S_DEADLINE] > 0 and _now_us() >= stats[S_DEADLINE]):
+            stats[S_ABORTED] = 1
+    if stats[S_ABORTED]:
+        return 0
+
+    small = np.empty(17, np.int64)
+    large = np.empty(17, np.int64)
+    _prefix_tables(unused, small, large)
+    if n_empty == 1:
+        # one number, one cell: the game is decided
+        number = 0
+        for n in range(16):
+            if (unused >> n) & 1:
+                number = n + 1
+        cell = 0
+        for c in range(16):
+            if (empty_mask >> c) & 1:
+                cell = c
+        _place(cells, sums, emp, number, cell)
+        v = _final_margin(sums)
+        _unplace(cells, sums, emp, number, cell)
+        return v
+
+    lo, hi = _simple_bounds(sums, emp, small, large)
+    if lo >= beta:
+        return lo
+    if hi <= alpha or lo == hi:
+        return hi
+    if use_pair:
+        # Pure cut-off tests: each row stops as soon as it cannot bring a cut-off, which makes them
+        # cheap; a result beyond the window is only a cap, not a bound, so it is not kept.
+        cut = _pair_upper(sums, emp, empty_mask, small, large, min(hi, alpha + 1))
+        if cut <= alpha:
+            return cut
+        cut = _pair_lower(sums, emp, empty_mask, small, large, max(lo, beta - 1))
+        if cut >= beta:
+            return cut
+
+    k1 = np.uint64(0)
+    k2 = np.uint64(0)
+    with_tt = use_tt and n_empty >= TT_MIN_EMPTY
+    if with_tt:
+        k1, k2 = canonical_key(cells)
+        slot = _tt_probe(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2)
+        if slot >= 0:
+            stats[S_TT_HITS] += 1
+            if tt_lo[slot] > lo:
+                lo = tt_lo[slot]
+            if tt_hi[slot] < hi:
+                hi = tt_hi[slot]
+            if lo >= beta or lo == hi:
+                return lo
+            if hi <= alpha:
+                return hi
+
+    a_to_move = (n_empty & 1) == 0
+    depth = n_empty
+    nmoves = _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large,
+                             mv_num[depth], mv_cell[depth], mv_key[depth])
+
+    best = -INF if a_to_move else INF
+    for i in range(nmoves):
+        # lazy selection sort: cut-offs usually come early
+        bi = i
+        for j in range(i + 1, nmoves):
+            if mv_key[depth, j] > mv_key[depth, bi]:
+                bi = j
+        if bi != i:
+            x = mv_key[depth, i]; mv_key[depth, i] = mv_key[depth, bi]; mv_key[depth, bi] = x
+            x = mv_num[depth, i]; mv_num[depth, i] = mv_num[depth, bi]; mv_num[depth, bi] = x
+            x = mv_cell[depth, i]; mv_cell[depth, i] = mv_cell[depth, bi]; mv_cell[depth, bi] = x
+        number = mv_num[depth, i]
+        cell = mv_cell[depth, i]
+        _place(cells, sums, emp, number, cell)
+        if a_to_move:
+            v = _search(max(alpha, best), beta, n_empty - 1, unused & ~(1 << (number - 1)),
+                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key,
+                        tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
+        else:
+            v = _search(alpha, min(beta, best), n_empty - 1, unused & ~(1 << (number - 1)),
+                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key,
+                        tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
+        _unplace(cells, sums, emp, number, cell)
+        if stats[S_ABORTED]:
+            return 0
+        if a_to_move:
+            if v > best:
+                best = v
+                if best >= beta or best >= hi:
+                    break
+        else:
+            if v < best:
+                best = v
+                if best <= alpha or best <= lo:
+                    break
+    # the static bounds hold whatever the window: clamp into them
+    if best < lo:
+        best = lo
+    if best > hi:
+        best = hi
+    if with_tt:
+        if best <= alpha:
+            _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, lo, best)
+        elif best >= beta:
+            _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, best, hi)
+        else:
+            _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, best, best)
+        stats[S_TT_STORES] += 1
+    return best
+
+
+@njit(cache=True)
+def _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large, out_num, out_cell, out_key,
+                    prune=True):
+    """Fill the move buffers with (number, cell, ordering key); return the count.
+
+    Key: the child's static lo + hi, negated for B, so larger is better for the side to move.
+    With ``prune``, empty cells off every live path are all equivalent and only one is kept.
+    """
+    # live paths: those that can still be their side's cheapest
+    min_hi_a = INF
+    min_hi_b = INF
+    for q in range(20):
+        h = sums[q] + large[emp[q]]
+        if h < min_hi_a:
+            min_hi_a = h
+    for p in range(20, 40):
+        h = sums[p] + large[emp[p]]
+        if h < min_hi_b:
+            min_hi_b = h
+    live = 0
+    for q in range(20):
+        if sums[q] + small[emp[q]] <= min_hi_a:
+            live |= PATH_MASK[q]
+    for p in range(20, 40):
+        if sums[p] + small[emp[p]] <= min_hi_b:
+            live |= PATH_MASK[p]
+
+    cand = empty_mask
+    dead = cand & ~live
+    if prune and dead != 0:
+        keep = dead & (-dead)  # one dead cell stands for all of them
+        cand &= ~(dead ^ keep)
+
+    small2 = np.empty(17, np.int64)
+    large2 = np.empty(17, np.int64)
+    count = 0
+    for n in range(1, 17):
+        if not (unused >> (n - 1)) & 1:
+            continue
+        _prefix_tables(unused & ~(1 << (n - 1)), small2, large2)
+        for c in range(16):
+            if not (cand >> c) & 1:
+                continue
+            bit = 1 << c
+            min_lo_a = INF
+            min_hi_a2 = INF
+            for q in range(20):
+                s = sums[q]
+                e = emp[q]
+                if PATH_MASK[q] & bit:
+                    s += n
+                    e -= 1
+                lo_q = s + small2[e]
+                hi_q = s + large2[e]
+                if lo_q < min_lo_a:
+                    min_lo_a = lo_q
+                if hi_q < min_hi_a2:
+                    min_hi_a2 = hi_q
+            min_lo_b = INF
+            min_hi_b2 = INF
+            for p in range(20, 40):
+                s = sums[p]
+                e = emp[p]
+                if PATH_MASK[p] & bit:
+                    s += n
+                    e -= 1
+                lo_p = s + small2[e]
+                hi_p = s + large2[e]
+                if lo_p < min_lo_b:
+                    min_lo_b = lo_p
+                if hi_p < min_hi_b2:
+                    min_hi_b2 = hi_p
+            key = (min_lo_b - min_hi_a2) + (min_hi_b2 - min_lo_a)
+            out_num[count] = n
+            out_cell[count] = c
+            out_key[count] = key if a_to_move else -key
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _load(board, cells, sums, emp):
+    """Set the incremental state from a board (int array of 16, 0 = empty)."""
+    unused = (1 << 16) - 1
+    empty_mask = 0
+    n_empty = 0
+    for c in range(16):
+        cells[c] = 0
+    for p in range(40):
+        sums[p] = 0
+        emp[p] = 7
+    for c in range(16):
+        v = board[c]
+        if v == 0:
+            empty_mask |= 1 << c
+            n_empty += 1
+        else:
+            unused &= ~(1 << (v - 1))
+            _place(cells, sums, emp, v, c)
+    return n_empty, unused, empty_mask
+
+
+@njit(cache=True)
+def search_board(board, alpha, beta, cells, sums, emp, mv_num, mv_cell, mv_key,
+                 tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt):
+    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    return _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, mv_num, mv_cell, mv_key,
+                   tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
+
+
+def run_search(ctx, board, alpha, beta, node_limit=0, seconds=0.0, use_pair=True, use_tt=True):
+    """Search one window on a board (sequence of 16 ints). Returns (value, aborted, nodes).
+
+    ``node_limit`` / ``seconds`` of 0 mean no limit; an aborted search returns value None.
+    """
+    stats = ctx["stats"]
+    stats[:] = 0
+    stats[S_NODE_LIMIT] = node_limit if node_limit > 0 else np.iinfo(np.int64).max
+    stats[S_DEADLINE] = int(time.monotonic() * 1e6) + int(seconds * 1e6) if seconds > 0 else 0
+    b = np.asarray(board, dtype=np.int64)
+    v = search_board(b, alpha, beta, ctx["cells"], ctx["sums"], ctx["emp"], ctx["mv_num"], ctx["mv_cell"],
+                     ctx["mv_key"], ctx["tt_k1"], ctx["tt_k2"], ctx["tt_lo"], ctx["tt_hi"], ctx["tt_empty"],
+                     stats, use_pair, use_tt)
+    aborted = bool(stats[S_ABORTED])
+    return (None if aborted else int(v)), aborted, int(stats[S_NODES])
+
+
+def clear_tt(ctx):
+    ctx["tt_empty"][:] = -1
+
+
+# ----------------------------------------------------------------------------- plain alpha-beta
+
+@njit(cache=True)
+def _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats):
+    """Textbook alpha-beta, no bounds, ordering or table: the baseline the benchmark compares with."""
+    stats[S_NODES] += 1
+    if n_empty == 0:
+        return _final_margin(sums)
+    a_to_move = (n_empty & 1) == 0
+    best = -INF if a_to_move else INF
+    for n in range(1, 17):
+        if not (unused >> (n - 1)) & 1:
+            continue
+        for c in range(16):
+            if not (empty_mask >> c) & 1:
+                continue
+            _place(cells, sums, emp, n, c)
+            if a_to_move:
+                v = _plain(max(alpha, best), beta, n_empty - 1, unused & ~(1 << (n - 1)),
+                           empty_mask & ~(1 << c), cells, sums, emp, stats)
+            else:
+                v = _plain(alpha, min(beta, best), n_empty - 1, unused & ~(1 << (n - 1)),
+                           empty_mask & ~(1 << c), cells, sums, emp, stats)
+            _unplace(cells, sums, emp, n, c)
+            if a_to_move:
+                if v > best:
+                    best = v
+                if best >= beta:
+                    return best
+            else:
+                if v < best:
+                    best = v
+                if best <= alpha:
+                    return best
+    return best
+
+
+@njit(cache=True)
+def plain_alphabeta(board, alpha, beta, stats):
+    cells = np.zeros(16, np.int64)
+    sums = np.zeros(40, np.int64)
+    emp = np.zeros(40, np.int64)
+    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    return _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats)
+
+
+@njit(cache=True)
+def _minimax(n_empty, unused, empty_mask, cells, sums, emp):
+    if n_empty == 0:
+        return _final_margin(sums)
+    a_to_move = (n_empty & 1) == 0
+    best = -INF if a_to_move else INF
+    for n in range(1, 17):
+        if not (unused >> (n - 1)) & 1:
+            continue
+        for c in range(16):
+            if not (empty_mask >> c) & 1:
+                continue
+            _place(cells, sums, emp, n, c)
+            v = _minimax(n_empty - 1, unused & ~(1 << (n - 1)), empty_mask & ~(1 << c), cells, sums, emp)
+            _unplace(cells, sums, emp, n, c)
+            best = max(best, v) if a_to_move else min(best, v)
+    return best
+
+
+@njit(cache=True)
+def brute_force_margin(board):
+    """Full minimax with no pruning at all: the independent check for small positions."""
+    cells = np.zeros(16, np.int64)
+    sums = np.zeros(40, np.int64)
+    emp = np.zeros(40, np.int64)
+    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    return _minimax(n_empty, unused, empty_mask, cells, sums, emp)
+
+
+@njit(cache=True)
+def ordered_moves(board, to_move_is_a):
+    """Every legal move of the board, best first for the side to move by the child's static bounds
+    (the search's own ordering, without its pruning). Returns (numbers, cells)."""
+    cells = np.zeros(16, np.int64)
+    sums = np.zeros(40, np.int64)
+    emp = np.zeros(40, np.int64)
+    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    small = np.empty(17, np.int64)
+    large = np.empty(17, np.int64)
+    _prefix_tables(unused, small, large)
+    nums = np.zeros(256, np.int64)
+    cels = np.zeros(256, np.int64)
+    keys = np.zeros(256, np.int64)
+    count = _generate_moves(to_move_is_a, unused, empty_mask, sums, emp, small, large, nums, cels, keys,
+                            False)
+    order = np.argsort(-keys[:count], kind="mergesort")
+    return nums[:count][order], cels[:count][order]

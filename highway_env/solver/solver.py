@@ -1,0 +1,264 @@
+"""The exact solver's Python API: game value, exact margin, the value of every move, a best move.
+
+Values are from A's side: +1 A wins, 0 draw, -1 B wins. The margin is minB - minA under perfect play
+(A maximising, B minimising). Win/draw/loss costs two null-window searches at most; the exact margin
+is found by MTD(f), a sequence of null windows sharing one transposition table.
+
+The transposition table persists across calls on one ``Solver`` (its entries are bounds on exact
+margins, valid whatever asked for them), so solving the positions of one game in turn gets cheaper.
+
+    >>> from highway_env.core import parse_board
+    >>> s = Solver()
+    >>> r = s.solve(parse_board("6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,0"), margin=True)
+    >>> (r.value, r.margin)
+    (1, 7)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from highway_env.core import Board, HighwayError, decode_action, encode_action
+from highway_env.solver import kernel
+
+INF = kernel.INF
+
+
+def sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+@dataclass
+class MoveValue:
+    action: int
+    value: int | None  # None: unknown (limit reached)
+    margin: int | None = None
+
+    @property
+    def number(self) -> int:
+        return decode_action(self.action)[0]
+
+    @property
+    def cell(self) -> int:
+        return decode_action(self.action)[1]
+
+    def to_dict(self) -> dict:
+        return {"number": self.number, "cell": self.cell, "action": self.action, "value": self.value,
+                "margin": self.margin}
+
+
+@dataclass
+class SolveResult:
+    """``value`` None means the limit was reached first ("unknown"); ``best`` None on a full board."""
+
+    value: int | None
+    margin: int | None = None
+    best: int | None = None
+    moves: list[MoveValue] | None = None
+    nodes: int = 0
+    seconds: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        return self.value is not None
+
+    def to_dict(self) -> dict:
+        out = {
+            "value": self.value,
+            "margin": self.margin,
+            "best": None if self.best is None else dict(zip(("number", "cell"), decode_action(self.best)),
+                                                        action=self.best),
+            "nodes": self.nodes,
+            "seconds": round(self.seconds, 6),
+        }
+        if self.value is None:
+            out["status"] = "unknown"
+        if self.moves is not None:
+            out["moves"] = [m.to_dict() for m in self.moves]
+        return out
+
+
+class LimitReached(Exception):
+    """Raised inside the solver when the node or time budget runs out."""
+
+
+@dataclass
+class _Budget:
+    node_limit: int | None
+    deadline: float | None
+    nodes: int = 0
+
+    def remaining(self) -> tuple[int, float]:
+        nodes = 0
+        if self.node_limit is not None:
+            nodes = self.node_limit - self.nodes
+            if nodes <= 0:
+                raise LimitReached
+        seconds = 0.0
+        if self.deadline is not None:
+            seconds = self.deadline - time.monotonic()
+            if seconds <= 0:
+                raise LimitReached
+        return nodes, seconds
+
+
+@dataclass
+class Solver:
+    """One search thread with its transposition table (2**tt_bits buckets of two entries, 21 bytes
+    an entry: the default 22 bits take about 180 MB).
+
+    ``use_pair_bounds`` / ``use_tt`` switch techniques off for benchmarks and tests.
+    """
+
+    tt_bits: int = 22
+    use_pair_bounds: bool = True
+    use_tt: bool = True
+    _ctx: dict = field(init=False, repr=False)
+
+    def __post_init__(self):
+        if not 10 <= self.tt_bits <= 30:
+            raise HighwayError(f"tt_bits must be in 10..30, got {self.tt_bits!r}")
+        self._ctx = kernel.new_context(self.tt_bits)
+
+    def clear(self) -> None:
+        """Forget the transposition table."""
+        kernel.clear_tt(self._ctx)
+
+    # ------------------------------------------------------------------ core questions
+    def _window(self, board: Board, alpha: int, beta: int, budget: _Budget) -> int:
+        nodes, seconds = budget.remaining()
+        v, aborted, n = kernel.run_search(self._ctx, board.cells, alpha, beta, node_limit=nodes,
+                                          seconds=seconds, use_pair=self.use_pair_bounds,
+                                          use_tt=self.use_tt)
+        budget.nodes += n
+        if aborted:
+            raise LimitReached
+        return v
+
+    def _at_least(self, board: Board, threshold: int, budget: _Budget) -> bool:
+        """Can A force margin >= threshold? One null-window search."""
+        return self._window(board, threshold - 1, threshold, budget) >= threshold
+
+    def _value(self, board: Board, budget: _Budget) -> int:
+        if board.is_terminal():
+            return board.outcome().value
+        if self._at_least(board, 1, budget):
+            return 1
+        return 0 if self._at_least(board, 0, budget) else -1
+
+    def _margin(self, board: Board, budget: _Budget, value: int | None = None) -> int:
+        """MTD(f): null windows closing in on the exact margin; ``value`` narrows the start."""
+        if board.is_terminal():
+            return board.outcome().margin
+        lower, upper = -INF, INF
+        if value == 1:
+            lower = 1
+        elif value == 0:
+            return 0
+        elif value == -1:
+            upper = -1
+        b = board.bounds().margin
+        lower, upper = max(lower, b[0]), min(upper, b[1])
+        guess = lower if lower > -INF else (upper if upper < INF else 0)
+        while lower < upper:
+            beta = max(guess, lower + 1)
+            guess = self._window(board, beta - 1, beta, budget)
+            if guess < beta:
+                upper = guess
+            else:
+                lower = guess
+        return lower
+
+    def _ordered_children(self, board: Board) -> list[int]:
+        nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
+        return [encode_action(int(n), int(c)) for n, c in zip(nums, cells)]
+
+    def _best_move(self, board: Board, value: int, budget: _Budget) -> int:
+        """The first move, in search order, whose child keeps ``value``."""
+        a_to_move = board.to_move == 0
+        for action in self._ordered_children(board):
+            child = board.apply(action)
+            if a_to_move:
+                keeps = self._at_least(child, value, budget) if value > -1 else True
+            else:
+                keeps = not self._at_least(child, value + 1, budget) if value < 1 else True
+            if keeps:
+                return action
+        raise AssertionError(f"no move keeps value {value} in {board.to_string()}")  # unreachable
+
+    # ------------------------------------------------------------------ public API
+    def solve(self, board: Board, *, margin: bool = False, moves: bool = False,
+              time_limit: float | None = None, node_limit: int | None = None) -> SolveResult:
+        """Value (and on request the exact margin and every move's value) of ``board``.
+
+        A time or node limit that runs out gives a result with ``value`` None ("unknown").
+        """
+        if time_limit is not None and time_limit <= 0:
+            raise HighwayError(f"time_limit must be positive, got {time_limit!r}")
+        if node_limit is not None and node_limit <= 0:
+            raise HighwayError(f"node_limit must be positive, got {node_limit!r}")
+        start = time.monotonic()
+        budget = _Budget(node_limit, None if time_limit is None else start + time_limit)
+        result = SolveResult(value=None)
+        try:
+            if board.is_terminal():
+                out = board.outcome()
+                result.value, result.margin = out.value, (out.margin if margin else None)
+            else:
+                if moves:
+                    result.moves = self._move_values(board, margin, budget)
+                    pick = max if board.to_move == 0 else min
+                    if margin:
+                        best_move = pick(result.moves, key=lambda m: (m.margin, m.value))
+                    else:
+                        best_move = pick(result.moves, key=lambda m: m.value)
+                    result.value = best_move.value
+                    result.margin = best_move.margin
+                    result.best = best_move.action
+                else:
+                    value = self._value(board, budget)
+                    if margin:
+                        result.margin = self._margin(board, budget, value)
+                    result.best = self._best_move(board, value, budget)
+                    result.value = value
+        except LimitReached:
+            result = SolveResult(value=None)
+        result.nodes = budget.nodes
+        result.seconds = time.monotonic() - start
+        return result
+
+    def _move_values(self, board: Board, margin: bool, budget: _Budget) -> list[MoveValue]:
+        """Every legal move with its value (and margin), in action order; children that are the same
+        position up to symmetry are solved once."""
+        seen: dict[Board, MoveValue] = {}
+        out = []
+        for action in sorted(board.legal_actions()):
+            child = board.apply(action)
+            key = child.canonical()
+            if key not in seen:
+                value = self._value(child, budget)
+                m = self._margin(child, budget, value) if margin else None
+                seen[key] = MoveValue(action, value, m)
+            known = seen[key]
+            out.append(MoveValue(action, known.value, known.margin))
+        return out
+
+    def value(self, board: Board, **limits) -> int | None:
+        return self.solve(board, **limits).value
+
+    def margin(self, board: Board, **limits) -> int | None:
+        return self.solve(board, margin=True, **limits).margin
+
+    def at_least(self, board: Board, threshold: int, *, time_limit: float | None = None,
+                 node_limit: int | None = None) -> bool | None:
+        """Can A force margin >= threshold? None if a limit ran out first."""
+        budget = _Budget(node_limit, None if time_limit is None else time.monotonic() + time_limit)
+        try:
+            if board.is_terminal():
+                return board.outcome().margin >= threshold
+            return self._at_least(board, threshold, budget)
+        except LimitReached:
+            return None
