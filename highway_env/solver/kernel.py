@@ -277,7 +277,7 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
     stats[S_NODES] += 1
     if n_empty == 0:
         return _final_margin(sums)
-    if (stats[S_NODES] & ABORT_CHECK_MASK) == 0:
+    if (stats[S_NODES] & ABORT_CHECK_MASK) == 0 or n_empty >= 10:  # high nodes are slow: check each
         if stats[S_NODES] >= stats[S_NODE_LIMIT] or (stats[S_DEADLINE] > 0 and _now_us() >= stats[S_DEADLINE]):
             stats[S_ABORTED] = 1
     if stats[S_ABORTED]:

@@ -252,6 +252,12 @@ class Solver:
     def margin(self, board: Board, **limits) -> int | None:
         return self.solve(board, margin=True, **limits).margin
 
+    def search_window(self, board: Board, alpha: int, beta: int) -> tuple[int, int]:
+        """One fail-soft alpha-beta search with no limit: (value, nodes). value <= alpha means the
+        margin is at most value; value >= beta means at least value; otherwise exact."""
+        budget = _Budget(None, None)
+        return self._window(board, alpha, beta, budget), budget.nodes
+
     def at_least(self, board: Board, threshold: int, *, time_limit: float | None = None,
                  node_limit: int | None = None) -> bool | None:
         """Can A force margin >= threshold? None if a limit ran out first."""
