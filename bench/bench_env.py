@@ -1,0 +1,197 @@
+#!/usr/bin/env python
+"""Random-play throughput: PettingZoo connect_four_v3 (baseline) vs the Highway AEC env vs the batched engine.
+
+All three play uniformly random legal moves, resets included, for about ``--seconds`` each:
+
+* ``c4``:      ``pettingzoo.classic.connect_four_v3.env()`` (default wrappers), a random legal action
+               from ``obs["action_mask"]`` each turn, ``env.step(None)`` for finished agents.
+* ``aec``:     ``highway_env.highway_v0.env()``, the same loop.
+* ``batched``: ``highway_env.batched.BatchedHighway(batch, autoreset=True)``,
+               ``env.step(env.random_actions())`` in a loop (numba compile time is excluded).
+
+"moves" are actions that place a piece (the AEC loops' ``step(None)`` calls for finished agents are
+counted as steps but not as moves); the ratio column is moves/s relative to connect_four. Numbers
+depend on the machine and on what else is running on it; the two AEC loops are single-threaded.
+
+Run ``python bench/bench_env.py`` (about 3 x --seconds plus start-up), ``--json`` for a machine
+readable result, ``--skip aec`` etc. to leave parts out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+
+import numpy as np
+
+PARTS = ("c4", "aec", "batched")
+
+
+def bench_aec(make_env, seconds: float, seed: int) -> dict:
+    """Random play in a PettingZoo AEC env for ~seconds; counts env.step calls, moves and games."""
+    rng = np.random.default_rng(seed)
+    env = make_env()
+    steps = moves = games = 0
+    env.reset(seed=seed)
+    t0 = time.perf_counter()
+    deadline = t0 + seconds
+    while True:
+        for agent in env.agent_iter():
+            obs, _rew, term, trunc, _info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[rng.integers(len(legal))])
+                moves += 1
+            env.step(action)
+            steps += 1
+        games += 1
+        if time.perf_counter() >= deadline:
+            break
+        env.reset()
+    elapsed = time.perf_counter() - t0
+    env.close()
+    return {"steps": steps, "moves": moves, "games": games, "seconds": elapsed,
+            "steps_per_s": steps / elapsed, "moves_per_s": moves / elapsed}
+
+
+def import_connect_four():
+    """pettingzoo.classic.connect_four_v3; its module imports pygame at the top but only uses it to
+    render, so where pygame is not installed a placeholder module stands in during the import (and
+    is removed again, so nothing else sees it). Returns (module, note)."""
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        import types
+
+        sys.modules["pygame"] = types.ModuleType("pygame")
+        try:
+            from pettingzoo.classic import connect_four_v3
+        finally:
+            del sys.modules["pygame"]
+        return connect_four_v3, "pygame not installed: placeholder used for the import (no rendering)"
+    from pettingzoo.classic import connect_four_v3
+
+    return connect_four_v3, None
+
+
+def bench_c4(seconds: float, seed: int) -> dict:
+    connect_four_v3, note = import_connect_four()
+    result = bench_aec(connect_four_v3.env, seconds, seed)
+    if note:
+        result["note"] = note
+    return result
+
+
+def bench_highway_aec(seconds: float, seed: int) -> dict:
+    from highway_env import highway_v0
+
+    return bench_aec(highway_v0.env, seconds, seed)
+
+
+def bench_batched(seconds: float, seed: int, batch: int, parallel: bool) -> dict:
+    from highway_env.batched import BatchedHighway
+
+    env = BatchedHighway(batch, seed=seed, autoreset=True, parallel=parallel)
+    for _ in range(32):  # compile / load the kernels, warm the caches
+        env.step(env.random_actions())
+    env.reset()
+    moves = games = calls = 0
+    chunk = max(1, 65536 // batch)  # check the clock every ~64k moves
+    t0 = time.perf_counter()
+    deadline = t0 + seconds
+    while time.perf_counter() < deadline:
+        for _ in range(chunk):
+            res = env.step(env.random_actions())
+            games += int(np.count_nonzero(res.done))
+        calls += chunk
+        moves += chunk * batch  # with autoreset no game is ever terminal: every game moves
+    elapsed = time.perf_counter() - t0
+    return {"steps": calls, "moves": moves, "games": games, "seconds": elapsed,
+            "steps_per_s": calls / elapsed, "moves_per_s": moves / elapsed, "batch": batch,
+            "parallel": env.parallel}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description="Random-play throughput of PettingZoo connect_four_v3 (baseline), the Highway "
+                    "AEC env and the batched Highway engine, measured in the same run.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--seconds", type=float, default=3.0,
+                   help="time to run each measurement (each batch size of the batched part separately)")
+    p.add_argument("--batch", type=int, nargs="+", default=[256, 4096], metavar="N",
+                   help="number of games held by the batched engine; give several to measure each")
+    p.add_argument("--parallel", action="store_true",
+                   help="batched engine: split each batch over numba's threads (BatchedHighway("
+                        "parallel=True); off by default, as in the engine)")
+    p.add_argument("--skip", choices=PARTS, nargs="+", default=[], metavar="PART",
+                   help=f"parts to leave out, any of {', '.join(PARTS)} (c4 = connect_four baseline, "
+                        "aec = highway_v0 AEC env, batched = BatchedHighway)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random players and envs")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    args = p.parse_args(argv)
+    if args.seconds <= 0:
+        p.error("--seconds must be positive")
+    if any(b < 1 for b in args.batch):
+        p.error("--batch sizes must be positive")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    parallel = args.parallel
+    rows = []  # (name, result dict or None, error or None)
+
+    def run(name, fn, *a):
+        try:
+            rows.append((name, fn(*a), None))
+        except Exception as e:  # a part that cannot run (e.g. env not written yet) is reported, not fatal
+            rows.append((name, None, f"{type(e).__name__}: {e}"))
+
+    if "c4" not in args.skip:
+        run("connect_four_v3 (AEC)", bench_c4, args.seconds, args.seed)
+    if "aec" not in args.skip:
+        run("highway_v0 (AEC)", bench_highway_aec, args.seconds, args.seed)
+    if "batched" not in args.skip:
+        for b in args.batch:
+            run(f"BatchedHighway batch={b}", bench_batched, args.seconds, args.seed, b, parallel)
+
+    base = rows[0][1]["moves_per_s"] if rows and rows[0][0].startswith("connect_four") and rows[0][1] else None
+    for _name, r, _err in rows:
+        if r is not None:
+            r["ratio_vs_connect_four"] = r["moves_per_s"] / base if base else None
+
+    if args.json:
+        import numba
+
+        print(json.dumps({
+            "python": platform.python_version(), "machine": platform.machine(),
+            "numba_threads": numba.get_num_threads(), "seconds": args.seconds,
+            "results": [{"name": n, **(r or {}), **({"error": e} if e else {})} for n, r, e in rows],
+        }, indent=2))
+        return 0
+
+    head = f"{'env':<28} {'moves/s':>14} {'steps/s':>14} {'games':>10} {'x connect_four':>15}"
+    print(head)
+    print("-" * len(head))
+    for name, r, err in rows:
+        if r is None:
+            print(f"{name:<28} unavailable: {err}")
+            continue
+        ratio = f"{r['ratio_vs_connect_four']:.1f}x" if r["ratio_vs_connect_four"] else "-"
+        print(f"{name:<28} {r['moves_per_s']:>14,.0f} {r['steps_per_s']:>14,.0f} {r['games']:>10,} {ratio:>15}")
+    for name, r, _err in rows:
+        if r is not None and r.get("note"):
+            print(f"note ({name}): {r['note']}")
+    print("\nmoves = pieces placed; steps = env.step calls (AEC: incl. step(None) for finished agents; "
+          "batched: calls, each moving every game)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
