@@ -67,6 +67,7 @@ def new_context(tt_bits: int = 22):
         "mv_num": np.zeros((17, 256), np.int64),
         "mv_cell": np.zeros((17, 256), np.int64),
         "mv_key": np.zeros((17, 256), np.int64),
+        "pref": np.zeros((17, 4, 17), np.int64),  # per depth: prefix sums of unused numbers
         "tt_k1": np.zeros(2 * size, np.uint64),
         "tt_k2": np.zeros(2 * size, np.uint64),
         "tt_lo": np.zeros(2 * size, np.int16),
@@ -270,23 +271,92 @@ def _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, lo, hi):
 # ----------------------------------------------------------------------------- the search
 
 @njit(cache=True)
+def _two_empty(unused, empty_mask, cells, sums, emp):
+    """Exact margin with two empty cells, A to move: x and y into c1 and c2, two possible boards."""
+    x = -1
+    y = -1
+    for n in range(1, 17):
+        if (unused >> (n - 1)) & 1:
+            if x < 0:
+                x = n
+            else:
+                y = n
+    c1 = -1
+    c2 = -1
+    for c in range(16):
+        if (empty_mask >> c) & 1:
+            if c1 < 0:
+                c1 = c
+            else:
+                c2 = c
+    _place(cells, sums, emp, x, c1)
+    _place(cells, sums, emp, y, c2)
+    v1 = _final_margin(sums)
+    _unplace(cells, sums, emp, x, c1)
+    _unplace(cells, sums, emp, y, c2)
+    _place(cells, sums, emp, x, c2)
+    _place(cells, sums, emp, y, c1)
+    v2 = _final_margin(sums)
+    _unplace(cells, sums, emp, x, c2)
+    _unplace(cells, sums, emp, y, c1)
+    return max(v1, v2)
+
+
+@njit(cache=True)
+def _three_empty(unused, empty_mask, cells, sums, emp):
+    """Exact margin with three empty cells, B to move: the six ways to fill them, B choosing one
+    number and cell, A then choosing between the two ways left."""
+    nums = np.empty(3, np.int64)
+    cs = np.empty(3, np.int64)
+    k = 0
+    for n in range(1, 17):
+        if (unused >> (n - 1)) & 1:
+            nums[k] = n
+            k += 1
+    k = 0
+    for c in range(16):
+        if (empty_mask >> c) & 1:
+            cs[k] = c
+            k += 1
+    # final[i, j, l]: margin with nums[i]@cs[0], nums[j]@cs[1], nums[l]@cs[2] (i, j, l distinct)
+    final = np.zeros((3, 3, 3), np.int64)
+    for i in range(3):
+        _place(cells, sums, emp, nums[i], cs[0])
+        for j in range(3):
+            if j == i:
+                continue
+            l = 3 - i - j
+            _place(cells, sums, emp, nums[j], cs[1])
+            _place(cells, sums, emp, nums[l], cs[2])
+            final[i, j, l] = _final_margin(sums)
+            _unplace(cells, sums, emp, nums[l], cs[2])
+            _unplace(cells, sums, emp, nums[j], cs[1])
+        _unplace(cells, sums, emp, nums[i], cs[0])
+    best = INF
+    for i in range(3):  # B puts nums[i] ...
+        j = (i + 1) % 3
+        l = (i + 2) % 3
+        # ... in cs[0], cs[1] or cs[2]; A then picks the better of the two fillings left
+        v0 = max(final[i, j, l], final[i, l, j])
+        v1 = max(final[j, i, l], final[l, i, j])
+        v2 = max(final[j, l, i], final[l, j, i])
+        best = min(best, v0, v1, v2)
+    return best
+
+
+@njit(cache=True)
 def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
-            mv_num, mv_cell, mv_key, tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt):
+            mv_num, mv_cell, mv_key, pref, tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt):
     """Fail-soft alpha-beta on the margin. Returns v with: v <= alpha => value <= v;
     v >= beta => value >= v; otherwise value == v. Sets stats[S_ABORTED] and returns 0 on a limit."""
     stats[S_NODES] += 1
-    if n_empty == 0:
-        return _final_margin(sums)
-    if (stats[S_NODES] & ABORT_CHECK_MASK) == 0 or n_empty >= 10:  # high nodes are slow: check each
-        if stats[S_NODES] >= stats[S_NODE_LIMIT] or (stats[S_DEADLINE] > 0 and _now_us() >= stats[S_DEADLINE]):
-            stats[S_ABORTED] = 1
-    if stats[S_ABORTED]:
-        return 0
-
-    small = np.empty(17, np.int64)
-    large = np.empty(17, np.int64)
-    _prefix_tables(unused, small, large)
-    if n_empty == 1:
+    if n_empty <= 3:
+        if n_empty == 3:
+            return _three_empty(unused, empty_mask, cells, sums, emp)
+        if n_empty == 2:
+            return _two_empty(unused, empty_mask, cells, sums, emp)
+        if n_empty == 0:
+            return _final_margin(sums)
         # one number, one cell: the game is decided
         number = 0
         for n in range(16):
@@ -300,7 +370,16 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
         v = _final_margin(sums)
         _unplace(cells, sums, emp, number, cell)
         return v
+    if (stats[S_NODES] & ABORT_CHECK_MASK) == 0 or n_empty >= 10:  # high nodes are slow: check each
+        if stats[S_NODES] >= stats[S_NODE_LIMIT] or (stats[S_DEADLINE] > 0 and _now_us() >= stats[S_DEADLINE]):
+            stats[S_ABORTED] = 1
+    if stats[S_ABORTED]:
+        return 0
 
+    depth = n_empty
+    small = pref[depth, 0]
+    large = pref[depth, 1]
+    _prefix_tables(unused, small, large)
     lo, hi = _simple_bounds(sums, emp, small, large)
     if lo >= beta:
         return lo
@@ -334,12 +413,13 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
                 return hi
 
     a_to_move = (n_empty & 1) == 0
-    depth = n_empty
-    nmoves = _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large,
-                             mv_num[depth], mv_cell[depth], mv_key[depth])
-
-    best = -INF if a_to_move else INF
+    nmoves, best = _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large,
+                                   pref[depth, 2], pref[depth, 3], mv_num[depth], mv_cell[depth],
+                                   mv_key[depth], alpha, beta, True)
+    decided = best >= beta if a_to_move else best <= alpha
     for i in range(nmoves):
+        if decided:
+            break
         # lazy selection sort: cut-offs usually come early
         bi = i
         for j in range(i + 1, nmoves):
@@ -354,11 +434,11 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
         _place(cells, sums, emp, number, cell)
         if a_to_move:
             v = _search(max(alpha, best), beta, n_empty - 1, unused & ~(1 << (number - 1)),
-                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key,
+                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key, pref,
                         tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
         else:
             v = _search(alpha, min(beta, best), n_empty - 1, unused & ~(1 << (number - 1)),
-                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key,
+                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key, pref,
                         tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
         _unplace(cells, sums, emp, number, cell)
         if stats[S_ABORTED]:
@@ -366,13 +446,11 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
         if a_to_move:
             if v > best:
                 best = v
-                if best >= beta or best >= hi:
-                    break
+                decided = best >= beta or best >= hi
         else:
             if v < best:
                 best = v
-                if best <= alpha or best <= lo:
-                    break
+                decided = best <= alpha or best <= lo
     # the static bounds hold whatever the window: clamp into them
     if best < lo:
         best = lo
@@ -390,12 +468,16 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
 
 
 @njit(cache=True)
-def _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large, out_num, out_cell, out_key,
-                    prune=True):
-    """Fill the move buffers with (number, cell, ordering key); return the count.
+def _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large, small2, large2,
+                    out_num, out_cell, out_key, alpha, beta, prune):
+    """Fill the move buffers with (number, cell, ordering key); return (count, best).
 
-    Key: the child's static lo + hi, negated for B, so larger is better for the side to move.
-    With ``prune``, empty cells off every live path are all equivalent and only one is kept.
+    Key: from the child's static bounds, larger is better for the side to move.
+    With ``prune``:
+    - empty cells off every live path are all equivalent and only one is kept;
+    - a child whose static bounds already settle it against the window is not listed: its bound
+      goes into ``best`` instead (for A a child with hi <= alpha cannot help, one with lo >= beta
+      is a cut-off at once; the mirror for B). ``best`` starts at -INF for A, +INF for B.
     """
     # live paths: those that can still be their side's cheapest
     min_hi_a = INF
@@ -422,8 +504,7 @@ def _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large, out_
         keep = dead & (-dead)  # one dead cell stands for all of them
         cand &= ~(dead ^ keep)
 
-    small2 = np.empty(17, np.int64)
-    large2 = np.empty(17, np.int64)
+    best = -INF if a_to_move else INF
     count = 0
     for n in range(1, 17):
         if not (unused >> (n - 1)) & 1:
@@ -461,12 +542,34 @@ def _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large, out_
                     min_lo_b = lo_p
                 if hi_p < min_hi_b2:
                     min_hi_b2 = hi_p
-            key = (min_lo_b - min_hi_a2) + (min_hi_b2 - min_lo_a)
+            child_lo = min_lo_b - min_hi_a2
+            child_hi = min_hi_b2 - min_lo_a
+            if prune:
+                if a_to_move:
+                    if child_lo >= beta:
+                        return 0, child_lo
+                    if child_hi <= alpha:
+                        if child_hi > best:
+                            best = child_hi
+                        continue
+                else:
+                    if child_hi <= alpha:
+                        return 0, child_hi
+                    if child_lo >= beta:
+                        if child_lo < best:
+                            best = child_lo
+                        continue
+            # Order by the child's lo + 2 hi, ascending for B: both sides look first at what the
+            # child's upper bound (A's best case) allows. Measured: 25% fewer nodes than lo + hi,
+            # 3x fewer than ordering B's moves by their own optimistic side.
+            key = child_lo + 2 * child_hi
+            if not a_to_move:
+                key = -key
             out_num[count] = n
             out_cell[count] = c
-            out_key[count] = key if a_to_move else -key
+            out_key[count] = key
             count += 1
-    return count
+    return count, best
 
 
 @njit(cache=True)
@@ -492,10 +595,10 @@ def _load(board, cells, sums, emp):
 
 
 @njit(cache=True)
-def search_board(board, alpha, beta, cells, sums, emp, mv_num, mv_cell, mv_key,
+def search_board(board, alpha, beta, cells, sums, emp, mv_num, mv_cell, mv_key, pref,
                  tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt):
     n_empty, unused, empty_mask = _load(board, cells, sums, emp)
-    return _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, mv_num, mv_cell, mv_key,
+    return _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, mv_num, mv_cell, mv_key, pref,
                    tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
 
 
@@ -510,7 +613,7 @@ def run_search(ctx, board, alpha, beta, node_limit=0, seconds=0.0, use_pair=True
     stats[S_DEADLINE] = int(time.monotonic() * 1e6) + int(seconds * 1e6) if seconds > 0 else 0
     b = np.asarray(board, dtype=np.int64)
     v = search_board(b, alpha, beta, ctx["cells"], ctx["sums"], ctx["emp"], ctx["mv_num"], ctx["mv_cell"],
-                     ctx["mv_key"], ctx["tt_k1"], ctx["tt_k2"], ctx["tt_lo"], ctx["tt_hi"], ctx["tt_empty"],
+                     ctx["mv_key"], ctx["pref"], ctx["tt_k1"], ctx["tt_k2"], ctx["tt_lo"], ctx["tt_hi"], ctx["tt_empty"],
                      stats, use_pair, use_tt)
     aborted = bool(stats[S_ABORTED])
     return (None if aborted else int(v)), aborted, int(stats[S_NODES])
@@ -609,7 +712,7 @@ def ordered_moves(board, to_move_is_a):
     nums = np.zeros(256, np.int64)
     cels = np.zeros(256, np.int64)
     keys = np.zeros(256, np.int64)
-    count = _generate_moves(to_move_is_a, unused, empty_mask, sums, emp, small, large, nums, cels, keys,
-                            False)
+    count, _ = _generate_moves(to_move_is_a, unused, empty_mask, sums, emp, small, large,
+                               np.empty(17, np.int64), np.empty(17, np.int64), nums, cels, keys, -INF, INF, False)
     order = np.argsort(-keys[:count], kind="mergesort")
     return nums[:count][order], cels[:count][order]
