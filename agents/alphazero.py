@@ -1,0 +1,53 @@
+"""The AlphaZero agent: a trained network plus search, loadable from a checkpoint."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from agents.base import SearchAgent
+from agents.checkpoint import CheckpointError, load_checkpoint
+from agents.game import Game
+from agents.mcts import NetworkEvaluator, SearchConfig
+from agents.network import NetConfig, build_network
+
+
+class AlphaZeroAgent(SearchAgent):
+    """Network-guided search (Gumbel or PUCT, as trained unless ``search`` says otherwise).
+
+    ``simulations=0`` plays the network's policy alone (argmax over the legal moves)."""
+
+    def __init__(self, game: Game, net: torch.nn.Module, search: SearchConfig, seed=None,
+                 device: str = "cpu", name: str = "az"):
+        self.net = net.to(device).eval()
+        self.simulations = search.simulations
+        super().__init__(game, NetworkEvaluator(game, self.net, device), search, seed=seed, name=name)
+
+    @classmethod
+    def from_checkpoint(cls, path, simulations: int | None = None, game: Game | None = None,
+                        seed=None, device: str = "cpu", search: SearchConfig | None = None):
+        from agents.registry import get_game  # late import: registry imports this module
+
+        data = load_checkpoint(path)
+        game = game or get_game(data["game"])
+        net = build_network(NetConfig.from_dict(data["net_config"]))
+        try:
+            net.load_state_dict(data["model"])
+        except RuntimeError as e:
+            raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit its net config: {e}") from e
+        if search is None:
+            search = SearchConfig(**data.get("search_config", {}))
+        if simulations is not None:
+            search = SearchConfig(**{**search.to_dict(), "simulations": max(int(simulations), 1)})
+        agent = cls(game, net, search, seed=seed, device=device, name=f"az:{path}")
+        if simulations == 0:
+            agent.simulations = 0
+        return agent
+
+    def act_batch(self, states, rng=None):
+        states = self.game.as_states(states)
+        if self.simulations == 0:
+            logits, _ = self.search.evaluator(states)
+            logits = np.where(self.game.legal_masks(states), np.nan_to_num(logits, nan=0.0), -np.inf)
+            return logits.argmax(axis=1).astype(np.int64)
+        return super().act_batch(states, rng)

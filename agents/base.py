@@ -1,0 +1,104 @@
+"""The agent interface and the baseline agents (random, greedy, rollout MCTS).
+
+An agent maps positions to actions. Implement ``act`` (one position) or ``act_batch`` (many at
+once); each has a default in terms of the other, so an agent wrapping an external oracle (e.g. the
+exact solver) only needs ``act``. Randomness comes from the ``rng`` argument, or from the agent's
+own generator seeded at construction, so a seeded agent is reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.game import Game, sample_legal
+from agents.mcts import BatchedMCTS, RolloutEvaluator, SearchConfig
+
+
+class Agent:
+    """Base class: ``act(state, rng) -> int`` and ``act_batch(states, rng) -> (N,) int64``.
+
+    States are the game's state arrays (for Highway also ``core.Board`` objects or board strings);
+    actions are board-frame actions of the game."""
+
+    name = "agent"
+
+    def __init__(self, game: Game, seed: int | None = None):
+        self.game = game
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, state, rng: np.random.Generator | None = None) -> int:
+        if type(self).act_batch is Agent.act_batch:
+            raise NotImplementedError(f"{type(self).__name__} must implement act or act_batch")
+        return int(self.act_batch(self.game.as_states(state), rng)[0])
+
+    def act_batch(self, states, rng: np.random.Generator | None = None) -> np.ndarray:
+        states = self.game.as_states(states)
+        return np.array([self.act(s, rng) for s in states], dtype=np.int64)
+
+    def _rng(self, rng):
+        return self.rng if rng is None else rng
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class RandomAgent(Agent):
+    """A uniformly random legal move."""
+
+    name = "random"
+
+    def act_batch(self, states, rng=None):
+        states = self.game.as_states(states)
+        return sample_legal(self.game.legal_masks(states), self._rng(rng))
+
+
+class GreedyAgent(Agent):
+    """One ply: the move whose resulting position has the best static evaluation
+    (``game.heuristic``, for Highway the middle of the still possible margin range) for the mover;
+    ties broken at random."""
+
+    name = "greedy"
+
+    def act_batch(self, states, rng=None):
+        g, rng = self.game, self._rng(rng)
+        states = g.as_states(states)
+        masks = g.legal_masks(states)
+        rows, actions = np.nonzero(masks)
+        children = g.apply(states[rows], actions)
+        sign = np.where(g.to_play(states) == 0, 1.0, -1.0)
+        score = g.heuristic(children) * sign[rows]
+        # per row: the best score, random among ties (a random key breaks them)
+        key = rng.random(len(rows))
+        order = np.lexsort((key, score, rows))  # sorted by row, then score, then key
+        last = np.r_[rows[order][1:] != rows[order][:-1], True]
+        out = np.full(len(states), -1, np.int64)
+        out[rows[order][last]] = actions[order][last]
+        return out
+
+
+class SearchAgent(Agent):
+    """An agent that plays the move of a :class:`BatchedMCTS` search (no root noise, temperature 0;
+    the Gumbel search then picks deterministically)."""
+
+    def __init__(self, game: Game, evaluator, search: SearchConfig, seed=None, name="search"):
+        super().__init__(game, seed)
+        self.search = BatchedMCTS(game, evaluator, search)
+        self.name = name
+
+    def act_batch(self, states, rng=None):
+        states = self.game.as_states(states)
+        return self.search.run(states, self._rng(rng), noise=False, temperature=0.0).actions
+
+
+class MCTSAgent(SearchAgent):
+    """Plain MCTS: UCT selection (c = 1.4 on values in [-1, 1]) and one random rollout per leaf."""
+
+    def __init__(self, game: Game, simulations: int = 200, seed=None, c_uct: float = 1.4):
+        super().__init__(game, None, SearchConfig(kind="uct", simulations=simulations, c_puct=c_uct),
+                         seed=seed, name=f"mcts:{simulations}")
+        self.search.evaluator = RolloutEvaluator(game, self.rng)
+
+    def act_batch(self, states, rng=None):
+        if rng is not None:
+            self.search.evaluator.rng = rng
+        return super().act_batch(states, rng)

@@ -1,0 +1,164 @@
+"""Training configuration: one flat dataclass, its help texts, JSON loading and validation.
+
+train.py builds its command line from ``TrainConfig``'s fields (``--hidden 256`` sets ``hidden``),
+so every option has exactly one definition and one help text, here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from agents.mcts import SearchConfig
+from agents.network import ConfigError, NetConfig
+
+
+def _f(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class TrainConfig:
+    # -- run and budget
+    run: str = _f("highway_az", "run name: files go to OUT_DIR/RUN/ (latest.pt, best.pt, log.csv, tb/)")
+    out_dir: str = _f("checkpoints", "parent directory of the run directories")
+    game: str = _f("highway", "game to train (agents.registry.GAMES)")
+    seed: int = _f(0, "master seed: same seed and config (and a fixed --iterations) -> same result")
+    minutes: float = _f(25.0, "wall-clock budget in minutes for the whole run, resumed parts included "
+                              "(0 = no limit; then --iterations must be set)")
+    iterations: int = _f(0, "stop after this many iterations (0 = until the time budget is spent); "
+                            "also drives the LR schedule when set, which makes runs reproducible")
+    # -- hardware
+    workers: int = _f(1, "self-play worker processes besides the trainer (0 = all in-process); "
+                         "the trainer also plays pending chunks while it waits")
+    ray_address: str = _f("", "run the self-play workers on this Ray cluster ('auto' or host:port; "
+                              "needs pip install '.[ray]')")
+    device: str = _f("cpu", "torch device of the trainer ('cpu' or 'cuda'; self-play stays on CPU)")
+    # -- network
+    net: str = _f("mlp", "network kind: 'mlp' (fast on CPU) or 'resnet'")
+    hidden: int = _f(256, "MLP width")
+    layers: int = _f(3, "MLP hidden layers")
+    channels: int = _f(64, "ResNet channels")
+    blocks: int = _f(4, "ResNet residual blocks")
+    # -- search and self-play
+    search: str = _f("gumbel", "self-play search: 'gumbel' (Gumbel AlphaZero root, good with few "
+                               "simulations) or 'puct' (AlphaZero with Dirichlet noise)")
+    simulations: int = _f(32, "search simulations per move in self-play")
+    max_considered: int = _f(16, "Gumbel: actions sampled at the root (sequential halving)")
+    c_puct: float = _f(1.25, "PUCT exploration constant")
+    dirichlet_alpha: float = _f(0.3, "PUCT: Dirichlet noise alpha at the root")
+    dirichlet_eps: float = _f(0.25, "PUCT: weight of the root noise")
+    temperature_moves: int = _f(4, "PUCT: moves of each game played with temperature 1 (then 0)")
+    games_per_iter: int = _f(256, "self-play games per iteration")
+    selfplay_batch: int = _f(128, "games played concurrently by one worker task (one chunk); "
+                                  "games_per_iter is split into chunks of this size")
+    # -- learning
+    replay_size: int = _f(150_000, "replay buffer capacity in positions (oldest dropped first)")
+    min_replay: int = _f(4000, "positions in the buffer before training starts")
+    batch_size: int = _f(256, "training batch size")
+    replay_ratio: float = _f(4.0, "training samples drawn per new self-play position")
+    lr: float = _f(2e-3, "initial learning rate (AdamW)")
+    lr_final: float = _f(2e-4, "final learning rate (cosine decay over the run)")
+    weight_decay: float = _f(1e-4, "AdamW weight decay")
+    value_weight: float = _f(1.0, "weight of the value loss (MSE on the game result)")
+    score_weight: float = _f(0.25, "weight of the auxiliary score (margin) loss; 0 disables it")
+    augment: bool = _f(True, "augment training samples with the game's symmetries")
+    # -- evaluation, checkpoints, logs
+    eval_every: int = _f(10, "evaluate against the baselines every N iterations (0 = never)")
+    eval_games: int = _f(64, "games against each evaluation opponent (half with each side)")
+    eval_opponents: str = _f("random,greedy,mcts:300", "comma-separated agent specs to evaluate against")
+    eval_simulations: int = _f(32, "search simulations of the trained agent in evaluations")
+    checkpoint_every: int = _f(5, "write latest.pt every N iterations (and at the end)")
+    save_replay: bool = _f(True, "store the replay buffer next to latest.pt so --resume is exact")
+    tensorboard: bool = _f(True, "write TensorBoard logs to RUN/tb (skipped with a note if the "
+                                 "tensorboard package is missing)")
+    progress: bool = _f(True, "show a tqdm progress bar")
+
+    # ------------------------------------------------------------------------------------------
+    def validate(self) -> "TrainConfig":
+        def check(name, ok, what):
+            if not ok:
+                raise ConfigError(f"{name} must be {what}, got {getattr(self, name)!r}")
+
+        def pos_int(name, minimum=1):
+            v = getattr(self, name)
+            check(name, isinstance(v, int) and not isinstance(v, bool) and v >= minimum,
+                  f"an integer >= {minimum}")
+
+        for name in ("hidden", "layers", "channels", "blocks", "simulations", "max_considered",
+                     "games_per_iter", "selfplay_batch", "replay_size", "batch_size",
+                     "eval_games", "eval_simulations", "checkpoint_every"):
+            pos_int(name)
+        for name in ("seed", "iterations", "workers", "min_replay", "temperature_moves", "eval_every"):
+            pos_int(name, 0)
+        for name in ("minutes", "replay_ratio", "lr", "lr_final", "weight_decay", "value_weight",
+                     "score_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps"):
+            v = getattr(self, name)
+            check(name, isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                  and v >= 0, "a finite number >= 0")
+        check("lr", self.lr > 0, "> 0")
+        check("replay_ratio", self.replay_ratio > 0, "> 0")
+        check("minutes", self.minutes > 0 or self.iterations > 0,
+              "> 0 unless --iterations is set (otherwise the run never ends)")
+        check("run", isinstance(self.run, str) and self.run and "/" not in self.run and self.run not in (".", ".."),
+              "a non-empty name without '/'")
+        check("device", self.device == "cpu" or self.device.startswith("cuda"), "'cpu' or 'cuda[:N]'")
+        check("min_replay", self.min_replay <= self.replay_size, f"<= replay_size ({self.replay_size})")
+        from agents.registry import GAMES, agent_kinds
+
+        check("game", self.game in GAMES, f"one of {sorted(GAMES)}")
+        self.net_config(obs_shape=(1, 1, 1), num_actions=1)
+        self.search_config()
+        check("eval_opponents", self.opponents() or not self.eval_every,
+              "non-empty when eval_every > 0")
+        for spec in self.opponents():
+            if spec.partition(":")[0] not in agent_kinds():
+                raise ConfigError(f"eval_opponents: unknown agent kind in {spec!r}; known: {agent_kinds()}")
+        return self
+
+    def opponents(self) -> list[str]:
+        return [s.strip() for s in self.eval_opponents.split(",") if s.strip()]
+
+    def net_config(self, obs_shape, num_actions) -> NetConfig:
+        return NetConfig(kind=self.net, hidden=self.hidden, layers=self.layers, channels=self.channels,
+                         blocks=self.blocks, obs_shape=tuple(obs_shape),
+                         num_actions=num_actions).validate()
+
+    def search_config(self, simulations: int | None = None) -> SearchConfig:
+        return SearchConfig(kind=self.search, simulations=simulations or self.simulations,
+                            c_puct=self.c_puct, dirichlet_alpha=self.dirichlet_alpha,
+                            dirichlet_eps=self.dirichlet_eps,
+                            max_considered=self.max_considered).validate()
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict, source: str = "config") -> "TrainConfig":
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(d) - set(known))
+        if unknown:
+            raise ConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(known)}")
+        cfg = cls()
+        for k, v in d.items():
+            default = getattr(cfg, k)
+            if isinstance(default, bool) and not isinstance(v, bool):
+                raise ConfigError(f"{source}: {k} must be true or false, got {v!r}")
+            if isinstance(default, float) and isinstance(v, int) and not isinstance(v, bool):
+                v = float(v)
+            if type(v) is not type(default):
+                raise ConfigError(f"{source}: {k} must be {type(default).__name__}, got {v!r}")
+            setattr(cfg, k, v)
+        return cfg
+
+    @classmethod
+    def from_json(cls, path) -> "TrainConfig":
+        try:
+            d = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise ConfigError(f"cannot read config file {str(path)!r}: {e}") from e
+        if not isinstance(d, dict):
+            raise ConfigError(f"config file {str(path)!r} must hold a JSON object")
+        return cls.from_dict(d, source=str(path))

@@ -1,0 +1,125 @@
+"""The game protocol that everything in ``agents/`` is written against.
+
+A game is described by one object whose methods all work on *batches* of states held as a numpy
+array of shape (N, *state_shape) (any integer/float dtype the game likes). Search, self-play,
+training and the baseline agents only use these methods, so another two-player zero-sum game can be
+trained by implementing this class; nothing in ``agents/`` knows about Highway.
+
+Frames. The network always sees the position from the side to move ("view frame"), so one network
+plays both sides. Its policy output is indexed by *view* actions; ``view_to_board`` maps them to the
+game's real ("board") actions, which is what search, ``apply`` and agents use. Training targets are
+stored in the view frame (the frame the network learns in).
+
+Values. ``returns`` is the result for player 0 in [-1, 1] (player 1 gets the negative).
+``scores`` is an optional auxiliary target for player 0 (e.g. a scaled winning margin).
+"""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+
+class GameError(ValueError):
+    """Bad input to a game method (wrong shape, illegal action, non-terminal state for returns...)."""
+
+
+class Game(abc.ABC):
+    """Batched two-player zero-sum game. Subclasses set the class attributes and the methods."""
+
+    name: str = "game"
+    num_actions: int  # size of the action space (board frame = view frame size)
+    state_shape: tuple[int, ...]  # one state
+    state_dtype = np.int8
+    obs_shape: tuple[int, ...]  # network input of one state, (H, W, C) for image-like games
+    max_game_length: int  # upper bound on moves in a game (sizes search paths)
+
+    # -- core rules, all batched ------------------------------------------------------------
+    @abc.abstractmethod
+    def initial_states(self, n: int) -> np.ndarray:
+        """(n, *state_shape) start positions."""
+
+    @abc.abstractmethod
+    def legal_masks(self, states: np.ndarray) -> np.ndarray:
+        """(N, num_actions) bool in the board frame; all False for terminal states."""
+
+    @abc.abstractmethod
+    def apply(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """New (N, *state_shape) array after playing actions[i] in states[i] (inputs unchanged).
+        Must raise GameError if an action is illegal."""
+
+    @abc.abstractmethod
+    def terminal(self, states: np.ndarray) -> np.ndarray:
+        """(N,) bool."""
+
+    @abc.abstractmethod
+    def to_play(self, states: np.ndarray) -> np.ndarray:
+        """(N,) int8 player to move, 0 or 1 (any value for terminal states)."""
+
+    @abc.abstractmethod
+    def returns(self, states: np.ndarray) -> np.ndarray:
+        """(N,) float32 result for player 0 in [-1, 1]; only meaningful for terminal states."""
+
+    def scores(self, states: np.ndarray) -> np.ndarray:
+        """(N,) float32 auxiliary target for player 0 on terminal states (default: the result)."""
+        return self.returns(states)
+
+    # -- network view -------------------------------------------------------------------------
+    @abc.abstractmethod
+    def observations(self, states: np.ndarray) -> np.ndarray:
+        """(N, *obs_shape) network input, from the side to move's view."""
+
+    @abc.abstractmethod
+    def view_to_board(self, states: np.ndarray) -> np.ndarray:
+        """(N, num_actions) int64: entry j is the board action of view action j."""
+
+    @abc.abstractmethod
+    def symmetries(self) -> tuple[np.ndarray, np.ndarray]:
+        """Symmetries of the view frame for augmentation, as gather indices:
+        ``obs_gather`` (S, prod(obs_shape)) and ``action_gather`` (S, num_actions), with
+        ``obs_flat[:, obs_gather[k]]`` and ``policy[:, action_gather[k]]`` the k-th transformed
+        sample. Row 0 must be the identity. Return 1-row identities if the game has none."""
+
+    # -- optional helpers ----------------------------------------------------------------------
+    def heuristic(self, states: np.ndarray) -> np.ndarray:
+        """(N,) float static evaluation for player 0 (higher = better for player 0); used by the
+        greedy baseline. Terminal states should give the exact result (e.g. the margin)."""
+        raise NotImplementedError(f"{self.name} has no heuristic; the greedy agent needs one")
+
+    def rollout(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """(N,) returns for player 0 after uniformly random play to the end. Generic (slow) version:
+        games may override it with a fast kernel."""
+        s = np.array(states, copy=True)
+        while True:
+            live = ~self.terminal(s)
+            if not live.any():
+                return self.returns(s)
+            masks = self.legal_masks(s[live])
+            s[live] = self.apply(s[live], sample_legal(masks, rng))
+
+    def as_state(self, state) -> np.ndarray:
+        """Convert a user-facing position (e.g. a board object) to one state array."""
+        a = np.asarray(state, dtype=self.state_dtype)
+        if a.shape != tuple(self.state_shape):
+            raise GameError(f"a {self.name} state has shape {self.state_shape}, got {a.shape}")
+        return a
+
+    def as_states(self, states) -> np.ndarray:
+        """(N, *state_shape) from one state, a list of states or an array."""
+        if isinstance(states, np.ndarray) and states.shape[1:] == tuple(self.state_shape):
+            return states
+        if isinstance(states, np.ndarray) and states.shape == tuple(self.state_shape):
+            return states[None]
+        return np.stack([self.as_state(s) for s in states])
+
+
+def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(N,) a uniformly random legal action per row of a (N, A) bool mask (-1 where none is legal)."""
+    masks = np.asarray(masks, dtype=bool)
+    counts = masks.sum(axis=1)
+    pick = (rng.random(len(masks)) * np.maximum(counts, 1)).astype(np.int64)
+    # index of the pick-th True in each row
+    csum = np.cumsum(masks, axis=1)
+    out = (csum <= pick[:, None]).sum(axis=1)
+    return np.where(counts > 0, out, -1).astype(np.int64)

@@ -1,0 +1,297 @@
+"""Batched tree search: PUCT (AlphaZero), Gumbel AlphaZero root, and UCT with random rollouts.
+
+``BatchedMCTS(game, evaluator, config).run(states, rng)`` searches B positions at once: every round
+descends each tree once (numba, :mod:`agents.mcts_kernels`), evaluates all new leaves with ONE
+evaluator call, then expands and backs up. Tree states are stored per node (a node's state is its
+parent's plus one ``game.apply``), which costs 16 bytes a node for Highway and avoids replaying
+action sequences from the root.
+
+Evaluators map states to ``(logits, values)``: logits (N, A) over *board* actions (illegal entries
+are ignored) and values (N,) for the player to move. ``NetworkEvaluator`` wraps a policy/value net
+(and maps its view-frame policy to the board), ``UniformEvaluator`` gives a flat prior and value 0,
+``RolloutEvaluator`` a random tie-break prior and the result of one random playout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from agents import mcts_kernels as K
+from agents.game import Game, GameError
+from agents.network import ConfigError
+
+
+@dataclass
+class SearchConfig:
+    kind: str = "gumbel"  # "gumbel", "puct" or "uct" (uct = random-rollout MCTS)
+    simulations: int = 32
+    c_puct: float = 1.25  # PUCT exploration; for UCT the UCB1 constant
+    dirichlet_alpha: float = 0.3  # PUCT root noise (self-play only)
+    dirichlet_eps: float = 0.25
+    max_considered: int = 16  # Gumbel: actions sampled at the root
+    gumbel_scale: float = 1.0  # Gumbel: 0 = no noise (deterministic play)
+    c_visit: float = 50.0  # Gumbel sigma(q) = (c_visit + max N) * c_scale * q
+    c_scale: float = 1.0
+
+    def validate(self) -> "SearchConfig":
+        if self.kind not in ("gumbel", "puct", "uct"):
+            raise ConfigError(f"search kind must be 'gumbel', 'puct' or 'uct', got {self.kind!r}")
+        if not isinstance(self.simulations, int) or self.simulations < 1:
+            raise ConfigError(f"simulations must be a positive integer, got {self.simulations!r}")
+        if not isinstance(self.max_considered, int) or self.max_considered < 1:
+            raise ConfigError(f"max_considered must be a positive integer, got {self.max_considered!r}")
+        for name in ("c_puct", "dirichlet_alpha", "c_visit", "c_scale"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if not 0 <= self.dirichlet_eps <= 1:
+            raise ConfigError(f"dirichlet_eps must be in [0, 1], got {self.dirichlet_eps!r}")
+        if not self.gumbel_scale >= 0:
+            raise ConfigError(f"gumbel_scale must be >= 0, got {self.gumbel_scale!r}")
+        return self
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class SearchResult(NamedTuple):
+    actions: np.ndarray  # (B,) chosen board actions
+    policy: np.ndarray  # (B, A) policy target in the board frame (visits or Gumbel improved policy)
+    visits: np.ndarray  # (B, A) root visit counts
+    root_value: np.ndarray  # (B,) search value for the player to move at the root
+
+
+# ----------------------------------------------------------------------------- evaluators
+
+class UniformEvaluator:
+    """Flat prior, value 0: search guided by nothing but the tree (used to benchmark the search)."""
+
+    def __init__(self, game: Game):
+        self.game = game
+
+    def __call__(self, states):
+        n = len(states)
+        return np.zeros((n, self.game.num_actions), np.float32), np.zeros(n, np.float32)
+
+
+class RolloutEvaluator:
+    """Value = result of one uniformly random playout; prior = random logits, which only breaks ties
+    (UCT visits unvisited edges in prior order, so this visits them in random order)."""
+
+    def __init__(self, game: Game, rng: np.random.Generator):
+        self.game = game
+        self.rng = rng
+
+    def __call__(self, states):
+        r0 = self.game.rollout(states, self.rng)
+        sign = np.where(self.game.to_play(states) == 0, 1.0, -1.0)
+        logits = self.rng.random((len(states), self.game.num_actions), dtype=np.float32)
+        return logits, (r0 * sign).astype(np.float32)
+
+
+class NetworkEvaluator:
+    """Runs the policy/value net on the states' observations; view-frame logits -> board frame."""
+
+    def __init__(self, game: Game, net: torch.nn.Module, device: str = "cpu"):
+        self.game = game
+        self.net = net
+        self.device = torch.device(device)
+
+    @torch.inference_mode()
+    def __call__(self, states):
+        obs = torch.from_numpy(self.game.observations(states)).to(self.device)
+        was_training = self.net.training
+        self.net.eval()
+        logits_v, value, _ = self.net(obs)
+        if was_training:
+            self.net.train()
+        logits_v = logits_v.float().cpu().numpy()
+        logits = np.empty_like(logits_v)
+        np.put_along_axis(logits, self.game.view_to_board(states), logits_v, axis=1)
+        return logits, value.float().cpu().numpy()
+
+
+# ----------------------------------------------------------------------------- the search
+
+class _Pools:
+    """Flat node/edge arrays shared by the B trees of one search (see mcts_kernels); fresh (zeroed)
+    for every search, which the expand kernel relies on."""
+
+    def __init__(self, game: Game, max_nodes: int, max_edges: int):
+        self.n_first = np.zeros(max_nodes, np.int64)
+        self.n_nedges = np.zeros(max_nodes, np.int32)
+        self.n_toplay = np.zeros(max_nodes, np.int8)
+        self.n_terminal = np.zeros(max_nodes, np.bool_)
+        self.n_tvalue = np.zeros(max_nodes, np.float32)
+        self.n_value = np.zeros(max_nodes, np.float32)
+        self.n_visits = np.zeros(max_nodes, np.int32)
+        self.states = np.zeros((max_nodes, *game.state_shape), game.state_dtype)
+        self._alloc_edges(max_edges)
+        self.node_top = 0
+        self.edge_top = 0
+
+    def _alloc_edges(self, n):
+        self.e_action = np.zeros(n, np.int32)
+        self.e_logit = np.zeros(n, np.float32)
+        self.e_prior = np.zeros(n, np.float32)
+        self.e_visits = np.zeros(n, np.int32)
+        self.e_wsum = np.zeros(n, np.float32)
+        self.e_child = np.zeros(n, np.int32)
+        self.e_gumbel = np.zeros(n, np.float32)
+
+    def ensure_edges(self, extra: int):
+        need = self.edge_top + extra
+        if need <= len(self.e_action):
+            return
+        old = {k: getattr(self, k) for k in ("e_action", "e_logit", "e_prior", "e_visits", "e_wsum",
+                                             "e_child", "e_gumbel")}
+        self._alloc_edges(max(need, 2 * len(self.e_action)))
+        for k, v in old.items():
+            getattr(self, k)[: self.edge_top] = v[: self.edge_top]
+
+    def expand(self, parent_edges, states, to_play, terminal, tvalue, values, logits, legal):
+        k = len(states)
+        nodes = np.arange(self.node_top, self.node_top + k, dtype=np.int64)
+        self.node_top += k
+        self.states[nodes] = states
+        self.ensure_edges(int(legal.sum()))
+        self.edge_top = K.expand(
+            nodes, parent_edges, to_play, terminal, tvalue, values, logits, legal, self.edge_top,
+            self.n_first, self.n_nedges, self.n_toplay, self.n_terminal, self.n_tvalue, self.n_value,
+            self.n_visits, self.e_action, self.e_logit, self.e_prior, self.e_visits, self.e_wsum,
+            self.e_child, self.e_gumbel)
+        return nodes
+
+
+class BatchedMCTS:
+    """Search B positions at once with one evaluator call per round. See the module docstring."""
+
+    def __init__(self, game: Game, evaluator, config: SearchConfig | None = None):
+        self.game = game
+        self.evaluator = evaluator
+        self.config = (config or SearchConfig()).validate()
+        self.mode = {"puct": K.PUCT, "uct": K.UCT, "gumbel": K.GUMBEL}[self.config.kind]
+        c = self.config
+        self._table = K.considered_visits_table(c.max_considered, c.simulations)
+
+    def _evaluate(self, states):
+        """Logits (board frame), values for the mover, legal masks, to_play, terminal, result."""
+        g = self.game
+        to_play = g.to_play(states).astype(np.int8)
+        terminal = g.terminal(states)
+        tvalue = np.zeros(len(states), np.float32)
+        values = np.zeros(len(states), np.float32)
+        logits = np.zeros((len(states), g.num_actions), np.float32)
+        legal = np.zeros((len(states), g.num_actions), np.bool_)
+        if terminal.any():
+            tvalue[terminal] = g.returns(states[terminal])
+        live = ~terminal
+        if live.any():
+            s = states[live]
+            lg, v = self.evaluator(s)
+            logits[live] = lg
+            v = np.asarray(v, np.float32)
+            values[live] = np.where(np.isfinite(v), v, 0.0).clip(-1, 1)
+            legal[live] = g.legal_masks(s)
+        return logits, values, legal, to_play, terminal, tvalue
+
+    def run(self, states, rng: np.random.Generator, *, noise: bool = True,
+            temperature=0.0) -> SearchResult:
+        """Search each of the B states (none terminal). ``noise`` adds Dirichlet (PUCT) / Gumbel
+        noise at the roots (self-play); ``temperature`` (scalar or (B,)) is used by PUCT/UCT to
+        pick the move from the visit counts (0 = most visited, ties broken at random)."""
+        g, c = self.game, self.config
+        states = g.as_states(states)
+        B = len(states)
+        if B == 0:
+            raise GameError("no states to search")
+        if g.terminal(states).any():
+            raise GameError(f"cannot search a terminal state (index {int(np.argmax(g.terminal(states)))})")
+        sims = c.simulations
+        # edges: room for every node to have all actions (np.zeros is lazy, untouched pages cost nothing)
+        pools = _Pools(g, B * (sims + 1), min(B * (sims + 1) * g.num_actions, 1 << 26))
+
+        logits, values, legal, to_play, terminal, tvalue = self._evaluate(states)
+        if not legal.any(axis=1).all():
+            raise GameError("a non-terminal state has no legal action")
+        roots = pools.expand(np.full(B, -1, np.int64), states, to_play, terminal, tvalue, values,
+                             logits, legal)
+        nlegal = legal.sum(axis=1)
+        root_edges = np.arange(pools.edge_top)  # the roots' edges are the first ones, in order
+        root_of_edge = np.repeat(np.arange(B), nlegal)
+        if noise and c.kind == "puct":
+            gam = rng.gamma(c.dirichlet_alpha, size=len(root_edges))
+            tot = np.bincount(root_of_edge, weights=gam, minlength=B)
+            dirichlet = gam / np.maximum(tot[root_of_edge], 1e-12)
+            pools.e_prior[root_edges] = (1 - c.dirichlet_eps) * pools.e_prior[root_edges] + c.dirichlet_eps * dirichlet
+        if c.kind == "gumbel" and noise and c.gumbel_scale > 0:
+            pools.e_gumbel[root_edges] = c.gumbel_scale * rng.gumbel(size=len(root_edges))
+        num_considered = np.minimum(c.max_considered, nlegal).astype(np.int64)
+
+        L = g.max_game_length + 1
+        path_nodes = np.zeros((B, L + 1), np.int64)
+        path_edges = np.zeros((B, L), np.int64)
+        path_len = np.zeros(B, np.int64)
+        leaf_edge = np.zeros(B, np.int64)
+        values0 = np.zeros(B, np.float32)
+        for _ in range(sims):
+            P = pools
+            K.select(roots, self.mode, c.c_puct, c.c_visit, c.c_scale, self._table, num_considered,
+                     P.n_first, P.n_nedges, P.n_terminal, P.n_value, P.n_visits,
+                     P.e_prior, P.e_logit, P.e_visits, P.e_wsum, P.e_child, P.e_gumbel,
+                     path_nodes, path_edges, path_len, leaf_edge)
+            new = leaf_edge >= 0
+            # last node on the path: the parent of the new leaf, or the terminal node reached
+            end_nodes = path_nodes[np.arange(B), path_len - new]
+            values0[:] = P.n_tvalue[end_nodes]  # games that reached a known terminal node
+            if new.any():
+                edges = leaf_edge[new]
+                child = g.apply(P.states[end_nodes[new]], P.e_action[edges])
+                lg, v, lm, tp, term, tv = self._evaluate(child)
+                P.expand(edges, child, tp, term, tv, v, lg, lm)
+                values0[new] = np.where(term, tv, np.where(tp == 0, v, -v))
+            K.backup(path_nodes, path_edges, path_len, values0, P.n_toplay, P.n_visits,
+                     P.e_visits, P.e_wsum)
+        return self._result(pools, roots, rng, temperature)
+
+    def _result(self, P: _Pools, roots, rng, temperature) -> SearchResult:
+        g, c = self.game, self.config
+        B = len(roots)
+        visits = np.zeros((B, g.num_actions), np.float32)
+        q = np.zeros((B, g.num_actions), np.float32)
+        K.root_visits(roots, P.n_first, P.n_nedges, P.e_action, P.e_visits, P.e_wsum, visits, q)
+        root_value = np.where(visits.sum(1) > 0, (visits * q).sum(1) / np.maximum(visits.sum(1), 1),
+                              P.n_value[roots])
+        if c.kind == "gumbel":
+            policy = np.zeros((B, g.num_actions), np.float32)
+            actions = np.zeros(B, np.int64)
+            K.gumbel_root(roots, c.c_visit, c.c_scale, P.n_first, P.n_nedges, P.n_value, P.e_action,
+                          P.e_logit, P.e_prior, P.e_visits, P.e_wsum, P.e_gumbel, policy, actions)
+            return SearchResult(actions, policy, visits, root_value.astype(np.float32))
+        policy = visits / visits.sum(axis=1, keepdims=True)
+        return SearchResult(pick_from_visits(visits, temperature, rng), policy, visits,
+                            root_value.astype(np.float32))
+
+
+def pick_from_visits(visits: np.ndarray, temperature, rng: np.random.Generator) -> np.ndarray:
+    """Sample actions with probability ~ visits^(1/T); T = 0 picks the most visited (random ties).
+    Only actions with visits > 0 can be picked (all of them are legal)."""
+    B = len(visits)
+    t = np.broadcast_to(np.asarray(temperature, np.float64), (B,))
+    out = np.empty(B, np.int64)
+    noise = rng.random(visits.shape)  # tie-break / sampling draws, same count whatever T is
+    for b in range(B):
+        v = visits[b].astype(np.float64)
+        if t[b] <= 0:
+            best = v == v.max()
+            out[b] = int(np.argmax(np.where(best, noise[b], -1.0)))
+        else:
+            p = np.where(v > 0, v ** (1.0 / t[b]), 0.0)
+            cdf = np.cumsum(p / p.sum())
+            out[b] = int(min(np.searchsorted(cdf, noise[b, 0] * cdf[-1], side="right"), len(v) - 1))
+            while v[out[b]] <= 0:  # guard against float edge cases
+                out[b] -= 1
+    return out

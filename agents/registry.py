@@ -1,0 +1,104 @@
+"""Games and agents by name: ``get_game("highway")`` and ``make_agent("mcts:200")``.
+
+Agent specs: ``random``, ``greedy``, ``mcts:N`` (UCT + random rollouts, N simulations),
+``az:PATH[:SIMS]`` (AlphaZero checkpoint; SIMS=0 plays the raw policy). More kinds plug in with
+``register_agent(name, factory)``, e.g. a perfect player from the solver as ``perfect[:tiebreak]``:
+the factory gets the spec's arguments after the name (a list of strings), the game and the seed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
+from agents.game import Game
+
+#: game name -> "module:Class" (imported on first use, so agents/ has no game code of its own)
+GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame"}
+
+AgentFactory = Callable[[list, Game, "int | None"], Agent]
+_AGENTS: dict[str, AgentFactory] = {}
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that cannot be parsed; the message names the spec."""
+
+
+def get_game(name: str = "highway") -> Game:
+    if name not in GAMES:
+        raise ValueError(f"unknown game {name!r}; known: {sorted(GAMES)}")
+    module, cls = GAMES[name].split(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
+    """Make ``make_agent("name[:arg...]")`` call ``factory(args, game, seed)``."""
+    if name in _AGENTS and not replace:
+        raise ValueError(f"agent kind {name!r} is already registered")
+    _AGENTS[name] = factory
+
+
+def agent_kinds() -> list[str]:
+    return sorted(_AGENTS)
+
+
+def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> Agent:
+    """Build an agent from a spec string (see the module docstring)."""
+    if not isinstance(spec, str) or not spec:
+        raise AgentSpecError(f"an agent spec must be a non-empty string, got {spec!r}")
+    name, _, rest = spec.partition(":")
+    if name not in _AGENTS:
+        raise AgentSpecError(f"unknown agent kind {name!r} in spec {spec!r}; known: {agent_kinds()}")
+    args = rest.split(":") if rest else []
+    try:
+        return _AGENTS[name](args, game or get_game(), seed)
+    except AgentSpecError:
+        raise
+    except (ValueError, TypeError) as e:
+        raise AgentSpecError(f"bad agent spec {spec!r}: {e}") from e
+
+
+def _int_arg(spec_name, value, what):
+    try:
+        v = int(value)
+    except ValueError:
+        raise AgentSpecError(f"{spec_name}: {what} must be an integer, got {value!r}") from None
+    if v < 0:
+        raise AgentSpecError(f"{spec_name}: {what} must be >= 0, got {v}")
+    return v
+
+
+def _no_args(kind, cls):
+    def factory(args, game, seed):
+        if args:
+            raise AgentSpecError(f"agent {kind!r} takes no arguments, got {':'.join(args)!r}")
+        return cls(game, seed=seed)
+    return factory
+
+
+def _mcts(args, game, seed):
+    if len(args) != 1:
+        raise AgentSpecError(f"mcts spec is mcts:N (N simulations), got args {args}")
+    n = _int_arg("mcts", args[0], "N")
+    if n < 1:
+        raise AgentSpecError(f"mcts: N must be >= 1, got {n}")
+    return MCTSAgent(game, simulations=n, seed=seed)
+
+
+def _az(args, game, seed):
+    from agents.alphazero import AlphaZeroAgent
+
+    if not args:
+        raise AgentSpecError("az spec is az:PATH[:SIMS]")
+    sims = None
+    if len(args) > 1 and args[-1].isdigit():  # PATH may itself contain ':'
+        sims = _int_arg("az", args[-1], "SIMS")
+        args = args[:-1]
+    return AlphaZeroAgent.from_checkpoint(":".join(args), simulations=sims, game=game, seed=seed)
+
+
+register_agent("random", _no_args("random", RandomAgent))
+register_agent("greedy", _no_args("greedy", GreedyAgent))
+register_agent("mcts", _mcts)
+register_agent("az", _az)

@@ -1,0 +1,102 @@
+"""Replay buffer of self-play positions, with symmetry augmentation at sampling time.
+
+Stored per position: the game state (small; observations and legal masks are recomputed from it
+when sampling), the policy target in the mover's view frame (float16), the result and the score
+for the mover. Sampling applies one random symmetry of the game per sample to the observation, the
+legal mask and the policy target *with the same permutation*, so targets stay consistent.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from agents.game import Game
+
+
+class Samples(NamedTuple):
+    """A batch of positions (what self-play produces and the buffer stores)."""
+
+    states: np.ndarray  # (M, *state_shape)
+    policy: np.ndarray  # (M, A) float, view frame
+    value: np.ndarray  # (M,) float32, final result for the player to move
+    score: np.ndarray  # (M,) float32, auxiliary score for the player to move
+
+    @staticmethod
+    def concat(parts: list["Samples"]) -> "Samples":
+        return Samples(*(np.concatenate([getattr(p, f) for p in parts]) for f in Samples._fields))
+
+
+class Batch(NamedTuple):
+    obs: np.ndarray  # (B, *obs_shape) int8
+    mask: np.ndarray  # (B, A) bool, view frame
+    policy: np.ndarray  # (B, A) float32, view frame
+    value: np.ndarray  # (B,) float32
+    score: np.ndarray  # (B,) float32
+
+
+class ReplayBuffer:
+    def __init__(self, game: Game, capacity: int):
+        self.game = game
+        self.capacity = int(capacity)
+        self.states = np.zeros((self.capacity, *game.state_shape), game.state_dtype)
+        self.policy = np.zeros((self.capacity, game.num_actions), np.float16)
+        self.value = np.zeros(self.capacity, np.float32)
+        self.score = np.zeros(self.capacity, np.float32)
+        self.size = 0  # filled entries
+        self.head = 0  # next write position
+        self.added = 0  # positions ever added
+        self._obs_gather, self._act_gather = game.symmetries()
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, s: Samples) -> None:
+        n = len(s.value)
+        if n > self.capacity:  # keep only the newest
+            s = Samples(*(x[-self.capacity:] for x in s))
+            self.added += n - self.capacity
+            n = self.capacity
+        idx = (self.head + np.arange(n)) % self.capacity
+        self.states[idx] = s.states
+        self.policy[idx] = s.policy
+        self.value[idx] = s.value
+        self.score[idx] = s.score
+        self.head = int((self.head + n) % self.capacity)
+        self.size = min(self.size + n, self.capacity)
+        self.added += n
+
+    def sample(self, batch_size: int, rng: np.random.Generator, augment: bool = True) -> Batch:
+        g = self.game
+        idx = rng.integers(0, self.size, batch_size)
+        states = self.states[idx]
+        obs = g.observations(states).reshape(batch_size, -1)
+        mask = np.take_along_axis(g.legal_masks(states), g.view_to_board(states), axis=1)
+        policy = self.policy[idx].astype(np.float32)
+        if augment and len(self._obs_gather) > 1:
+            k = rng.integers(0, len(self._obs_gather), batch_size)
+            rows = np.arange(batch_size)[:, None]
+            obs = obs[rows, self._obs_gather[k]]
+            mask = mask[rows, self._act_gather[k]]
+            policy = policy[rows, self._act_gather[k]]
+        return Batch(obs.reshape(batch_size, *g.obs_shape), mask, policy, self.value[idx], self.score[idx])
+
+    # -- persistence (np.savez; the trainer writes it atomically next to the checkpoint)
+    def state_dict(self) -> dict:
+        """The raw ring (slot order kept, so sampling after a reload picks the same positions)."""
+        n = self.size
+        return {"states": self.states[:n], "policy": self.policy[:n], "value": self.value[:n],
+                "score": self.score[:n], "head": np.int64(self.head), "added": np.int64(self.added)}
+
+    def load_state_dict(self, d: dict) -> None:
+        n = len(d["value"])
+        if n > self.capacity:
+            raise ValueError(f"saved replay holds {n} positions, more than the capacity {self.capacity}")
+        self.states[:n] = d["states"]
+        self.policy[:n] = d["policy"]
+        self.value[:n] = d["value"]
+        self.score[:n] = d["score"]
+        self.size = n
+        self.head = int(d["head"]) % self.capacity
+        self.added = int(d["added"])

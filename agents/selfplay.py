@@ -1,0 +1,94 @@
+"""Self-play: many games at once, every move chosen by one batched search over all live games.
+
+``play_games`` is the work itself; ``run_chunk`` is the picklable entry point the worker pools call
+(it rebuilds the game and network from plain data, caching them per process).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from agents.game import Game
+from agents.mcts import BatchedMCTS, NetworkEvaluator, SearchConfig
+from agents.network import NetConfig, build_network
+from agents.replay import Samples
+
+
+class ChunkTask(NamedTuple):
+    """One unit of self-play work, plain data so it can go to another process or a Ray node."""
+
+    game: str
+    net_config: dict
+    weights: dict  # state dict as numpy arrays
+    search_config: dict
+    games: int
+    seed: tuple  # (master seed, iteration, chunk) -> the chunk's generator
+    temperature_moves: int
+
+
+class ChunkResult(NamedTuple):
+    samples: Samples
+    games: int
+    outcomes: tuple  # (player 0 wins, draws, player 1 wins)
+    seconds: float
+
+
+def play_games(game: Game, search: BatchedMCTS, n_games: int, rng: np.random.Generator,
+               temperature_moves: int = 0) -> tuple[Samples, np.ndarray]:
+    """Play ``n_games`` games concurrently; returns the positions (targets in the view frame) and
+    the final results for player 0."""
+    states = game.initial_states(n_games)
+    ply = np.zeros(n_games, np.int64)
+    rec_game, rec_states, rec_policy, rec_player = [], [], [], []
+    live = ~game.terminal(states)
+    while live.any():
+        idx = np.flatnonzero(live)
+        s = states[idx]
+        temp = np.where(ply[idx] < temperature_moves, 1.0, 0.0)
+        res = search.run(s, rng, noise=True, temperature=temp)
+        rec_game.append(idx)
+        rec_states.append(s)
+        rec_policy.append(np.take_along_axis(res.policy, game.view_to_board(s), axis=1))
+        rec_player.append(game.to_play(s))
+        states[idx] = game.apply(s, res.actions)
+        ply[idx] += 1
+        live = ~game.terminal(states)
+    result0 = game.returns(states)
+    score0 = game.scores(states)
+    gi = np.concatenate(rec_game)
+    sign = np.where(np.concatenate(rec_player) == 0, 1.0, -1.0).astype(np.float32)
+    samples = Samples(np.concatenate(rec_states), np.concatenate(rec_policy).astype(np.float16),
+                      (result0[gi] * sign).astype(np.float32), (score0[gi] * sign).astype(np.float32))
+    return samples, result0
+
+
+_CACHE: dict = {}
+
+
+def _net_for(task: ChunkTask):
+    key = (task.game, repr(sorted(task.net_config.items())))
+    if key not in _CACHE:
+        from agents.registry import get_game
+
+        torch.set_num_threads(1)
+        _CACHE.clear()
+        _CACHE[key] = (get_game(task.game), build_network(NetConfig.from_dict(task.net_config)))
+    return _CACHE[key]
+
+
+def run_chunk(task: ChunkTask) -> ChunkResult:
+    """Play one chunk of self-play games (in whatever process calls it)."""
+    import time
+
+    t0 = time.perf_counter()
+    game, net = _net_for(task)
+    net.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in task.weights.items()})
+    net.eval()
+    search = BatchedMCTS(game, NetworkEvaluator(game, net), SearchConfig(**task.search_config))
+    rng = np.random.default_rng(list(task.seed))
+    samples, r0 = play_games(game, search, task.games, rng, task.temperature_moves)
+    outcomes = (int((r0 > 0).sum()), int((r0 == 0).sum()), int((r0 < 0).sum()))
+    return ChunkResult(samples, task.games, outcomes, time.perf_counter() - t0)

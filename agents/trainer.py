@@ -1,0 +1,331 @@
+"""The AlphaZero training loop: pipelined self-play, replay, SGD, evaluation, checkpoints, logs.
+
+One iteration: collect the self-play chunks submitted last iteration, submit the next iteration's
+chunks with the current weights (so workers play while the trainer learns; self-play data is one
+iteration stale), add the new positions to the replay buffer, train ``replay_ratio`` samples per new
+position, then maybe evaluate and checkpoint.
+
+Determinism: every chunk is seeded by (seed, iteration, chunk) and results are merged in chunk
+order, torch runs with one thread on CPU, and the trainer's sampling uses its own seeded generator.
+So with a fixed ``iterations`` count, the same seed and config give the same weights whatever
+``workers`` is (0, 1, N or Ray), and an interrupted run resumed with ``--resume`` ends with the same
+weights as an uninterrupted one (tests/test_train.py checks both). A run bounded by ``minutes``
+only stops (and, with iterations=0, decays its learning rate) by the clock, so it is not
+reproducible in length. CUDA training is not bit-reproducible.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.alphazero import AlphaZeroAgent
+from agents.arena import play_match
+from agents.checkpoint import CheckpointError, atomic_write, load_checkpoint, save_checkpoint
+from agents.config import TrainConfig
+from agents.network import ConfigError, NetConfig, build_network, masked_log_softmax
+from agents.parallel import make_pool
+from agents.registry import get_game, make_agent
+from agents.replay import ReplayBuffer, Samples
+from agents.selfplay import ChunkTask
+
+
+def _np_weights(net: torch.nn.Module) -> dict:
+    return {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
+
+
+class Trainer:
+    def __init__(self, cfg: TrainConfig, resume: bool = False):
+        self.cfg = cfg.validate()
+        torch.set_num_threads(1)
+        self.run_dir = Path(cfg.out_dir) / cfg.run
+        self.game = get_game(cfg.game)
+        self.net_config = cfg.net_config(self.game.obs_shape, self.game.num_actions)
+        torch.manual_seed(cfg.seed)
+        self.device = torch.device(cfg.device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise ConfigError(f"device {cfg.device!r} given but torch sees no CUDA GPU")
+        self.net = build_network(self.net_config).to(self.device)
+        self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.rng = np.random.default_rng([cfg.seed, 7])
+        self.replay = ReplayBuffer(self.game, cfg.replay_size)
+        self.counters = {"iteration": 0, "steps": 0, "games": 0, "positions": 0, "elapsed": 0.0,
+                         "step_carry": 0.0}
+        self.actor_weights = _np_weights(self.net)  # weights of the next self-play generation
+        self.best_score = -math.inf
+        self.last_eval: dict[str, float] = {}
+        self.last_losses: dict[str, float] = {}
+        self._opponents = None
+        if resume:
+            self.load(self.run_dir / "latest.pt")
+
+    # ------------------------------------------------------------------ checkpoints
+    def _model_entry(self) -> dict:
+        return {"game": self.cfg.game, "net_config": self.net_config.to_dict(),
+                "search_config": self.cfg.search_config(self.cfg.eval_simulations).to_dict(),
+                "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()}}
+
+    def save(self) -> Path:
+        """Write latest.pt (+ the replay buffer it refers to) atomically."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        replay_file = None
+        if self.cfg.save_replay:
+            replay_file = f"replay_{self.counters['iteration']:06d}.npz"
+            atomic_write(self.run_dir / replay_file, self._write_replay)
+        save_checkpoint(self.run_dir / "latest.pt", {
+            **self._model_entry(),
+            "config": self.cfg.to_dict(),
+            "optimizer": self.opt.state_dict(),
+            "counters": dict(self.counters),
+            "actor_weights": {k: torch.from_numpy(v) for k, v in self.actor_weights.items()},
+            "rng": {"numpy": self.rng.bit_generator.state, "torch": torch.get_rng_state()},
+            "best_score": self.best_score, "last_eval": dict(self.last_eval),
+            "replay_file": replay_file,
+        })
+        for old in self.run_dir.glob("replay_*.npz"):  # keep only the one latest.pt refers to
+            if old.name != replay_file:
+                old.unlink(missing_ok=True)
+        return self.run_dir / "latest.pt"
+
+    def _write_replay(self, tmp: str) -> None:
+        with open(tmp, "wb") as f:  # a file object: np.savez would append .npz to a name
+            np.savez(f, **self.replay.state_dict())
+
+    def load(self, path: Path) -> None:
+        data = load_checkpoint(path)
+        for key in ("optimizer", "counters", "actor_weights", "rng", "config"):
+            if key not in data:
+                raise CheckpointError(f"checkpoint {str(path)!r} is not a training checkpoint (no {key!r})")
+        if NetConfig.from_dict(data["net_config"]) != self.net_config:
+            raise CheckpointError(f"checkpoint {str(path)!r} has net config {data['net_config']}, "
+                                  f"which differs from this run's {self.net_config.to_dict()}")
+        try:
+            self.net.load_state_dict(data["model"])
+            self.opt.load_state_dict(data["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as e:
+            raise CheckpointError(f"checkpoint {str(path)!r} does not fit this run: {e}") from e
+        self.counters.update(data["counters"])
+        self.actor_weights = {k: v.numpy() for k, v in data["actor_weights"].items()}
+        self.rng.bit_generator.state = data["rng"]["numpy"]
+        torch.set_rng_state(data["rng"]["torch"])
+        self.best_score = data.get("best_score", -math.inf)
+        self.last_eval = dict(data.get("last_eval", {}))
+        if data.get("replay_file"):
+            rp = path.parent / data["replay_file"]
+            try:
+                with np.load(rp) as z:
+                    self.replay.load_state_dict({k: z[k] for k in z.files})
+            except (OSError, ValueError, KeyError) as e:
+                raise CheckpointError(f"replay file {str(rp)!r} of checkpoint {str(path)!r} is "
+                                      f"missing or corrupt: {e}") from e
+
+    # ------------------------------------------------------------------ pieces of an iteration
+    def _tasks(self, iteration: int, weights: dict) -> list[ChunkTask]:
+        c = self.cfg
+        sizes = [c.selfplay_batch] * (c.games_per_iter // c.selfplay_batch)
+        if c.games_per_iter % c.selfplay_batch:
+            sizes.append(c.games_per_iter % c.selfplay_batch)
+        return [ChunkTask(c.game, self.net_config.to_dict(), weights, c.search_config().to_dict(), n,
+                          (c.seed, iteration, i), c.temperature_moves) for i, n in enumerate(sizes)]
+
+    def _lr(self) -> float:
+        c = self.cfg
+        if c.iterations:
+            p = self.counters["iteration"] / c.iterations
+        else:
+            p = self.counters["elapsed"] / (60.0 * c.minutes)
+        p = min(max(p, 0.0), 1.0)
+        return c.lr_final + 0.5 * (c.lr - c.lr_final) * (1.0 + math.cos(math.pi * p))
+
+    def train_steps(self, n: int) -> dict:
+        c = self.cfg
+        lr = self._lr()
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        self.net.train()
+        totals = np.zeros(4)
+        for _ in range(n):
+            b = self.replay.sample(c.batch_size, self.rng, augment=c.augment)
+            obs = torch.from_numpy(b.obs).to(self.device)
+            mask = torch.from_numpy(b.mask).to(self.device)
+            target = torch.from_numpy(b.policy).to(self.device)
+            logits, value, score = self.net(obs)
+            policy_loss = -(target * masked_log_softmax(logits, mask)).sum(1).mean()
+            value_loss = torch.mean((value - torch.from_numpy(b.value).to(self.device)) ** 2)
+            score_loss = torch.mean((score - torch.from_numpy(b.score).to(self.device)) ** 2)
+            loss = policy_loss + c.value_weight * value_loss + c.score_weight * score_loss
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            totals += [loss.item(), policy_loss.item(), value_loss.item(), score_loss.item()]
+        self.counters["steps"] += n
+        if n:
+            self.last_losses = dict(zip(("loss", "policy_loss", "value_loss", "score_loss"), totals / n))
+        self.last_losses["lr"] = lr
+        return self.last_losses
+
+    def evaluate(self) -> dict[str, float]:
+        c = self.cfg
+        if self._opponents is None:
+            self._opponents = [(s, make_agent(s, self.game, seed=c.seed)) for s in c.opponents()]
+        agent = AlphaZeroAgent(self.game, self.net, c.search_config(c.eval_simulations), seed=c.seed,
+                               device=c.device)
+        seed = c.seed * 1_000_003 + self.counters["iteration"]
+        out = {s: play_match(agent, opp, self.game, c.eval_games, seed=seed).score
+               for s, opp in self._opponents}
+        self.net.train()
+        out["mean"] = float(np.mean(list(out.values())))
+        self.last_eval = out
+        return out
+
+    # ------------------------------------------------------------------ the loop
+    def _done(self, t_start: float) -> bool:
+        c = self.cfg
+        if c.iterations and self.counters["iteration"] >= c.iterations:
+            return True
+        return c.minutes > 0 and self.counters["elapsed"] >= 60.0 * c.minutes
+
+    def run(self, stop_after: int | None = None) -> dict:
+        """Train until the budget is spent. ``stop_after`` stops (with a checkpoint, as an
+        interruption would) after that many iterations of this call; tests use it."""
+        c = self.cfg
+        done_here = 0
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        logger = _Logger(self.run_dir, c, self.counters["iteration"])
+        bar = _progress(c, self.counters)
+        pool = make_pool(c.workers, c.ray_address)
+        t_start = time.time() - self.counters["elapsed"]
+        try:
+            if not self._done(t_start):
+                pool.submit(self._tasks(self.counters["iteration"], self.actor_weights))
+            while not self._done(t_start):
+                t_iter = time.time()
+                results = pool.collect()
+                it = self.counters["iteration"]
+                next_weights = _np_weights(self.net)
+                if not (c.iterations and it + 1 >= c.iterations):
+                    pool.submit(self._tasks(it + 1, next_weights))
+                samples = Samples.concat([r.samples for r in results])
+                self.replay.add(samples)
+                self.counters["games"] += sum(r.games for r in results)
+                self.counters["positions"] += len(samples.value)
+                steps = 0
+                if len(self.replay) >= c.min_replay:
+                    want = len(samples.value) * c.replay_ratio / c.batch_size + self.counters["step_carry"]
+                    steps = int(want)
+                    self.counters["step_carry"] = want - steps
+                losses = self.train_steps(steps)
+                self.actor_weights = next_weights
+                self.counters["iteration"] = it + 1
+                self.counters["elapsed"] = time.time() - t_start
+                games = sum(r.games for r in results)
+                outcomes = np.sum([r.outcomes for r in results], axis=0)
+                row = {"iteration": it + 1, "steps": self.counters["steps"], "games": self.counters["games"],
+                       "positions": self.counters["positions"], "elapsed_s": round(self.counters["elapsed"], 2),
+                       "games_per_s": round(games / max(time.time() - t_iter, 1e-9), 2),
+                       "p0_win": outcomes[0] / games, "draw": outcomes[1] / games, "replay": len(self.replay),
+                       **{k: round(float(v), 5) for k, v in losses.items()}}
+                final = self._done(t_start)
+                if c.eval_every and ((it + 1) % c.eval_every == 0 or final):
+                    ev = self.evaluate()
+                    row.update({f"eval_{k}": v for k, v in ev.items()})
+                    if ev["mean"] >= self.best_score:
+                        self.best_score = ev["mean"]
+                        save_checkpoint(self.run_dir / "best.pt", self._model_entry())
+                logger.log(row)
+                bar.update(self.counters, row, self.last_eval)
+                done_here += 1
+                stop = stop_after is not None and done_here >= stop_after
+                if (it + 1) % c.checkpoint_every == 0 or final or stop:
+                    self.save()
+                if stop:
+                    break
+            if not (self.run_dir / "best.pt").exists():
+                save_checkpoint(self.run_dir / "best.pt", self._model_entry())
+        except KeyboardInterrupt:
+            self.save()
+            print(f"\ninterrupted: saved {self.run_dir / 'latest.pt'} at iteration "
+                  f"{self.counters['iteration']}; continue with --resume")
+            raise
+        finally:
+            pool.close()
+            bar.close()
+            logger.close()
+        return {"counters": dict(self.counters), "eval": dict(self.last_eval), "losses": dict(self.last_losses)}
+
+
+# ------------------------------------------------------------------ logging helpers
+
+class _Logger:
+    """log.csv (rows cut back to the resumed iteration) and optional TensorBoard."""
+
+    def __init__(self, run_dir: Path, cfg: TrainConfig, iteration: int):
+        self.path = run_dir / "log.csv"
+        self.rows = []
+        if self.path.exists():
+            with open(self.path, newline="") as f:
+                self.rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= iteration]
+        self.tb = None
+        if cfg.tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self.tb = SummaryWriter(str(run_dir / "tb"), purge_step=iteration + 1)
+            except ImportError:
+                print("note: TensorBoard logging skipped (pip install tensorboard to enable it); "
+                      f"the CSV log is {self.path}")
+
+    def log(self, row: dict) -> None:
+        self.rows.append({k: str(v) for k, v in row.items()})
+        keys = list(dict.fromkeys(k for r in self.rows for k in r))
+        def write(tmp):
+            with open(tmp, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=keys)
+                w.writeheader()
+                w.writerows(self.rows)
+        atomic_write(self.path, write)
+        if self.tb is not None:
+            for k, v in row.items():
+                if k != "iteration" and isinstance(v, (int, float, np.floating, np.integer)):
+                    self.tb.add_scalar(k, float(v), int(row["iteration"]))
+
+    def close(self) -> None:
+        if self.tb is not None:
+            self.tb.close()
+
+
+class _progress:
+    """tqdm bar over the time budget (or the iterations), showing games/s, loss and the last eval."""
+
+    def __init__(self, cfg: TrainConfig, counters: dict):
+        self.bar = None
+        self.by_time = not cfg.iterations
+        if not cfg.progress:
+            return
+        from tqdm import tqdm
+
+        total = int(60 * cfg.minutes) if self.by_time else cfg.iterations
+        self.bar = tqdm(total=total, unit="s" if self.by_time else "it", dynamic_ncols=True,
+                        initial=min(int(counters["elapsed"]) if self.by_time else counters["iteration"], total))
+
+    def update(self, counters, row, ev):
+        if self.bar is None:
+            return
+        n = int(counters["elapsed"]) if self.by_time else counters["iteration"]
+        self.bar.update(max(0, min(n, self.bar.total) - self.bar.n))
+        post = {"it": counters["iteration"], "games/s": row["games_per_s"]}
+        if "loss" in row:
+            post["loss"] = f"{row['loss']:.3f}"
+        if ev:
+            post["eval"] = " ".join(f"{k.split(':')[0]}={v:.2f}" for k, v in ev.items() if k != "mean")
+        self.bar.set_postfix(post, refresh=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()

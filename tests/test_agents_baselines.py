@@ -1,0 +1,134 @@
+"""Agents behind one interface: legality, reproducibility, specs, checkpoints, the network."""
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+from agents import AgentSpecError, CheckpointError, make_agent, register_agent
+from agents.alphazero import AlphaZeroAgent
+from agents.arena import play_match
+from agents.base import Agent
+from agents.checkpoint import load_checkpoint, save_checkpoint
+from agents.mcts import SearchConfig
+from agents.network import ConfigError, NetConfig, build_network, masked_log_softmax
+from highway_env import core
+from highway_env.az_game import HighwayGame
+
+G = HighwayGame()
+
+
+def _states(seed=0, n=12, filled=5):
+    rng = np.random.default_rng(seed)
+    return G.as_states([core.random_board(rng, filled) for _ in range(n)])
+
+
+def _tiny_checkpoint(path, kind="mlp"):
+    cfg = NetConfig(kind=kind, hidden=16, layers=1, channels=8, blocks=1, obs_shape=G.obs_shape,
+                    num_actions=G.num_actions)
+    torch.manual_seed(0)
+    net = build_network(cfg)
+    save_checkpoint(path, {"game": "highway", "net_config": cfg.to_dict(), "model": net.state_dict(),
+                           "search_config": SearchConfig(simulations=8).to_dict()})
+    return path
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "mcts:30"])
+def test_baselines_legal_and_reproducible(spec):
+    s = _states()
+    a1 = make_agent(spec, G, seed=3).act_batch(s)
+    a2 = make_agent(spec, G, seed=3).act_batch(s)
+    assert np.array_equal(a1, a2)
+    assert G.legal_masks(s)[np.arange(len(s)), a1].all()
+    one = make_agent(spec, G, seed=3)
+    a = one.act(core.Board(tuple(int(v) for v in s[0])))
+    assert isinstance(a, int) and core.Board(tuple(int(v) for v in s[0])).is_legal(a)
+
+
+def test_greedy_takes_a_winning_last_move():
+    # greedy maximises the mover's final margin on the last move
+    b = core.random_board(np.random.default_rng(1), 15)
+    a = make_agent("greedy", G, seed=0).act(b)
+    sign = 1 if b.to_move == 0 else -1  # the margin is A's; B wants it low
+    best = max(sign * b.apply(x).outcome().margin for x in b.legal_actions())
+    assert sign * b.apply(a).outcome().margin == best
+
+
+def test_greedy_beats_random():
+    r = play_match(make_agent("greedy", G, 0), make_agent("random", G, 1), G, 16, seed=0)
+    assert r.score > 0.8 and r.games == 16
+
+
+def test_oracle_style_agent_fits_interface():
+    class FirstLegal(Agent):  # an external oracle only needs act()
+        name = "first"
+
+        def act(self, state, rng=None):
+            return int(np.flatnonzero(self.game.legal_masks(self.game.as_states(state)))[0])
+
+    register_agent("first_legal_test", lambda args, game, seed: FirstLegal(game, seed), replace=True)
+    ag = make_agent("first_legal_test", G)
+    s = _states()
+    assert G.legal_masks(s)[np.arange(len(s)), ag.act_batch(s)].all()
+    assert play_match(ag, make_agent("random", G, 0), G, 4).games == 4
+
+
+@pytest.mark.parametrize("bad", ["", "nope", "mcts", "mcts:x", "mcts:0", "random:1", "az", "az:/no/such.pt"])
+def test_bad_specs(bad):
+    with pytest.raises((AgentSpecError, CheckpointError)):
+        make_agent(bad, G)
+
+
+@pytest.mark.parametrize("kind", ["mlp", "resnet"])
+def test_network_shapes(kind):
+    net = build_network(NetConfig(kind=kind, hidden=32, layers=2, channels=8, blocks=1,
+                                  obs_shape=G.obs_shape, num_actions=256))
+    obs = torch.from_numpy(G.observations(_states(n=5)))
+    logits, value, score = net(obs)
+    assert logits.shape == (5, 256) and value.shape == (5,) and score.shape == (5,)
+    assert (value.abs() <= 1).all()
+    mask = torch.zeros(5, 256, dtype=torch.bool)
+    mask[:, :3] = True
+    p = masked_log_softmax(logits, mask).exp()
+    assert torch.allclose(p.sum(1), torch.ones(5)) and (p[:, 3:] < 1e-6).all()
+
+
+def test_net_config_errors_name_the_value():
+    with pytest.raises(ConfigError, match="'cnn'"):
+        NetConfig(kind="cnn", obs_shape=(4, 4, 16), num_actions=256).validate()
+    with pytest.raises(ConfigError, match="hidden.*-3"):
+        NetConfig(hidden=-3, obs_shape=(4, 4, 16), num_actions=256).validate()
+
+
+@pytest.mark.parametrize("kind", ["mlp", "resnet"])
+def test_alphazero_from_checkpoint(tmp_path, kind):
+    path = _tiny_checkpoint(tmp_path / "az.pt", kind)
+    s = _states()
+    for sims in (None, 0, 4):
+        ag = AlphaZeroAgent.from_checkpoint(path, simulations=sims, seed=0)
+        a = ag.act_batch(s)
+        assert G.legal_masks(s)[np.arange(len(s)), a].all()
+        assert np.array_equal(a, AlphaZeroAgent.from_checkpoint(path, simulations=sims, seed=0).act_batch(s))
+    assert make_agent(f"az:{path}:2", G).search.config.simulations == 2
+
+
+def test_corrupt_checkpoint_names_file(tmp_path):
+    p = _tiny_checkpoint(tmp_path / "c.pt")
+    data = p.read_bytes()
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="c.pt.*corrupt"):
+        load_checkpoint(p)
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="junk.pt"):
+        make_agent(f"az:{tmp_path / 'junk.pt'}", G)
+    torch.save({"x": 1}, tmp_path / "other.pt")
+    with pytest.raises(CheckpointError, match="other.pt"):
+        load_checkpoint(tmp_path / "other.pt")
+
+
+@pytest.mark.skipif(not agents.PRETRAINED.exists(), reason="no shipped checkpoint")
+def test_load_pretrained():
+    ag = agents.load_pretrained(simulations=8, seed=0)
+    s = _states(n=4)
+    assert G.legal_masks(s)[np.arange(4), ag.act_batch(s)].all()
+    assert agents.PRETRAINED.stat().st_size < 5_000_000

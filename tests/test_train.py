@@ -1,0 +1,139 @@
+"""Training: smoke run, exact resume, worker-count independence, config validation, train.py CLI."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents.checkpoint import CheckpointError, load_checkpoint
+from agents.config import TrainConfig
+from agents.network import ConfigError
+from agents.trainer import Trainer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny(tmp_path, run="t", **kw):
+    base = dict(run=run, out_dir=str(tmp_path), iterations=4, minutes=0, games_per_iter=12,
+                selfplay_batch=6, simulations=6, max_considered=4, min_replay=40, batch_size=32,
+                hidden=32, layers=1, eval_every=2, eval_games=4, eval_opponents="random,mcts:10",
+                eval_simulations=4, workers=0, progress=False, tensorboard=False, checkpoint_every=2)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def _same(a, b):
+    sa, sb = a.net.state_dict(), b.net.state_dict()
+    return all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_smoke_and_files(tmp_path):
+    t = Trainer(tiny(tmp_path))
+    out = t.run()
+    run = tmp_path / "t"
+    assert out["counters"]["iteration"] == 4 and out["counters"]["steps"] > 0
+    assert {"random", "mcts:10", "mean"} <= set(out["eval"])
+    for f in ("latest.pt", "best.pt", "log.csv"):
+        assert (run / f).exists()
+    assert len(list(run.glob("replay_*.npz"))) == 1
+    lines = (run / "log.csv").read_text().splitlines()
+    assert len(lines) == 5 and "eval_mean" in lines[0]
+    ck = load_checkpoint(run / "latest.pt")
+    assert ck["counters"]["iteration"] == 4 and "optimizer" in ck and ck["config"]["run"] == "t"
+
+
+def test_resume_matches_uninterrupted(tmp_path):
+    a = Trainer(tiny(tmp_path, "a"))
+    a.run()
+    b = Trainer(tiny(tmp_path, "b"))
+    b.run(stop_after=2)
+    assert load_checkpoint(tmp_path / "b" / "latest.pt")["counters"]["iteration"] == 2
+    b2 = Trainer(tiny(tmp_path, "b"), resume=True)
+    assert b2.counters["iteration"] == 2 and len(b2.replay) > 0
+    b2.run()
+    assert b2.counters["iteration"] == 4 and b2.counters["steps"] == a.counters["steps"]
+    assert _same(a, b2)
+    assert len((tmp_path / "b" / "log.csv").read_text().splitlines()) == 5
+
+
+def test_worker_process_gives_same_result(tmp_path):
+    a = Trainer(tiny(tmp_path, "w0", iterations=2, eval_every=0))
+    a.run()
+    b = Trainer(tiny(tmp_path, "w1", iterations=2, eval_every=0, workers=1))
+    b.run()
+    assert _same(a, b)
+
+
+def test_resume_of_corrupt_checkpoint_names_file(tmp_path):
+    Trainer(tiny(tmp_path, iterations=2, eval_every=0)).run()
+    p = tmp_path / "t" / "latest.pt"
+    p.write_bytes(p.read_bytes()[:1000])
+    with pytest.raises(CheckpointError, match="latest.pt"):
+        Trainer(tiny(tmp_path), resume=True)
+
+
+@pytest.mark.parametrize("field,value", [("lr", -1.0), ("simulations", 0), ("net", "cnn"),
+                                         ("search", "alphabeta"), ("eval_opponents", "bogus:3"),
+                                         ("min_replay", 10**9), ("game", "chess")])
+def test_config_validation_names_bad_value(field, value):
+    with pytest.raises(ConfigError, match=field if field != "net" else "cnn"):
+        TrainConfig(**{field: value}).validate()
+
+
+def test_config_json(tmp_path):
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({"hidden": 64, "lr": 1}))
+    cfg = TrainConfig.from_json(p)
+    assert cfg.hidden == 64 and cfg.lr == 1.0
+    p.write_text(json.dumps({"hiden": 64}))
+    with pytest.raises(ConfigError, match="hiden"):
+        TrainConfig.from_json(p)
+    p.write_text(json.dumps({"hidden": "big"}))
+    with pytest.raises(ConfigError, match="hidden"):
+        TrainConfig.from_json(p)
+
+
+def _train_py(*args, timeout=120):
+    return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_train_py_help():
+    r = _train_py("--help")
+    assert r.returncode == 0
+    for flag in ("--minutes", "--workers", "--ray-address", "--resume", "--config", "--device",
+                 "--simulations", "--eval-opponents"):
+        assert flag in r.stdout
+
+
+def test_train_py_bad_value_and_resume(tmp_path):
+    r = _train_py("--lr", "-1")
+    assert r.returncode == 2 and "lr" in r.stderr and "-1" in r.stderr
+    cfg = tiny(tmp_path, iterations=2, eval_every=0).to_dict()
+    (tmp_path / "c.json").write_text(json.dumps(cfg))
+    r = _train_py("--config", str(tmp_path / "c.json"))
+    assert r.returncode == 0, r.stderr
+    r = _train_py("--resume", "--out-dir", str(tmp_path), "--run", "t", "--iterations", "3")
+    assert r.returncode == 0, r.stderr
+    assert load_checkpoint(tmp_path / "t" / "latest.pt")["counters"]["iteration"] == 3
+    r = _train_py("--resume", "--out-dir", str(tmp_path), "--run", "missing")
+    assert r.returncode == 2 and "missing" in r.stderr
+
+
+def test_ray_missing_or_local(tmp_path):
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        from agents.parallel import RayPool
+
+        with pytest.raises(RuntimeError, match="pip install"):
+            RayPool("local")
+        return
+    a = Trainer(tiny(tmp_path, "r0", iterations=2, eval_every=0))
+    a.run()
+    b = Trainer(tiny(tmp_path, "r1", iterations=2, eval_every=0, workers=1, ray_address="local"))
+    b.run()
+    assert _same(a, b)

@@ -1,0 +1,87 @@
+#!/usr/bin/env python
+"""Train a Highway AlphaZero agent by self-play.
+
+    python train.py --minutes 2            # quick run (smoke test / demo), ~2 minutes
+    python train.py                        # default: ~25 minutes on 2 CPU cores, a strong agent
+    python train.py --resume               # continue checkpoints/<run>/latest.pt where it stopped
+    python train.py --config my.json       # options from a JSON object (flags override it)
+
+Writes checkpoints/<run>/latest.pt (resumable), best.pt (best evaluation), log.csv and, if the
+tensorboard package is installed, TensorBoard logs in tb/. Play the result with
+``agents.make_agent("az:checkpoints/<run>/best.pt")``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from agents.config import TrainConfig
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        argument_default=argparse.SUPPRESS)  # only flags given explicitly override the config
+    p.add_argument("--config", metavar="FILE.json",
+                   help="JSON object of options (keys are the flag names with '_' for '-'); "
+                        "flags given on the command line override it")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in OUT_DIR/RUN from latest.pt, with its saved options "
+                        "(flags given here override them, e.g. a longer --minutes)")
+    defaults = TrainConfig()
+    for f in dataclasses.fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        default = getattr(defaults, f.name)
+        help_text = f"{f.metadata['help']} (default: {default!r})"
+        if isinstance(default, bool):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text)
+        else:
+            p.add_argument(flag, type=type(default), metavar=f.name.upper(), help=help_text)
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    from agents.checkpoint import load_checkpoint
+
+    given = {k: v for k, v in vars(args).items() if k not in ("config", "resume")}
+    base = {}
+    if getattr(args, "config", None):
+        base = TrainConfig.from_json(args.config).to_dict()
+    if getattr(args, "resume", False):
+        probe = TrainConfig.from_dict({**base, **given})
+        latest = Path(probe.out_dir) / probe.run / "latest.pt"
+        saved = load_checkpoint(latest).get("config")
+        if saved is None:
+            raise SystemExit(f"error: {latest} is not a training checkpoint")
+        base = {**saved, **base}
+    return TrainConfig.from_dict({**base, **given})
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    from agents.checkpoint import CheckpointError
+    from agents.network import ConfigError
+
+    try:
+        cfg = config_from_args(args).validate()
+        from agents.trainer import Trainer
+
+        trainer = Trainer(cfg, resume=getattr(args, "resume", False))
+    except (ConfigError, CheckpointError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        out = trainer.run()
+    except KeyboardInterrupt:
+        return 130
+    c = out["counters"]
+    print(f"done: {c['iteration']} iterations, {c['games']} games, {c['steps']} steps in "
+          f"{c['elapsed'] / 60:.1f} min; last eval {out['eval']}; checkpoints in {trainer.run_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
