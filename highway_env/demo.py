@@ -1,0 +1,67 @@
+"""Play and render one game of Highway between two agents.
+
+    python -m highway_env.demo                              # greedy (A) against random (B)
+    python -m highway_env.demo --a az:checkpoints/highway_az/latest.pt --b greedy --png game.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from highway_env import highway_v0
+from highway_env.core import Board, HighwayError, action_str
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m highway_env.demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--a", default="greedy",
+                        help="agent spec for player A: random, greedy, mcts:N, az:PATH[:SIMS], "
+                             "perfect[:TIEBREAK] (default: %(default)s)")
+    parser.add_argument("--b", default="random", help="agent spec for player B (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for both agents (default: %(default)s)")
+    parser.add_argument("--png", metavar="PATH", help="also save the final board as a PNG image")
+    args = parser.parse_args(argv)
+
+    import agents
+
+    try:
+        players = [agents.make_agent(args.a, seed=args.seed), agents.make_agent(args.b, seed=args.seed + 1)]
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    env = highway_v0.env(render_mode="ansi")
+    env.reset(seed=args.seed)
+    rng = np.random.default_rng(args.seed)
+    board = Board()
+    for agent in env.agent_iter():
+        _, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        action = players[board.to_move].act(board, rng)
+        print(f"move {board.ply + 1:2d}: {'AB'[board.to_move]} plays {action_str(action)}")
+        board = board.apply(action)
+        env.step(action)
+    print()
+    print(env.render())
+    if args.png:
+        from PIL import Image
+
+        from highway_env.render import board_to_rgb
+
+        Image.fromarray(board_to_rgb(board)).save(args.png)
+        print(f"image: {args.png}")
+    env.close()
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except HighwayError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
