@@ -100,27 +100,32 @@ def _prefix_tables(unused, small, large):
             large[k] = s
 
 
+@njit(cache=True, inline="always")
+def _side_minima(sums, emp, first, last, bit, number, small, large):
+    """Over paths first..last-1: (least lo, least hi) of their final sums, with ``number`` placed in
+    the cell ``bit`` (bit 0: nothing placed)."""
+    min_lo = INF
+    min_hi = INF
+    for p in range(first, last):
+        s = sums[p]
+        e = emp[p]
+        if PATH_MASK[p] & bit:
+            s += number
+            e -= 1
+        lo = s + small[e]
+        hi = s + large[e]
+        if lo < min_lo:
+            min_lo = lo
+        if hi < min_hi:
+            min_hi = hi
+    return min_lo, min_hi
+
+
 @njit(cache=True)
 def _simple_bounds(sums, emp, small, large):
     """(lo, hi) of the final margin from per-path ranges."""
-    min_lo_a = INF
-    min_hi_a = INF
-    for q in range(20):
-        lo = sums[q] + small[emp[q]]
-        hi = sums[q] + large[emp[q]]
-        if lo < min_lo_a:
-            min_lo_a = lo
-        if hi < min_hi_a:
-            min_hi_a = hi
-    min_lo_b = INF
-    min_hi_b = INF
-    for p in range(20, 40):
-        lo = sums[p] + small[emp[p]]
-        hi = sums[p] + large[emp[p]]
-        if lo < min_lo_b:
-            min_lo_b = lo
-        if hi < min_hi_b:
-            min_hi_b = hi
+    min_lo_a, min_hi_a = _side_minima(sums, emp, 0, 20, 0, 0, small, large)
+    min_lo_b, min_hi_b = _side_minima(sums, emp, 20, 40, 0, 0, small, large)
     return min_lo_b - min_hi_a, min_hi_b - min_lo_a
 
 
@@ -480,16 +485,8 @@ def _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large, smal
       is a cut-off at once; the mirror for B). ``best`` starts at -INF for A, +INF for B.
     """
     # live paths: those that can still be their side's cheapest
-    min_hi_a = INF
-    min_hi_b = INF
-    for q in range(20):
-        h = sums[q] + large[emp[q]]
-        if h < min_hi_a:
-            min_hi_a = h
-    for p in range(20, 40):
-        h = sums[p] + large[emp[p]]
-        if h < min_hi_b:
-            min_hi_b = h
+    _, min_hi_a = _side_minima(sums, emp, 0, 20, 0, 0, small, large)
+    _, min_hi_b = _side_minima(sums, emp, 20, 40, 0, 0, small, large)
     live = 0
     for q in range(20):
         if sums[q] + small[emp[q]] <= min_hi_a:
@@ -514,36 +511,10 @@ def _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large, smal
             if not (cand >> c) & 1:
                 continue
             bit = 1 << c
-            min_lo_a = INF
-            min_hi_a2 = INF
-            for q in range(20):
-                s = sums[q]
-                e = emp[q]
-                if PATH_MASK[q] & bit:
-                    s += n
-                    e -= 1
-                lo_q = s + small2[e]
-                hi_q = s + large2[e]
-                if lo_q < min_lo_a:
-                    min_lo_a = lo_q
-                if hi_q < min_hi_a2:
-                    min_hi_a2 = hi_q
-            min_lo_b = INF
-            min_hi_b2 = INF
-            for p in range(20, 40):
-                s = sums[p]
-                e = emp[p]
-                if PATH_MASK[p] & bit:
-                    s += n
-                    e -= 1
-                lo_p = s + small2[e]
-                hi_p = s + large2[e]
-                if lo_p < min_lo_b:
-                    min_lo_b = lo_p
-                if hi_p < min_hi_b2:
-                    min_hi_b2 = hi_p
-            child_lo = min_lo_b - min_hi_a2
-            child_hi = min_hi_b2 - min_lo_a
+            lo_a, hi_a = _side_minima(sums, emp, 0, 20, bit, n, small2, large2)
+            lo_b, hi_b = _side_minima(sums, emp, 20, 40, bit, n, small2, large2)
+            child_lo = lo_b - hi_a
+            child_hi = hi_b - lo_a
             if prune:
                 if a_to_move:
                     if child_lo >= beta:
