@@ -242,33 +242,31 @@ def _step_parallel(nchunks, boards, ply, cells_left, nums_left, cell_pos, num_po
 
 # Random actions. The legal actions are (unused number) x (empty cell), so a uniform pair is a
 # uniform action: from one raw 64-bit word per game, the high 32 bits pick the number and the low 32
-# the cell, index = (half * m) >> 32 with m = 16 - ply; -1 for a full board. (Same body twice.)
+# the cell, index = (half * m) >> 32 with m = 16 - ply; -1 for a full board.
+
+
+@nb.njit(cache=True, inline="always")
+def _random_game(g, ply, cells_left, nums_left, raw, out):
+    m = np.uint64(CELLS - ply[g])
+    if m == 0:
+        out[g] = -1
+        return
+    r = raw[g]
+    kc = ((r & np.uint64(0xFFFFFFFF)) * m) >> np.uint64(32)
+    kn = ((r >> np.uint64(32)) * m) >> np.uint64(32)
+    out[g] = (nums_left[g, kn] - 1) * CELLS + cells_left[g, kc]
 
 
 @nb.njit(cache=True)
 def _random_serial(ply, cells_left, nums_left, raw, out):
     for g in range(ply.shape[0]):
-        m = np.uint64(CELLS - ply[g])
-        if m == 0:
-            out[g] = -1
-            continue
-        r = raw[g]
-        kc = ((r & np.uint64(0xFFFFFFFF)) * m) >> np.uint64(32)
-        kn = ((r >> np.uint64(32)) * m) >> np.uint64(32)
-        out[g] = (nums_left[g, kn] - 1) * CELLS + cells_left[g, kc]
+        _random_game(g, ply, cells_left, nums_left, raw, out)
 
 
 @nb.njit(cache=True, parallel=True)
 def _random_parallel(ply, cells_left, nums_left, raw, out):
     for g in nb.prange(ply.shape[0]):
-        m = np.uint64(CELLS - ply[g])
-        if m == 0:
-            out[g] = -1
-            continue
-        r = raw[g]
-        kc = ((r & np.uint64(0xFFFFFFFF)) * m) >> np.uint64(32)
-        kn = ((r >> np.uint64(32)) * m) >> np.uint64(32)
-        out[g] = (nums_left[g, kn] - 1) * CELLS + cells_left[g, kc]
+        _random_game(g, ply, cells_left, nums_left, raw, out)
 
 
 @nb.njit(cache=True)

@@ -15,19 +15,12 @@ from highway_env import core
 from highway_env.core import QUARTER_TURN, Board, HighwayError, IllegalMoveError, encode_action
 from highway_env.gym_env import HighwayGymEnv, random_policy
 from highway_env.render import A_COLOUR
+from boards import one_hot
 
 ENV_ID = "highway_env/Highway-v0"
 
 # what check_env says about any env reached through make(); not a problem of ours
 _BENIGN = ("is different from the unwrapped version", "Not able to test alternative render modes")
-
-
-def one_hot(board: Board) -> np.ndarray:
-    out = np.zeros((4, 4, 16), dtype=np.int8)
-    for cell, v in enumerate(board.cells):
-        if v:
-            out[cell // 4, cell % 4, v - 1] = 1
-    return out
 
 
 def checked(env):

@@ -21,16 +21,9 @@ from highway_env.core import (
     random_board,
 )
 from highway_env.render import A_COLOUR, B_COLOUR
+from boards import one_hot
 
 AGENTS = ("player_0", "player_1")
-
-
-def one_hot(board: Board) -> np.ndarray:
-    out = np.zeros((4, 4, 16), dtype=np.int8)
-    for cell, v in enumerate(board.cells):
-        if v:
-            out[cell // 4, cell % 4, v - 1] = 1
-    return out
 
 
 def play_random(env, rng):
