@@ -139,3 +139,18 @@ def test_first_move_values_on_a_small_root_and_resume(tmp_path):
     out.write_text("{broken")
     with pytest.raises(RuntimeError, match="cannot resume"):
         first_move_values(config, str(out), progress=False)
+
+
+def test_prove_runs_on_a_local_ray_instance():
+    pytest.importorskip("ray")
+    rng = np.random.default_rng(4)
+    while True:
+        root = random_board(rng, 12)
+        margin = kernel.brute_force_margin(np.array(root.cells))
+        if margin >= 1:
+            break
+    cert = prove(ProofConfig(ray_address="local", tt_bits=10, root=root), progress=False, threshold=margin)
+    assert cert["workers"] == "ray:local"
+    first = root.apply(cert["first_move"]["action"])
+    assert kernel.brute_force_margin(np.array(first.cells)) >= margin
+    assert cert["replies_total"] == len(first.legal_actions())

@@ -255,7 +255,8 @@ def first_move_values(config: ProofConfig, out_path: str, progress: bool = True)
                 done = {m["action"]: m for m in json.load(f)["moves"]}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise RuntimeError(f"cannot resume from {out_path}: {exc}; move it away to start afresh") from None
-    moves = distinct_moves(config.root)
+    # weakest first (reverse search order): their refutations are cheap, so results come early
+    moves = distinct_moves(config.root)[::-1]
     pool = _make_pool(config)
     bar = tqdm(total=len(moves), initial=sum(1 for a, _ in moves if a in done), desc="first moves",
                unit="move", disable=not progress, dynamic_ncols=True)
