@@ -16,8 +16,11 @@ with their images under the symmetries that fix it.
 
 Building (the long runs are for the lead; ``--help`` explains each flag)::
 
-    python -m highway_env.solver.book build --certificate proof/certificate.json --out book.json.gz
-    python -m highway_env.solver.book build --max-ply 1 --shard 0/8 --out part0.json.gz   # solve ply <= 1
+    # from the proof's outputs (instant): plies 0-2 along every winning first move, ply 1 values
+    python -m highway_env.solver.book build --certificate proof/certificate.json \
+        --first-moves proof/first_moves.json --out highway_env/data/book.json.gz
+    # or by solving (long; shard over processes, then merge)
+    python -m highway_env.solver.book build --ply 1 --shard 0/8 --certificate proof/certificate.json --out part0.json.gz
     python -m highway_env.solver.book merge part*.json.gz --out highway_env/data/book.json.gz
     python -m highway_env.solver.book info highway_env/data/book.json.gz
 """
@@ -33,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from highway_env.core import (SYMMETRIES, Board, HighwayError, decode_action, inverse_perm, parse_board,
+from highway_env.core import (SYMMETRIES, Board, HighwayError, inverse_perm, parse_board,
                               transform_action)
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, canonical_cells, canonical_key,
                                       intersect, value_from_bounds)
@@ -232,43 +235,109 @@ def load_book(path: str | Path | None = None, *, cache: bool = True) -> Book:
 
 # ----------------------------------------------------------------------------- from the proof
 
+def _read_json(path: Path, what: str):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise BookError(f"{what} {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
+
+
 def book_from_certificate(path: str | Path, book: Book | None = None) -> Book:
-    """Book entries from a proof certificate (``proof/certificate.json``, see ``solver.prove``):
+    """Book entries from a proof certificate (``proof/certificate.json``, see ``solver.prove``) with
+    threshold t (``threshold``, 1 if absent: "A wins"), from its ``root`` (default the empty board):
 
-    - the empty board: value +1, recommended move A's proven first move;
-    - the position after that move: value +1 (B is lost: any move keeps the value, so no moves);
-    - for each B reply listed (which stands for its symmetric images: they share the canonical key):
-      value +1 and A's winning answer ``a_answer``.
+    - the root: margin >= t, recommended move A's proven first move;
+    - the position after that move: margin >= t (for t >= 1 B is lost: any move keeps the value, so
+      no moves are listed);
+    - for each B reply listed (it stands for its symmetric images: they share the canonical key):
+      margin >= t and, for t >= 1, A's answer ``a_answer`` as the recommended move.
 
-    Every reply must be listed as won (``value`` 1) with an answer, else BookError.
+    Every reply must be proven (``holds`` true, or ``value`` 1 in the older format) with an answer,
+    else BookError. For t <= 0 only the bounds are entered (keeping "margin >= t" need not keep the
+    value, so the answers are not value-keeping moves for certain).
     """
     path = Path(path)
-    try:
-        cert = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise BookError(f"certificate {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
+    cert = _read_json(path, "certificate")
     book = Book(meta={}) if book is None else book
     try:
+        t = int(cert.get("threshold", 1))
+        root = parse_board(cert["root"]) if cert.get("root") else Board()
         first = int(cert["first_move"]["action"])
-        root = Board()
+        if root.to_move != 0 or not root.is_legal(first):
+            raise BookError(f"certificate {str(path)!r}: first move {first} is not a legal move of A at the root")
         after = root.apply(first)
-        book.add(root, 1, UNKNOWN_HI, [first])
-        book.add(after, 1, UNKNOWN_HI)
+        with_moves = t >= 1
+        book.add(root, t, UNKNOWN_HI, [first] if with_moves else [])
+        book.add(after, t, UNKNOWN_HI)
         for row in cert["replies"]:
             reply = int(row["action"])
-            if row.get("value") != 1 or not row.get("a_answer"):
-                raise BookError(f"certificate {str(path)!r}: reply {reply} is not proven won (row {row})")
+            proven = row["holds"] is True if "holds" in row else row.get("value") == 1
+            if not proven or not row.get("a_answer"):
+                raise BookError(f"certificate {str(path)!r}: reply {reply} is not proven (row {row})")
             pos = after.apply(reply)
             answer = int(row["a_answer"]["action"])
             if not pos.is_legal(answer):
                 raise BookError(f"certificate {str(path)!r}: answer {answer} to reply {reply} is illegal")
-            book.add(pos, 1, UNKNOWN_HI, [answer])
-    except (KeyError, TypeError, ValueError) as e:
+            book.add(pos, t, UNKNOWN_HI, [answer] if with_moves else [])
+    except (KeyError, TypeError, ValueError, HighwayError) as e:
         if isinstance(e, BookError):
             raise
         raise BookError(f"certificate {str(path)!r} is malformed ({type(e).__name__}: {e})") from e
-    book.meta.setdefault("sources", []).append({"certificate": str(path), "first_move": first,
+    book.meta.setdefault("sources", []).append({"certificate": str(path), "threshold": t, "first_move": first,
                                                  "replies": len(cert["replies"])})
+    return book
+
+
+def book_from_first_moves(path: str | Path, book: Book | None = None, root: Board | None = None) -> Book:
+    """Book entries from ``python -m highway_env.solver first-moves`` output (``proof/first_moves.json``:
+    the value of each of A's first moves modulo symmetry, from ``root``, default the empty board):
+
+    - each position after a first move: its value, and where B is not lost B's value-keeping reply
+      (the reply that refuted "A wins", for a draw, or "A draws", for a B win);
+    - for each first move that wins: every B reply listed in ``a_answers`` with A's winning answer;
+    - the root: value +1 with the winning first moves if any wins; when the file is ``complete`` the
+      root's value is the best first move's and its moves are all the first moves reaching it.
+    """
+    path = Path(path)
+    doc = _read_json(path, "first-moves file")
+    book = Book(meta={}) if book is None else book
+    root = Board() if root is None else root
+    try:
+        entries = doc["moves"]
+        complete = bool(doc.get("complete", False))
+        values = {}
+        for e in entries:
+            first, value = int(e["action"]), int(e["value"])
+            if value not in (1, 0, -1):
+                raise BookError(f"first-moves file {str(path)!r}: bad value {value} for move {first}")
+            after = root.apply(first)
+            keep = []
+            if value == 0:
+                keep = [int(e["refuted_at_1_by"]["action"])]
+            elif value == -1:
+                keep = [int(e["refuted_at_0_by"]["action"])]
+            book.add(after, *{1: (1, UNKNOWN_HI), 0: (0, 0), -1: (UNKNOWN_LO, -1)}[value], keep)
+            if value == 1:
+                for reply, answer in e.get("a_answers", {}).items():
+                    pos = after.apply(int(reply))
+                    if not pos.is_legal(int(answer)):
+                        raise BookError(f"first-moves file {str(path)!r}: answer {answer} to {first}, {reply} is illegal")
+                    book.add(pos, 1, UNKNOWN_HI, [int(answer)])
+            values[first] = value
+        if values:
+            best = max(values.values())
+            tops = [a for a, v in values.items() if v == best]
+            if complete:
+                bounds = {1: (1, UNKNOWN_HI), 0: (0, 0), -1: (UNKNOWN_LO, -1)}[best]
+                book.add(root, *bounds, tops, all_moves=True)
+            elif best == 1:
+                book.add(root, 1, UNKNOWN_HI, tops)
+    except (KeyError, TypeError, ValueError, HighwayError) as e:
+        if isinstance(e, BookError):
+            raise
+        raise BookError(f"first-moves file {str(path)!r} is malformed ({type(e).__name__}: {e})") from e
+    book.meta.setdefault("sources", []).append({"first_moves": str(path), "complete": complete,
+                                                 "moves": len(values)})
     return book
 
 
@@ -292,12 +361,14 @@ def positions_at(ply: int, root: Board | None = None) -> list[Board]:
 
 
 def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certificate: str | None = None,
+               first_moves: str | None = None,
                store: PositionStore | str | None = None, from_store_max_ply: int | None = None,
                moves: str = "one", shard: tuple[int, int] = (0, 1), time_limit: float | None = None,
                tt_bits: int = 22, book: Book | None = None, progress: bool = True) -> Book:
     """Build a book.
 
     - ``certificate``: add the entries of :func:`book_from_certificate`.
+    - ``first_moves``: add the entries of :func:`book_from_first_moves` (from ``root``).
     - ``plies``: solve every canonical position that many moves after ``root`` (default the empty
       board), split over ``shard = (i, n)`` (this run takes positions i, i+n, ...): its value, and
       the recommended moves per ``moves``: "one" the first value-keeping move in the solver's order,
@@ -317,6 +388,8 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
     start = time.monotonic()
     if certificate:
         book_from_certificate(certificate, book)
+    if first_moves:
+        book_from_first_moves(first_moves, book, root)
     st = store if isinstance(store, PositionStore) or store is None else PositionStore(store)
     if st is not None and from_store_max_ply is not None:
         copied = 0
@@ -327,7 +400,7 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
         book.meta.setdefault("sources", []).append({"store": st.path, "max_ply": from_store_max_ply,
                                                      "positions": copied})
     if plies:
-        oracle = Oracle(book=None, store=st, tt_bits=tt_bits)
+        oracle = Oracle(book=book, store=st, tt_bits=tt_bits)  # positions already in the book are known
         i, n = shard
         todo = []
         for ply in plies:
@@ -336,6 +409,10 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
         bar = tqdm(todo, desc="book positions", unit="pos", disable=not progress, dynamic_ncols=True)
         for board in bar:
             bar.set_postfix(ply=board.ply)
+            have = book.entry(board)
+            if have is not None and have.value is not None and (
+                    have.moves or moves == "none" or have.value == (1 if board.to_move == 1 else -1)):
+                continue  # already settled (e.g. from the certificate)
             deadline = None if time_limit is None else time.monotonic() + time_limit
             value = oracle.value(board.cells, deadline=deadline)
             if value is None:
@@ -380,15 +457,22 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
 
     b = sub.add_parser("build", help="build a book from a proof certificate, a store and/or by solving",
-                       description="Build a book. Sources are combined: --certificate (instant), --from-store "
-                                   "(copy solved bounds), --ply (solve every canonical position at those plies).")
+                       description="Build a book. Sources are combined: --certificate and --first-moves (instant: "
+                                   "the proof's results), --from-store (copy solved bounds), --ply (solve every "
+                                   "canonical position at those plies; long).")
     b.add_argument("--out", required=True, help="book file to write (.json.gz); written atomically")
     b.add_argument("--certificate", help="proof certificate JSON (proof/certificate.json): adds the empty board "
                                          "with A's proven first move, the position after it, and every B reply "
                                          "with A's winning answer")
+    b.add_argument("--first-moves", metavar="PATH",
+                   help="output of 'python -m highway_env.solver first-moves' (proof/first_moves.json): adds the "
+                        "value of every position after A's first move with B's value-keeping reply, A's winning "
+                        "answers to every B reply after each winning first move, and the root")
     b.add_argument("--ply", type=int, action="append", default=[],
-                   help="solve every canonical position this many moves after the root (repeatable; "
-                        "ply 1 = ~70 positions, minutes each; ply 2 = ~15k positions, seconds to a minute each)")
+                   help="solve every canonical position this many moves after the root (repeatable). From the "
+                        "empty board: ply 1 = 96 positions, ~0.5-1 min each on one core where B wins, longer where A "
+                        "wins (a full proof); ply 2 = 7920 positions, seconds to minutes each. Positions the book "
+                        "already settles (e.g. from --certificate) are skipped: give --certificate to every shard")
     b.add_argument("--root", help="start --ply from this board (16 comma-separated numbers) instead of the empty one")
     b.add_argument("--moves", choices=["keeping", "one", "none"], default="one",
                    help="recommended moves to list per solved position: 'one' (default): the first value-keeping "
@@ -418,11 +502,11 @@ def main(argv=None) -> int:
         if args.cmd == "build":
             if args.from_store is not None and not args.store:
                 parser.error("--from-store needs --store")
-            if not (args.certificate or args.ply or args.from_store is not None):
-                parser.error("nothing to build: give --certificate, --ply and/or --from-store")
+            if not (args.certificate or args.first_moves or args.ply or args.from_store is not None):
+                parser.error("nothing to build: give --certificate, --first-moves, --ply and/or --from-store")
             base = Book.load(args.merge_into) if args.merge_into else None
             book = build_book(plies=args.ply, root=parse_board(args.root) if args.root else None,
-                              certificate=args.certificate, store=args.store, from_store_max_ply=args.from_store,
+                              certificate=args.certificate, first_moves=args.first_moves, store=args.store, from_store_max_ply=args.from_store,
                               moves=args.moves, shard=args.shard, time_limit=args.time_limit, tt_bits=args.tt_bits,
                               book=base, progress=not args.no_progress)
             book.save(args.out)

@@ -20,15 +20,25 @@ bound learned is cached, and written to the store for positions with at most ``s
 filled cells.
 
 Honest limits. The value of the position and one value-keeping move are always computed exactly,
-however long it takes (positions with two or fewer numbers placed that are not in the book take the
-solver minutes). The tie-break is exact only when affordable: it is tried from ply
-``exact_min_ply[tiebreak]`` on, within ``budget`` seconds per move; when the budget runs out (or the
-ply is earlier) the player falls back to a value-keeping move found cheaply (the best candidate seen
-so far, else the first value-keeping move in the solver's move order) and says so in
-``last_info["exact"] = False``. Book positions use the book's moves (exact for "random" only when the
-book lists them all). ``last_info`` after each ``act``: value, candidates (number of value-keeping
-moves among which the tie-break chose, None when not enumerated), exact, seconds, source (of the
-value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback), and more.
+however long it takes: positions with one number placed that are not in the book take the solver
+~0.5-1 minute (more where A wins), two numbers placed seconds to a few minutes, the empty board far
+longer. The shipped book (``highway_env/data/book.json.gz``) is what makes the first plies instant;
+build it from the proof's outputs (see :mod:`highway_env.solver.book`).
+
+The tie-break is exact only when affordable. It is attempted from ply ``exact_min_ply[tiebreak]``
+on (default: random 3, margin 5, hardest 7), within ``budget`` seconds (default 2) per move. Before
+plies where every child is cheap (< 8 filled), the player first secures one value-keeping move the
+way the plain solver finds one (first in the solver's move order), then gives the tie-break the
+budget. When the budget runs out, or the ply is earlier, it plays a value-keeping move found cheaply
+(the best candidate fully evaluated so far, else a value-keeping move already found, else the first
+in the solver's order) and sets ``last_info["exact"] = False``. Book positions use the book's moves
+(exact for "random" only when the book lists them all). So a move takes at most about: value +
+one value-keeping move + ``budget``.
+
+``last_info`` after each ``act``: value, candidates (number of moves among which the tie-break chose,
+None when not enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source
+(of the value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback),
+margin (margin tie-break), opponent_replies (hardest tie-break), action.
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, can
 TIEBREAKS = ("random", "margin", "hardest")
 #: From which ply (filled cells) on each tie-break is attempted exactly (measured: earlier it
 #: rarely fits a 2 s budget and the attempt would only waste the budget).
-DEFAULT_EXACT_MIN_PLY = {"random": 0, "margin": 4, "hardest": 6}
+DEFAULT_EXACT_MIN_PLY = {"random": 3, "margin": 5, "hardest": 7}
 #: From which ply on "random" enumerates every value-keeping move (else: first keeper in a
 #: shuffled order, which is the same uniform choice, cheaper).
 ENUMERATE_MIN_PLY = 8
@@ -270,6 +280,7 @@ class PerfectPlayer(Agent):
                              store_max_ply=store_max_ply)
         self.last_info: dict = {}
         self._warm = False
+        self._partial_counts = None
 
     @property
     def store(self) -> PositionStore | None:
@@ -333,14 +344,19 @@ class PerfectPlayer(Agent):
         o = self.oracle
         cells = board.cells
         key = _key(cells)
-        had = key in o.cache
+        had = key in o.cache and value_from_bounds(*o.cache[key]) is not None
         value = o.value(cells, key=key)
         source = "cache" if had and o.origin.get(key) not in ("book", "store") else o.origin.get(key, "solver")
         info = {"ply": board.ply, "mover": "AB"[board.to_move], "tiebreak": self.tiebreak, "value": value,
                 "candidates": None, "exact": False, "source": source, "move_source": None}
-        deadline = None if self.budget is None else time.monotonic() + self.budget
+        t_value = time.monotonic()
+        info["value_seconds"] = t_value - start
+        deadline = None if self.budget is None else t_value + self.budget
         action = self._choose(board, value, rng, deadline, info)
-        info["seconds"] = time.monotonic() - start
+        end = time.monotonic()
+        info["seconds"] = end - start
+        if "fallback_at" in info:
+            info["fallback_seconds"] = end - info.pop("fallback_at")
         info["action"] = action
         self.last_info = info
         return int(action)
@@ -387,6 +403,12 @@ class PerfectPlayer(Agent):
             tb = "random"  # every reply of the lost opponent keeps the value: all moves tie
             info["note"] = "mover wins: every opponent reply keeps the value, hardest = random"
         if board.ply >= self.exact_min_ply[tb]:
+            if board.ply < ENUMERATE_MIN_PLY and deadline is not None:
+                # Expensive region: first secure a value-keeping move the way the plain solver finds
+                # one (its order, its fresh table), then give the exact tie-break the whole budget.
+                t = time.monotonic()
+                self._first_keeper(board, value, child_key, child_cells, keep_cache)
+                deadline += time.monotonic() - t
             try:
                 if tb == "random":
                     if mover_lost:
@@ -476,7 +498,7 @@ class PerfectPlayer(Agent):
     def _fallback(self, board, value, child_key, child_cells, keep_cache, rng, info) -> int:
         """A value-keeping move found cheaply (no deadline: correctness first)."""
         o = self.oracle
-        info.update(move_source="fallback", exact=False)
+        info.update(move_source="fallback", exact=False, fallback_at=time.monotonic())
         counts = getattr(self, "_partial_counts", None)
         self._partial_counts = None
         if self.tiebreak == "hardest" and counts:
@@ -487,11 +509,30 @@ class PerfectPlayer(Agent):
         known = [a for a in child_key if keep_cache.get(child_key[a])]
         if known and self.tiebreak != "margin":
             return int(rng.choice(known))
+        return self._first_keeper(board, value, child_key, child_cells, keep_cache)
+
+    def _first_keeper(self, board, value, child_key, child_cells, keep_cache) -> int:
+        """The first value-keeping move in the solver's move order (no deadline)."""
         a_moves = board.to_move == 0
         for a in ordered_actions(board):
             k = child_key[a]
             if k not in keep_cache:
-                keep_cache[k] = o.keeps(child_cells[k], value, a_moves, None, k)
+                keep_cache[k] = self.oracle.keeps(child_cells[k], value, a_moves, None, k)
             if keep_cache[k]:
                 return int(a)
         raise AssertionError(f"no value-keeping move in {board.to_string()}")  # unreachable
+
+
+def registry_factory(args: list, game, seed: int | None) -> PerfectPlayer:
+    """Factory for ``agents.registry.register_agent("perfect", registry_factory)``: spec
+    ``perfect[:TIEBREAK[:BUDGET]]``, e.g. ``perfect``, ``perfect:margin``, ``perfect:hardest:5``."""
+    if len(args) > 2:
+        raise ValueError(f"perfect spec is perfect[:TIEBREAK[:BUDGET]], got args {args}")
+    tiebreak = args[0] if args else "random"
+    budget = 2.0
+    if len(args) > 1:
+        try:
+            budget = float(args[1])
+        except ValueError:
+            raise ValueError(f"perfect: BUDGET must be a number of seconds, got {args[1]!r}") from None
+    return PerfectPlayer(game, tiebreak=tiebreak, seed=seed, budget=budget, progress=False)

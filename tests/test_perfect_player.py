@@ -1,0 +1,438 @@
+"""The perfect player, the position store and the opening book."""
+
+import gzip
+import json
+import multiprocessing as mp
+import os
+import sqlite3
+
+import numpy as np
+import pytest
+
+from agents.base import Agent
+from highway_env.core import SYMMETRIES, Board, HighwayError, encode_action, parse_board, random_board, \
+    transform_action
+from highway_env.solver import Solver, kernel
+from highway_env.solver.book import (Book, BookError, book_from_certificate, book_from_first_moves, build_book,
+                                     load_book, positions_at)
+from highway_env.solver.player import PerfectPlayer
+from highway_env.solver.reference import reference_move_values
+from highway_env.solver.store import (PositionStore, StoreConflictError, StoreCorruptError, canonical_key,
+                                      value_from_bounds)
+
+
+def sign(x):
+    return (x > 0) - (x < 0)
+
+
+def margin_of(board: Board) -> int:
+    return int(kernel.brute_force_margin(np.array(board.cells, dtype=np.int64)))
+
+
+def child_margins(board: Board) -> dict[int, int]:
+    return {a: margin_of(board.apply(a)) for a in board.legal_actions()}
+
+
+def best_for_mover(board, margins):
+    return max(margins.values()) if board.to_move == 0 else min(margins.values())
+
+
+@pytest.fixture(scope="module")
+def solver():
+    return Solver(tt_bits=18)
+
+
+def make(solver, tiebreak="random", seed=0, **kw):
+    kw.setdefault("book", False)
+    return PerfectPlayer(tiebreak=tiebreak, seed=seed, solver=solver, progress=False, **kw)
+
+
+def positions(seed, empty, n):
+    rng = np.random.default_rng(seed)
+    return [random_board(rng, 16 - empty) for _ in range(n)]
+
+
+# ----------------------------------------------------------------------------- the player
+
+def test_is_an_agent_with_default_game(solver):
+    p = make(solver)
+    assert isinstance(p, Agent)
+    assert p.game.name == "highway"
+    with pytest.raises(ValueError, match="tiebreak"):
+        PerfectPlayer(tiebreak="nope", book=False, solver=solver)
+
+
+@pytest.mark.parametrize("tiebreak", ["random", "margin", "hardest"])
+def test_moves_keep_the_value(solver, tiebreak):
+    player = make(solver, tiebreak)
+    for board in positions(1, 5, 25) + positions(2, 3, 15):
+        margins = child_margins(board)
+        value = sign(best_for_mover(board, margins))
+        action = player.act(board)
+        assert sign(margins[action]) == value, board.to_string()
+        assert player.last_info["value"] == value
+        assert player.last_info["exact"] is True
+
+
+def test_value_keeping_against_python_reference(solver):
+    player = make(solver)
+    for board in positions(3, 4, 8):
+        ref = reference_move_values(board)
+        value = sign(max(ref.values()) if board.to_move == 0 else min(ref.values()))
+        assert player.value_of(board) == value
+        assert player.move_values(board) == {a: sign(m) for a, m in ref.items()}
+        assert player.move_values(board, margin=True) == ref
+        assert sign(ref[player.act(board)]) == value
+
+
+def test_margin_tiebreak_picks_the_best_margin(solver):
+    player = make(solver, "margin")
+    seen_a = seen_b = 0
+    for board in positions(4, 5, 15) + positions(40, 4, 15):
+        margins = child_margins(board)
+        best = best_for_mover(board, margins)
+        action = player.act(board)
+        assert margins[action] == best, board.to_string()
+        assert player.last_info["margin"] == best
+        assert player.last_info["candidates"] == sum(1 for m in margins.values() if m == best)
+        seen_a += board.to_move == 0
+        seen_b += board.to_move == 1
+    assert seen_a and seen_b
+
+
+def _keeping_replies(child: Board, value: int) -> int:
+    return sum(1 for m in child_margins(child).values() if sign(m) == value)
+
+
+def test_hardest_tiebreak_picks_fewest_keeping_replies(solver):
+    player = make(solver, "hardest")
+    checked = 0
+    for board in positions(5, 5, 30) + positions(50, 4, 30):
+        margins = child_margins(board)
+        value = sign(best_for_mover(board, margins))
+        mover_wins = value == (1 if board.to_move == 0 else -1)
+        action = player.act(board)
+        assert sign(margins[action]) == value
+        if mover_wins:  # every reply of the lost opponent keeps the value: all moves tie
+            continue
+        counts = {a: _keeping_replies(board.apply(a), value) for a, m in margins.items() if sign(m) == value}
+        assert counts[action] == min(counts.values()), board.to_string()
+        assert player.last_info["opponent_replies"] == min(counts.values())
+        checked += 1
+    assert checked >= 10
+
+
+def test_random_tiebreak_is_seeded(solver):
+    boards = positions(6, 6, 12)
+    runs = {}
+    for seed in (0, 0, 1, 2):
+        player = make(solver, "random", seed=seed)
+        runs.setdefault(seed, []).append([player.act(b) for b in boards])
+    assert runs[0][0] == runs[0][1]
+    assert runs[0][0] != runs[1][0] or runs[0][0] != runs[2][0]
+    # an explicit rng argument is used
+    p = make(solver)
+    assert [p.act(b, np.random.default_rng(9)) for b in boards] == [p.act(b, np.random.default_rng(9)) for b in boards]
+
+
+def test_random_tiebreak_is_uniform_over_keeping_moves(solver):
+    board = next(b for b in positions(7, 4, 50)
+                 if 3 <= sum(1 for m in child_margins(b).values()
+                             if sign(m) == sign(best_for_mover(b, child_margins(b)))) < len(b.legal_actions()))
+    margins = child_margins(board)
+    value = sign(best_for_mover(board, margins))
+    keeping = {a for a, m in margins.items() if sign(m) == value}
+    player = make(solver, seed=3)
+    picks = [player.act(board) for _ in range(60 * len(keeping))]
+    assert set(picks) == keeping
+
+
+@pytest.mark.parametrize("tiebreak", ["random", "margin", "hardest"])
+def test_never_loses_a_won_position_against_random(solver, tiebreak):
+    rng = np.random.default_rng(8)
+    player = make(solver, tiebreak, seed=1)
+    games = 0
+    while games < 6:
+        board = random_board(rng, 8)
+        value = player.value_of(board)
+        side = board.to_move
+        if value != (1 if side == 0 else -1):
+            continue  # only positions the side to move wins
+        games += 1
+        while not board.is_terminal():
+            if board.to_move == side:
+                action = player.act(board)
+            else:
+                action = int(rng.choice(board.legal_actions()))
+            board = board.apply(action)
+        assert board.outcome().value == value
+
+
+def test_budget_fallback_still_keeps_the_value(solver):
+    player = make(solver, "hardest", budget=0.0)
+    for board in positions(9, 5, 10):
+        margins = child_margins(board)
+        value = sign(best_for_mover(board, margins))
+        mover_wins = value == (1 if board.to_move == 0 else -1)
+        action = player.act(board)
+        assert sign(margins[action]) == value
+        if not mover_wins:
+            assert player.last_info["exact"] is False
+            assert player.last_info["move_source"] == "fallback"
+
+
+def test_accepts_arrays_strings_and_boards(solver):
+    player = make(solver)
+    board = positions(10, 5, 1)[0]
+    for state in (board, board.to_string(), np.array(board.cells, dtype=np.int8), list(board.cells)):
+        assert board.is_legal(player.act(state))
+    actions = player.act_batch(np.array([board.cells, board.cells], dtype=np.int8))
+    assert actions.shape == (2,)
+    with pytest.raises(HighwayError):
+        player.act(Board(tuple(range(1, 17))))
+
+
+def test_player_caches_into_store(solver, tmp_path):
+    path = tmp_path / "solved.sqlite"
+    boards = positions(11, 6, 5)
+    p1 = make(solver, store=path)
+    for b in boards:
+        p1.act(b)
+    p1.close()
+    store = PositionStore(path)
+    assert len(store) > 0
+    for b in boards:
+        assert store.value(b) == sign(margin_of(b))
+    p2 = make(Solver(tt_bits=12), store=store)
+    p2.act(boards[0])
+    assert p2.last_info["source"] == "store"
+
+
+def test_book_moves_are_used(solver):
+    board = positions(12, 6, 1)[0]
+    margins = child_margins(board)
+    value = sign(best_for_mover(board, margins))
+    keeping = sorted(a for a, m in margins.items() if sign(m) == value)
+    book = Book()
+    book.add(board, *{1: (1, 1000), 0: (0, 0), -1: (-1000, -1)}[value], moves=[keeping[0]])
+    player = make(solver, book=book)
+    # a symmetric image of the position gets the image of the move
+    perm = SYMMETRIES["transpose"]
+    image = board.transform(perm)
+    action = player.act(image)
+    assert player.last_info["move_source"] == "book" and player.last_info["source"] == "book"
+    assert action in {transform_action(a, perm) for a in keeping}
+
+
+# ----------------------------------------------------------------------------- the store
+
+def test_canonical_key_matches_core():
+    rng = np.random.default_rng(13)
+    for _ in range(200):
+        b = random_board(rng, int(rng.integers(0, 17)))
+        assert canonical_key(b) == b.canonical().to_string()
+        for perm in SYMMETRIES.values():
+            assert canonical_key(b.transform(perm)) == canonical_key(b)
+
+
+def test_value_from_bounds():
+    assert value_from_bounds(1, 5) == 1
+    assert value_from_bounds(-7, -1) == -1
+    assert value_from_bounds(0, 0) == 0
+    assert value_from_bounds(0, 3) is None
+    assert value_from_bounds(-1000, 1000) is None
+
+
+def test_store_round_trip_and_merge(tmp_path):
+    path = tmp_path / "s.sqlite"
+    b = parse_board("6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,0")
+    with PositionStore(path, batch_size=3) as s:
+        s.put(b, 1, 99)
+        s.put(b.transform(SYMMETRIES["half_turn"]), -5, 7)  # same key
+        assert s.get(b) == (1, 7)  # buffered writes are visible
+        for i in range(10):
+            s.put_key(f"k{i}", -i, i)
+        assert s.get_many(["k1", "k9", "missing"]) == {"k1": (-1, 1), "k9": (-9, 9)}
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+    conn.close()
+    with PositionStore(path) as s:
+        assert s.get(b) == (1, 7)
+        assert s.value(b) == 1
+        s.put(b, 7, 50)
+        assert s.get(b) == (7, 7)
+        assert len(s) == 11
+        with pytest.raises(StoreConflictError):
+            s.put(b, 8, 9)  # contradicts the buffered (7, 7)
+    with PositionStore(path) as s1, PositionStore(path) as s2:
+        with pytest.raises(StoreConflictError):
+            s1.put(b, -3, 2)  # contradicts the stored (7, 7)
+        s1.put_key("new", 0, 5)
+        s1.put_key("other", 0, 0)
+        s2.put_key("new", 6, 9)  # another writer gets there first
+        s2.flush()
+        with pytest.raises(StoreConflictError, match="contradict"):
+            s1.flush()  # reported, not written; the rest of the batch is
+        assert s1.get(b) == (7, 7) and s1.get_key("other") == (0, 0) and s1.get_key("new") == (6, 9)
+
+
+def _writer(path, start):
+    with PositionStore(path, batch_size=50) as s:
+        for i in range(start, start + 200):
+            s.put_key(f"p{i}", -i, i)
+            s.put_key("shared", -1000 + start, 1000 - start)
+
+
+def test_store_several_processes(tmp_path):
+    path = str(tmp_path / "mp.sqlite")
+    PositionStore(path).close()
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    procs = [ctx.Process(target=_writer, args=(path, k * 1000)) for k in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    with PositionStore(path) as s:
+        assert len(s) == 401
+        assert s.get_key("shared") == (0, 0)  # both writes merged
+        assert s.get_key("p1199") == (-1199, 1199)
+
+
+def test_store_corrupt_file(tmp_path):
+    path = tmp_path / "bad.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreCorruptError, match="bad.sqlite"):
+        PositionStore(path)
+    s = PositionStore(path, reset_if_corrupt=True)
+    assert len(s) == 0 and os.path.exists(s.moved_aside)
+    s.close()
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreCorruptError, match="not a position store"):
+        PositionStore(other)
+
+
+def test_store_damaged_pages_raise(tmp_path):
+    path = tmp_path / "dmg.sqlite"
+    with PositionStore(path) as s:
+        for i in range(3000):
+            s.put_key(f"{i:040d}", -i, i)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(path.read_bytes())
+    for off in range(4096 * 3, len(data), 4096):  # scribble over every page header after the third
+        data[off:off + 16] = b"\xff" * 16
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreCorruptError, match="dmg.sqlite"):
+        s = PositionStore(path)
+        for i in range(0, 3000, 7):
+            s.get_key(f"{i:040d}")
+
+
+# ----------------------------------------------------------------------------- the book
+
+def test_shipped_book_loads():
+    book = load_book()
+    root = book.entry(Board())
+    if root is None:
+        pytest.skip("the shipped book has no root entry yet")
+    assert root.value == 1
+    moves, _ = book.moves(Board())
+    assert moves and all(Board().is_legal(a) for a in moves)
+
+
+def test_book_save_load_and_errors(tmp_path):
+    board = parse_board("6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,0")
+    book = Book(meta={"x": 1})
+    book.add(board, 1, 1000, moves=[encode_action(2, 3)])
+    path = tmp_path / "b.json.gz"
+    book.save(path)
+    loaded = Book.load(path)
+    assert loaded.meta == {"x": 1} and len(loaded) == 1
+    e = loaded.entry(board)
+    assert e.value == 1 and e.hi == board.bounds().margin[1]  # clamped to the static bound
+    assert loaded.moves(board)[0] == [encode_action(2, 3)]
+    bad = tmp_path / "bad.json.gz"
+    bad.write_bytes(b"garbage")
+    with pytest.raises(BookError, match="bad.json.gz"):
+        Book.load(bad)
+    bad.write_bytes(gzip.compress(json.dumps({"format": "something else"}).encode()))
+    with pytest.raises(BookError, match="not an opening book"):
+        Book.load(bad)
+
+
+def test_book_from_synthetic_certificate(tmp_path):
+    first = encode_action(16, 3)
+    after = Board().apply(first)
+    replies = [encode_action(1, 0), encode_action(15, 12), encode_action(2, 5)]
+    answers = [encode_action(2, 15), encode_action(1, 0), encode_action(1, 0)]
+    cert = {"threshold": 1, "root": Board().to_string(), "first_move": {"number": 16, "cell": 3, "action": first},
+            "replies": [{"action": r, "orbit": 1, "holds": True, "a_answer": {"action": a}}
+                        for r, a in zip(replies, answers)]}
+    cert["replies"][0]["value"] = 1  # the older format
+    del cert["replies"][0]["holds"]
+    path = tmp_path / "certificate.json"
+    path.write_text(json.dumps(cert))
+    book = book_from_certificate(path)
+    assert len(book) == 2 + len(replies)
+    assert book.entry(Board()).value == 1 and first in book.moves(Board())[0]
+    assert book.entry(after).value == 1 and book.moves(after) is None  # B is lost: any move
+    for r, a in zip(replies, answers):
+        pos = after.apply(r)
+        fixing = [p for p in SYMMETRIES.values() if pos.transform(p) == pos]
+        answers_here = {transform_action(a, p) for p in fixing}  # the answer and its images
+        assert book.value(pos) == 1 and set(book.moves(pos)[0]) == answers_here
+        for perm in SYMMETRIES.values():  # every symmetric image of the reply
+            assert set(book.moves(pos.transform(perm))[0]) == {transform_action(x, perm) for x in answers_here}
+    cert["replies"][1]["holds"] = False
+    path.write_text(json.dumps(cert))
+    with pytest.raises(BookError, match="not proven"):
+        book_from_certificate(path)
+
+
+def test_book_from_first_moves_file(tmp_path):
+    win, draw, loss = encode_action(16, 3), encode_action(1, 5), encode_action(16, 0)
+    doc = {"complete": False, "moves": [
+        {"action": win, "value": 1, "a_answers": {str(encode_action(1, 0)): encode_action(2, 15)}},
+        {"action": draw, "value": 0, "refuted_at_1_by": {"action": encode_action(2, 6)}},
+        {"action": loss, "value": -1, "refuted_at_1_by": {"action": encode_action(1, 1)},
+         "refuted_at_0_by": {"action": encode_action(1, 4)}}]}
+    path = tmp_path / "first_moves.json"
+    path.write_text(json.dumps(doc))
+    book = book_from_first_moves(path)
+    root = Board()
+    assert book.value(root) == 1 and win in book.moves(root)[0] and not book.entry(root).all_moves
+    assert book.value(root.apply(win)) == 1 and book.moves(root.apply(win)) is None
+    assert book.moves(root.apply(win).apply(encode_action(1, 0)))[0][0] == encode_action(2, 15)
+    assert book.value(root.apply(draw)) == 0 and encode_action(2, 6) in book.moves(root.apply(draw))[0]
+    assert book.value(root.apply(loss)) == -1 and encode_action(1, 4) in book.moves(root.apply(loss))[0]
+    doc["complete"] = True
+    path.write_text(json.dumps(doc))
+    assert book_from_first_moves(path).entry(root).all_moves
+
+
+def test_build_book_by_solving(tmp_path):
+    root = positions(14, 5, 1)[0]
+    store = PositionStore(tmp_path / "s.sqlite")
+    book = build_book(plies=[1], root=root, store=store, moves="keeping", progress=False)
+    assert len(book) == len(positions_at(1, root))
+    for key, e in book.entries.items():
+        b = parse_board(key)
+        margins = child_margins(b)
+        value = sign(best_for_mover(b, margins))
+        assert e.value == value
+        mover_lost = value == (1 if b.to_move == 1 else -1)
+        if not mover_lost:
+            assert e.all_moves and set(e.moves) == {a for a, m in margins.items() if sign(m) == value}
+    assert len(store) > 0
+    path = tmp_path / "book.json.gz"
+    book.save(path)
+    player = make(Solver(tt_bits=12), book=str(path))
+    b = parse_board(next(iter(book.entries)))
+    player.act(b)
+    assert player.last_info["source"] == "book"
