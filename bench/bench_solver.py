@@ -40,12 +40,12 @@ def main(argv=None) -> int:
     parser.add_argument("--filled", type=int, nargs="+", default=[4, 6, 8, 10, 12],
                         help="numbers of filled cells to test (default: 4 6 8 10 12)")
     parser.add_argument("--positions", type=int, default=20, help="positions per filled count (default 20)")
-    parser.add_argument("--plain-min-filled", type=int, default=9,
+    parser.add_argument("--plain-min-filled", type=int, default=6,
                         help="run plain alpha-beta only on positions with at least this many filled cells "
-                             "(below, it takes minutes to hours per position; default 9)")
-    parser.add_argument("--plain-seconds", type=float, default=30.0,
+                             "(below, it takes minutes to hours per position; default 6)")
+    parser.add_argument("--plain-seconds", type=float, default=60.0,
                         help="stop running plain alpha-beta on a filled count once it has used this many "
-                             "seconds (default 30)")
+                             "seconds (default 60)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the random positions")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args(argv)
