@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
 import sys
 from pathlib import Path
 
@@ -60,6 +61,22 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     return TrainConfig.from_dict({**base, **given})
 
 
+def keep_previous_run(run_dir: Path) -> Path | None:
+    """A fresh run never overwrites an earlier one: its directory is renamed aside first."""
+    if not run_dir.is_dir() or not any(run_dir.iterdir()):
+        return None
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    aside = run_dir.with_name(f"{run_dir.name}.previous-{stamp}")
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = run_dir.with_name(f"{run_dir.name}.previous-{stamp}-{n}")
+    run_dir.rename(aside)
+    print(f"note: {run_dir} held an earlier run; moved it to {aside} (use --resume to continue a run)",
+          file=sys.stderr)
+    return aside
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     from agents.checkpoint import CheckpointError
@@ -69,7 +86,10 @@ def main(argv=None) -> int:
         cfg = config_from_args(args).validate()
         from agents.trainer import Trainer
 
-        trainer = Trainer(cfg, resume=getattr(args, "resume", False))
+        resume = getattr(args, "resume", False)
+        if not resume:
+            keep_previous_run(Path(cfg.out_dir) / cfg.run)
+        trainer = Trainer(cfg, resume=resume)
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -137,3 +137,17 @@ def test_ray_missing_or_local(tmp_path):
     b = Trainer(tiny(tmp_path, "r1", iterations=2, eval_every=0, workers=1, ray_address="local"))
     b.run()
     assert _same(a, b)
+
+
+def test_fresh_run_moves_an_earlier_run_aside(tmp_path):
+    from train import keep_previous_run
+
+    run = tmp_path / "highway_az"
+    assert keep_previous_run(run) is None  # nothing there yet
+    run.mkdir()
+    (run / "latest.pt").write_bytes(b"earlier run")
+    aside = keep_previous_run(run)
+    assert not run.exists() and (aside / "latest.pt").read_bytes() == b"earlier run"
+    run.mkdir()
+    (run / "latest.pt").write_bytes(b"second")
+    assert keep_previous_run(run) != aside  # never clobbers the first one kept
