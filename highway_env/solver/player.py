@@ -65,6 +65,11 @@ DEFAULT_EXACT_MIN_PLY = {"random": 3, "margin": 5, "hardest": 7}
 ENUMERATE_MIN_PLY = 8
 
 
+
+def _seconds_left(deadline: float | None) -> float | None:
+    """Seconds until ``deadline`` (a time.monotonic() value); None for no deadline."""
+    return None if deadline is None else deadline - time.monotonic()
+
 class _OutOfTime(Exception):
     pass
 
@@ -148,11 +153,9 @@ class Oracle:
             return True
         if hi < t:
             return False
-        limit = None
-        if deadline is not None:
-            limit = deadline - time.monotonic()
-            if limit <= 0:
-                return None
+        limit = _seconds_left(deadline)
+        if limit is not None and limit <= 0:
+            return None
         self.searches += 1
         ans = self.solver.at_least(Board(tuple(cells)), t, time_limit=limit)
         if ans is None:
@@ -180,11 +183,9 @@ class Oracle:
         lo, hi = self.known(cells, key)
         if lo == hi:
             return lo
-        limit = None
-        if deadline is not None:
-            limit = deadline - time.monotonic()
-            if limit <= 0:
-                return None
+        limit = _seconds_left(deadline)
+        if limit is not None and limit <= 0:
+            return None
         self.searches += 1
         r = self.solver.solve(Board(tuple(cells)), margin=True, time_limit=limit)
         if r.value is None:
