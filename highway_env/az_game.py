@@ -339,3 +339,22 @@ class HighwayGame(Game):
         out = np.empty(len(b), np.int64)
         _rollout_kernel(b, int(rng.integers(0, 2**31 - 1)), out)
         return np.sign(out).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------- the perfect agent
+
+def _register_perfect() -> None:
+    """``make_agent("perfect[:tiebreak]")``: the exact solver's player (tie-break random|margin|hardest,
+    default hardest), see :mod:`highway_env.evaluation.perfect`; imported on first use."""
+    from agents.registry import agent_kinds, register_agent
+
+    def factory(args, game, seed):
+        from highway_env.evaluation.perfect import perfect_factory
+
+        return perfect_factory(args, game, seed)
+
+    if "perfect" not in agent_kinds():
+        register_agent("perfect", factory)
+
+
+_register_perfect()

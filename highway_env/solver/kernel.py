@@ -598,9 +598,8 @@ def clear_tt(ctx):
 # ----------------------------------------------------------------------------- plain alpha-beta
 
 @njit(cache=True)
-def _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats, prune):
-    """Textbook alpha-beta, no bounds, ordering or table: the benchmark's baseline. With ``prune``
-    False it is full minimax, the tests' independent brute force."""
+def _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats):
+    """Textbook alpha-beta, no bounds, ordering or table: the baseline the benchmark compares with."""
     stats[S_NODES] += 1
     if n_empty == 0:
         return _final_margin(sums)
@@ -612,35 +611,56 @@ def _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats, pr
         for c in range(16):
             if not (empty_mask >> c) & 1:
                 continue
-            lo, hi = alpha, beta
-            if prune:
-                if a_to_move:
-                    lo = max(alpha, best)
-                else:
-                    hi = min(beta, best)
+            lo = max(alpha, best) if a_to_move else alpha
+            hi = beta if a_to_move else min(beta, best)
             _place(cells, sums, emp, n, c)
             v = _plain(lo, hi, n_empty - 1, unused & ~(1 << (n - 1)), empty_mask & ~(1 << c),
-                       cells, sums, emp, stats, prune)
+                       cells, sums, emp, stats)
             _unplace(cells, sums, emp, n, c)
             best = max(best, v) if a_to_move else min(best, v)
-            if prune and (best >= beta if a_to_move else best <= alpha):
+            if best >= beta if a_to_move else best <= alpha:
                 return best
     return best
 
 
 @njit(cache=True)
-def plain_alphabeta(board, alpha, beta, stats, prune=True):
+def plain_alphabeta(board, alpha, beta, stats):
     cells = np.zeros(16, np.int64)
     sums = np.zeros(40, np.int64)
     emp = np.zeros(40, np.int64)
     n_empty, unused, empty_mask = _load(board, cells, sums, emp)
-    return _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats, prune)
+    return _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats)
+
+
+# Kept apart from _plain on purpose: the tests' brute force must share no pruning code with any
+# search (and one recursive kernel compiled for both uses broke numba's on-disk cache).
+@njit(cache=True)
+def _minimax(n_empty, unused, empty_mask, cells, sums, emp):
+    if n_empty == 0:
+        return _final_margin(sums)
+    a_to_move = (n_empty & 1) == 0
+    best = -INF if a_to_move else INF
+    for n in range(1, 17):
+        if not (unused >> (n - 1)) & 1:
+            continue
+        for c in range(16):
+            if not (empty_mask >> c) & 1:
+                continue
+            _place(cells, sums, emp, n, c)
+            v = _minimax(n_empty - 1, unused & ~(1 << (n - 1)), empty_mask & ~(1 << c), cells, sums, emp)
+            _unplace(cells, sums, emp, n, c)
+            best = max(best, v) if a_to_move else min(best, v)
+    return best
 
 
 @njit(cache=True)
 def brute_force_margin(board):
     """Full minimax with no pruning at all: the independent check for small positions."""
-    return plain_alphabeta(board, -INF, INF, np.zeros(8, np.int64), False)
+    cells = np.zeros(16, np.int64)
+    sums = np.zeros(40, np.int64)
+    emp = np.zeros(40, np.int64)
+    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    return _minimax(n_empty, unused, empty_mask, cells, sums, emp)
 
 
 @njit(cache=True)

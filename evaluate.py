@@ -1,0 +1,329 @@
+#!/usr/bin/env python
+"""Benchmark Highway agents against the perfect player (the exact solver).
+
+    python evaluate.py --agent az:checkpoints/highway_az/latest.pt --agent greedy --agent random --games 20
+    python evaluate.py --agent az:agents/pretrained/highway_az.pt --agent mcts:200 --games 100 --out results/x
+    python evaluate.py ... --json          # also print one JSON object (per agent: accuracy,
+                                           # as_A_vs_perfect, as_B_vs_perfect, elo, ...)
+
+Agents are specs for ``agents.make_agent``: random, greedy, mcts:N, az:PATH[:SIMS], perfect[:TIEBREAK].
+Per agent it measures:
+
+- move accuracy (share of value-keeping moves) on the critical positions of the held-out position
+  set (highway_env/data/positions_v1.npz, solver-labelled), by ply and side; margin given away;
+- full games from the empty board as A against the perfect B and as B against the perfect A;
+- conversion: from set positions its side wins, the share it wins against perfect defence;
+- a round robin between the agents: Elo with bootstrap 95 % confidence intervals.
+
+Output in --out (default results/eval-<time>): report.md, summary.json, agents.csv,
+accuracy_by_ply.csv, PNG plots, and tasks/ (per-task results: rerun the same command after an
+interrupt and finished tasks are skipped). Work runs on --workers processes with a progress bar and
+is reproducible with --seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+QUICK = {"games": 10, "positions": 600, "conversion": 20}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--agent", action="append", metavar="SPEC", default=[],
+                   help="an agent to evaluate (repeat the flag for several): random, greedy, mcts:N, "
+                        "az:PATH[:SIMS], perfect[:random|margin|hardest]")
+    p.add_argument("--games", type=int, default=20,
+                   help="games from the empty board against the perfect player, per side (as A and as B) "
+                        "and per agent (default: %(default)s)")
+    p.add_argument("--rr-games", type=int, default=None,
+                   help="round-robin games per pair of agents, colours alternating (default: 2 x --games)")
+    p.add_argument("--positions", type=int, default=1500,
+                   help="positions sampled from the set for move accuracy and margin loss; 0 = all "
+                        "(default: %(default)s)")
+    p.add_argument("--conversion", type=int, default=40,
+                   help="won positions (for the side to move) sampled from the set and played out "
+                        "against perfect defence, per agent (default: %(default)s)")
+    p.add_argument("--quick", action="store_true",
+                   help=f"small smoke-test sizes ({', '.join(f'--{k} {v}' for k, v in QUICK.items())}) "
+                        "unless given explicitly")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: all cores, %(default)s); 1 = in this process")
+    p.add_argument("--seed", type=int, default=0, help="seed of every sample and game (default: %(default)s)")
+    p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>); "
+                                               "reuse it to resume an interrupted run")
+    p.add_argument("--name", default=None, help="run name for the default --out and the report title")
+    p.add_argument("--positions-file", default=None,
+                   help="position set .npz (default: highway_env/data/positions_v1.npz)")
+    p.add_argument("--perfect-tiebreak", default="hardest", choices=("random", "margin", "hardest"),
+                   help="tie-break of the perfect opponent among value-keeping moves (default: %(default)s)")
+    p.add_argument("--perfect-budget", type=float, default=0.5,
+                   help="seconds per move for the perfect player's exact tie-break before it falls back "
+                        "to another value-keeping move (default: %(default)s)")
+    p.add_argument("--perfect-exact-from-ply", type=int, default=4,
+                   help="from this ply on the perfect player's moves are always proven value-keeping, "
+                        "however long the solver takes; earlier, positions not in the opening book get "
+                        "--perfect-early-budget seconds (default: %(default)s)")
+    p.add_argument("--perfect-early-budget", type=float, default=3.0,
+                   help="seconds per early move (see --perfect-exact-from-ply) (default: %(default)s)")
+    p.add_argument("--store", default="default",
+                   help="solver position store shared by the workers and kept between runs: a path, "
+                        "'default' (the solver's default store) or 'none' (default: %(default)s)")
+    p.add_argument("--rr-perfect", action="store_true", help="also put the perfect player in the round robin")
+    p.add_argument("--chunk", type=int, default=5, help="games per task (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout "
+                                                       "(the table and messages go to stderr)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+class UsageError(Exception):
+    pass
+
+
+def validate(args, argv) -> None:
+    given = set(a.split("=")[0] for a in (argv if argv is not None else sys.argv[1:]))
+    if args.quick:
+        for k, v in QUICK.items():
+            if f"--{k}" not in given:
+                setattr(args, k, v)
+    if not args.agent:
+        raise UsageError("give at least one --agent SPEC (e.g. --agent greedy)")
+    for name, lo in (("games", 0), ("positions", 0), ("conversion", 0), ("workers", 1), ("chunk", 1),
+                     ("perfect_exact_from_ply", 0)):
+        v = getattr(args, name)
+        if v < lo:
+            raise UsageError(f"--{name.replace('_', '-')} must be >= {lo}, got {v}")
+    if args.rr_games is None:
+        args.rr_games = 2 * args.games
+    if args.rr_games < 0:
+        raise UsageError(f"--rr-games must be >= 0, got {args.rr_games}")
+    for name in ("perfect_budget", "perfect_early_budget"):
+        if getattr(args, name) <= 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+    if len(set(args.agent)) != len(args.agent):
+        raise UsageError(f"an agent is given twice: {args.agent}")
+    # build every agent once here: a bad spec or a missing checkpoint fails now, naming it
+    import highway_env.az_game  # noqa: F401  (registers perfect)
+    from agents.registry import AgentSpecError, get_game, make_agent
+    from agents.checkpoint import CheckpointError
+
+    game = get_game("highway")
+    for spec in args.agent:
+        try:
+            if spec.split(":")[0] == "perfect":
+                from highway_env.evaluation.perfect import perfect_factory
+
+                perfect_factory(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
+            else:
+                make_agent(spec, game, seed=0)
+        except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
+            raise UsageError(f"bad agent spec {spec!r}: {e}") from None
+
+
+def make_tasks(args, ps, out_dir: Path) -> tuple[list, dict]:
+    from highway_env.evaluation.tasks import digest, slug
+
+    store = {"default": True, "none": None}.get(args.store, args.store)
+    perfect = {"tiebreak": args.perfect_tiebreak, "budget": args.perfect_budget,
+               "exact_from_ply": args.perfect_exact_from_ply, "early_budget": args.perfect_early_budget,
+               "store": store}
+    pfile = str(args.positions_file) if args.positions_file else None
+    rng = np.random.default_rng([args.seed, 1])
+    n = len(ps)
+    sample = np.sort(rng.permutation(n)[: (args.positions or n)]) if n else np.zeros(0, int)
+    won = np.flatnonzero(ps.value == np.where(ps.mover == 0, 1, -1))
+    conv = np.sort(np.random.default_rng([args.seed, 2]).permutation(won)[: args.conversion])
+    plan = {"sample": sample, "conversion": conv}
+    pkey = {k: v for k, v in perfect.items() if k != "store"}
+    tasks = []
+
+    def add(kind, name, **kw):
+        core = {"kind": kind, "seed_root": args.seed, "perfect": pkey, **kw}
+        key = digest(core)
+        t = {"kind": kind, "perfect": perfect, "positions_file": pfile, **kw}
+        t["id"] = f"{kind}-{slug(name)}-{key}"
+        t["seed"] = [args.seed, int(key, 16) % (2**31)]
+        tasks.append(t)
+
+    chunk_pos = 500
+    for spec in args.agent:
+        for i in range(0, len(sample), chunk_pos):
+            add("moves", spec, agent=spec, index=[int(x) for x in sample[i:i + chunk_pos]],
+                set_version=ps.meta.get("version"))
+        for seat in (0, 1):
+            for g0 in range(0, args.games, args.chunk):
+                add("vs_perfect", f"{spec}-{'AB'[seat]}", agent=spec, seat=seat, g0=g0,
+                    g1=min(args.games, g0 + args.chunk))
+        for i in range(0, len(conv), args.chunk):
+            add("conversion", spec, agent=spec, index=[int(x) for x in conv[i:i + args.chunk]],
+                set_version=ps.meta.get("version"))
+    rr = list(args.agent) + ([f"perfect:{args.perfect_tiebreak}"] if args.rr_perfect else [])
+    if len(rr) > 1:
+        for i in range(len(rr)):
+            for j in range(i + 1, len(rr)):
+                step = 2 * args.chunk
+                for g0 in range(0, args.rr_games, step):
+                    add("match", f"{rr[i]}-vs-{rr[j]}", a=rr[i], b=rr[j], g0=g0, g1=min(args.rr_games, g0 + step))
+    return tasks, {"plan": plan, "rr_agents": rr}
+
+
+def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
+    import multiprocessing as mp
+
+    from tqdm import tqdm
+
+    from highway_env.evaluation.tasks import load_done, run_task, worker_init
+
+    results = {}
+    todo = []
+    for t in tasks:
+        r = load_done(out_dir, t)
+        if r is not None:
+            results[t["id"]] = r
+        else:
+            todo.append(t)
+    weight = {"moves": 1, "vs_perfect": 3, "conversion": 3, "match": 2}
+    todo.sort(key=lambda t: -weight[t["kind"]])
+    bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="evaluation tasks", unit="task",
+               disable=not progress, file=sys.stderr)
+    if todo:
+        if workers > 1 and len(todo) > 1:
+            ctx = mp.get_context("spawn")
+            with ctx.Pool(min(workers, len(todo)), initializer=worker_init) as pool:
+                for r in pool.imap_unordered(run_task, [(t, str(out_dir)) for t in todo]):
+                    results[r["id"]] = r
+                    bar.update(1)
+        else:
+            worker_init()
+            for t in todo:
+                r = run_task((t, str(out_dir)))
+                results[r["id"]] = r
+                bar.update(1)
+    bar.close()
+    return results
+
+
+def summarize(args, ps, tasks, results, info, wall) -> dict:
+    from highway_env.evaluation import metrics
+    from highway_env.evaluation.elo import elo_with_ci
+
+    plan = info["plan"]
+    agents = {}
+    pm = pu = 0
+    for spec in args.agent:
+        a: dict = {}
+        mine = [t for t in tasks if t.get("agent") == spec]
+        acts = {}
+        for t in mine:
+            if t["kind"] == "moves":
+                for i, x in zip(t["index"], results[t["id"]]["actions"]):
+                    acts[i] = x
+        if len(plan["sample"]):
+            sub = ps.subset(plan["sample"])
+            actions = np.array([acts[int(i)] for i in plan["sample"]], np.int64)
+            a["accuracy"] = metrics.accuracy(sub, actions)
+            a["margin_loss"] = metrics.margin_loss(sub, actions)
+        for seat, key in ((0, "as_A_vs_perfect"), (1, "as_B_vs_perfect")):
+            outcomes = []
+            for t in mine:
+                if t["kind"] == "vs_perfect" and t["seat"] == seat:
+                    r = results[t["id"]]
+                    outcomes += [m if seat == 0 else -m for m in r["margins"]]
+                    pm += r["perfect_moves"]
+                    pu += r["unproven_perfect_moves"]
+            a[key] = metrics.wdl(outcomes)
+            a[key]["mean_margin"] = float(np.mean(outcomes)) if outcomes else None
+        conv = []
+        for t in mine:
+            if t["kind"] == "conversion":
+                r = results[t["id"]]
+                conv += [m if ps.ply[i] % 2 == 0 else -m for i, m in zip(r["index"], r["margins"])]
+        a["conversion"] = metrics.conversion(conv)
+        agents[spec] = a
+    names = info["rr_agents"]
+    pairs = []
+    rr = {}
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            ms = []
+            for t in tasks:
+                if t["kind"] == "match" and t["a"] == names[i] and t["b"] == names[j]:
+                    ms += results[t["id"]]["margins_for_a"]
+            w = metrics.wdl(ms)
+            rr[f"{names[i]} vs {names[j]}"] = w
+            pairs.append((i, j, w["win"], w["draw"], w["loss"]))
+    anchor = "random" if "random" in names else (names[0] if names else None)
+    elo = elo_with_ci(names, pairs, anchor=anchor, seed=args.seed) if len(names) > 1 and args.rr_games else {}
+    for spec in args.agent:
+        agents[spec]["elo"] = elo.get(spec)
+    return {
+        "config": {"agents": args.agent, "games": args.games, "rr_games": args.rr_games,
+                   "positions": int(len(plan["sample"])), "conversion": int(len(plan["conversion"])),
+                   "seed": args.seed, "workers": args.workers, "name": args.name,
+                   "perfect_tiebreak": args.perfect_tiebreak, "perfect_budget": args.perfect_budget,
+                   "perfect_exact_from_ply": args.perfect_exact_from_ply,
+                   "perfect_early_budget": args.perfect_early_budget},
+        "position_set": {"file": str(args.positions_file or "highway_env/data/positions_v1.npz"),
+                         "version": ps.meta.get("version"), "size": len(ps)},
+        "agents": agents, "round_robin": rr, "elo": elo, "elo_anchor": anchor,
+        "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(wall, 1),
+    }
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    t0 = time.monotonic()
+    try:
+        validate(args, argv)
+        from highway_env.evaluation.positions import PositionSetError, load_positions
+
+        try:
+            ps = load_positions(args.positions_file)
+        except PositionSetError as e:
+            raise UsageError(str(e)) from None
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    name = args.name or time.strftime("%Y%m%d-%H%M%S")
+    args.name = name
+    out_dir = Path(args.out or f"results/eval-{name}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tasks, info = make_tasks(args, ps, out_dir)
+    try:
+        results = run_tasks(tasks, out_dir, args.workers, not args.no_progress)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: finished tasks are kept in {out_dir}/tasks; rerun the same command to resume",
+              file=sys.stderr)
+        return 130
+    summary = summarize(args, ps, tasks, results, info, time.monotonic() - t0)
+    plots = []
+    if not args.no_plots:
+        from highway_env.evaluation.plots import plot_all
+
+        plots = plot_all(summary, out_dir)
+    from highway_env.evaluation.report import table, write_all
+
+    write_all(out_dir, summary, plots)
+    text = table(summary)
+    if args.json:
+        print(text, file=sys.stderr)
+        print(f"report: {out_dir / 'report.md'}", file=sys.stderr)
+        print(json.dumps(summary))
+    else:
+        print(text)
+        print(f"report: {out_dir / 'report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+"""Benchmarking Highway agents against the exact solver (``python evaluate.py``).
+
+Modules, each small:
+
+- :mod:`~highway_env.evaluation.positions`: the held-out position set (drawing, solver labels,
+  the versioned ``highway_env/data/positions_v1.npz``, ``python -m highway_env.evaluation.positions``).
+- :mod:`~highway_env.evaluation.perfect`: the perfect opponent used in games (the solver's
+  :class:`~highway_env.solver.player.PerfectPlayer` with a time cap on the first plies).
+- :mod:`~highway_env.evaluation.metrics`: move accuracy, margin given away, win/draw/loss tallies.
+- :mod:`~highway_env.evaluation.elo`: Bradley-Terry / Elo fit with bootstrap confidence intervals.
+- :mod:`~highway_env.evaluation.tasks`: the units of work (games, position chunks), cached on disk.
+- :mod:`~highway_env.evaluation.plots` and :mod:`~highway_env.evaluation.report`: PNGs, table,
+  JSON, CSV and the markdown report.
+"""

@@ -1,0 +1,97 @@
+"""Metrics from solver labels and game results: move accuracy, margin given away, W/D/L tallies.
+
+Conventions: values and margins are from A's side (+1 A wins); an agent's move *keeps the value*
+when the position after it has the value of the position (the best the mover can get). Accuracy
+counts only *critical* positions, where at least one legal move does not keep the value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from highway_env.evaluation.positions import ILLEGAL, UNKNOWN, PositionSet
+
+
+def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion k/n (95 % by default); (0, 1) when n == 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+def move_keeps(ps: PositionSet, actions: np.ndarray) -> np.ndarray:
+    """(N,) bool: the action keeps the position's value. Raises on an illegal action."""
+    actions = np.asarray(actions, np.int64)
+    v = ps.values[np.arange(len(ps)), actions]
+    if (v == ILLEGAL).any():
+        i = int(np.flatnonzero(v == ILLEGAL)[0])
+        raise ValueError(f"illegal action {int(actions[i])} in position {i} ({ps.boards[i].tolist()})")
+    return v == ps.value
+
+
+def _rate(k: int, n: int) -> dict:
+    lo, hi = wilson(k, n)
+    return {"correct": int(k), "n": int(n), "rate": (k / n) if n else None, "ci95": [lo, hi]}
+
+
+def accuracy(ps: PositionSet, actions: np.ndarray) -> dict:
+    """Share of value-keeping moves on the critical positions: overall, by ply, by side to move."""
+    keeps = move_keeps(ps, actions)
+    crit = ps.critical()
+    out = _rate(int((keeps & crit).sum()), int(crit.sum()))
+    out["by_ply"] = {}
+    for p in sorted(set(ps.ply[crit].tolist())):
+        m = crit & (ps.ply == p)
+        out["by_ply"][int(p)] = _rate(int((keeps & m).sum()), int(m.sum()))
+    out["by_side"] = {}
+    for side, name in ((0, "A"), (1, "B")):
+        m = crit & (ps.mover == side)
+        out["by_side"][name] = _rate(int((keeps & m).sum()), int(m.sum()))
+    out["all_positions"] = _rate(int(keeps.sum()), len(ps))
+    return out
+
+
+def margin_loss(ps: PositionSet, actions: np.ndarray) -> dict:
+    """Margin given away, from the mover's side: best exact margin among the moves minus the chosen
+    move's margin, on the positions whose move margins are known (0 = a margin-optimal move)."""
+    actions = np.asarray(actions, np.int64)
+    known = ps.margin != UNKNOWN
+    if not known.any():
+        return {"n": 0, "mean": None, "optimal_rate": None, "by_ply": {}}
+    idx = np.flatnonzero(known)
+    chosen = ps.margins[idx, actions[idx]].astype(np.int64)
+    best = ps.margin[idx].astype(np.int64)
+    sign = np.where(ps.mover[idx] == 0, 1, -1)
+    loss = (best - chosen) * sign
+    out = {"n": int(len(idx)), "mean": float(loss.mean()), "optimal_rate": float((loss == 0).mean()),
+           "by_ply": {}}
+    for p in sorted(set(ps.ply[idx].tolist())):
+        m = ps.ply[idx] == p
+        out["by_ply"][int(p)] = {"n": int(m.sum()), "mean": float(loss[m].mean())}
+    return out
+
+
+def wdl(outcomes) -> dict:
+    """Tally of results from the agent's side (+1 win, 0 draw, -1 loss)."""
+    o = np.sign(np.asarray(list(outcomes), np.int64))
+    w, d, l = int((o > 0).sum()), int((o == 0).sum()), int((o < 0).sum())
+    n = w + d + l
+    lo, hi = wilson(w + 0.5 * d, n)
+    return {"win": w, "draw": d, "loss": l, "games": n, "score": ((w + 0.5 * d) / n) if n else None,
+            "score_ci95": [lo, hi]}
+
+
+def conversion(outcomes) -> dict:
+    """From positions the agent's side wins: the share it actually won against perfect defence."""
+    o = np.sign(np.asarray(list(outcomes), np.int64))
+    n = len(o)
+    k = int((o > 0).sum())
+    r = _rate(k, n)
+    return {"positions": n, "won": k, "drawn": int((o == 0).sum()), "lost": int((o < 0).sum()),
+            "rate": r["rate"], "ci95": r["ci95"]}

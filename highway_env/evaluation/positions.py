@@ -1,0 +1,569 @@
+"""The held-out position set: positions from varied play, each labelled by the exact solver.
+
+File ``highway_env/data/positions_v1.npz`` (numpy ``savez_compressed``), arrays:
+
+==============  ============  ==================================================================
+``boards``      (N, 16) int8  the position (0 = empty), a canonical representative (``Board.canonical()``)
+``ply``         (N,) int8     filled cells = moves made; A is to move on even plies
+``values``      (N, 256) int8 value (+1 A wins, 0 draw, -1 B wins; A's side) of the position after
+                              each action; ``ILLEGAL`` (-128) for illegal actions
+``margins``     (N, 256) int8 exact margin minB - minA after each action where labelled (plies
+                              >= ``margin_min_ply`` of ``meta``), else ``UNKNOWN`` (-127); -128 illegal
+``value``       (N,) int8     value of the position (best move value for the side to move)
+``margin``      (N,) int8     exact margin of the position where the move margins are known, else -127
+``source``      (N,) int8     index into ``sources`` (how the position was reached)
+``sources``     (S,) str      source names
+``meta``        () str        JSON: version, seed, per-ply targets and counts, timings, how drawn
+==============  ============  ==================================================================
+
+How it is drawn (``build``): games are played from the empty board by four kinds of players, and
+every position of every game is a candidate:
+
+- ``random``: uniformly random legal moves;
+- ``mcts``: rollout MCTS (``mcts:64``) with 10 % random moves;
+- ``az``: the shipped AlphaZero network's policy (``agents.load_pretrained(simulations=0)``, argmax)
+  with 15 % random moves;
+- ``perfect``: the AlphaZero policy with 30 % random moves up to ply 6, then the solver's
+  value-keeping move (its move order) with 20 % random moves; fewer games (``--perfect-games``),
+  the round robin over sources then takes more from the others (the "perfect with noise" games).
+
+Candidates are deduplicated modulo the four symmetries (``Board.canonical()``), and per ply up to
+``--per-ply`` targets are taken, balanced across the sources (round robin over each source's
+shuffled candidates). Every chosen position is then labelled by :class:`highway_env.solver.Solver`
+(``solve(moves=True, margin=ply >= margin_min_ply)``). Plies 0-1 are left out unless
+``--first-moves`` gives the values of the 96 first moves (ply 0; ply 1 would need 2-filled solves per
+move, minutes each). Per-ply counts, sources and labelling time are in ``meta`` and printed by
+``python -m highway_env.evaluation.positions info``.
+
+Commands (``--help`` explains each flag)::
+
+    python -m highway_env.evaluation.positions build --workers 2          # regenerate (resumable)
+    python -m highway_env.evaluation.positions info [FILE]
+    python -m highway_env.evaluation.positions check [FILE] --sample 50   # re-solve a sample
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
+from highway_env.io import atomic_write_bytes
+
+VERSION = 1
+DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / f"positions_v{VERSION}.npz"
+ILLEGAL = -128
+UNKNOWN = -127
+SOURCES = ("random", "mcts", "az", "perfect")
+
+#: Positions per ply (plies 4..15) of the shipped set; chosen so that the labelling fits ~30 min on
+#: 2 busy cores (measured wall cost per played position on the shared machine: ply 3 ~10 min,
+#: ply 4 ~1 min, ply 6 ~2 s, ply 8 ~0.1 s, later plies milliseconds; margins add ~3-5x). Plies 2-3
+#: are left out for cost.
+DEFAULT_PER_PLY = {4: 6, 5: 40, 6: 300, 7: 800, 8: 2500, 9: 2800, 10: 3000, 11: 3000, 12: 3200,
+                   13: 2600, 14: 1500, 15: 400}
+DEFAULT_MARGIN_MIN_PLY = 9
+#: The noisy-perfect games use the solver from this ply on (before: the AlphaZero policy + noise).
+PERFECT_SOLVER_FROM = 7
+
+
+class PositionSetError(HighwayError):
+    """A position set file that cannot be read (the message names the file)."""
+
+
+# ----------------------------------------------------------------------------- loading
+
+@dataclass
+class PositionSet:
+    boards: np.ndarray
+    ply: np.ndarray
+    values: np.ndarray
+    margins: np.ndarray
+    value: np.ndarray
+    margin: np.ndarray
+    source: np.ndarray
+    sources: tuple
+    meta: dict
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+    @property
+    def mover(self) -> np.ndarray:
+        """0 = A to move, 1 = B."""
+        return (self.ply % 2).astype(np.int8)
+
+    def best_values(self) -> np.ndarray:
+        return self.value
+
+    def critical(self) -> np.ndarray:
+        """Positions where at least one legal move does not keep the value."""
+        legal = self.values != ILLEGAL
+        lo = np.where(legal, self.values, 9).min(axis=1)
+        hi = np.where(legal, self.values, -9).max(axis=1)
+        return lo != hi
+
+    def subset(self, idx) -> "PositionSet":
+        idx = np.asarray(idx)
+        return PositionSet(self.boards[idx], self.ply[idx], self.values[idx], self.margins[idx],
+                           self.value[idx], self.margin[idx], self.source[idx], self.sources, self.meta)
+
+    def counts(self) -> dict:
+        crit = self.critical()
+        out = {}
+        for p in sorted(set(self.ply.tolist())):
+            m = self.ply == p
+            out[int(p)] = {"positions": int(m.sum()), "critical": int((m & crit).sum()),
+                           "with_margins": int((m & (self.margin != UNKNOWN)).sum()),
+                           **{s: int((m & (self.source == i)).sum()) for i, s in enumerate(self.sources)}}
+        return out
+
+
+def load_positions(path: str | os.PathLike | None = None) -> PositionSet:
+    path = Path(DEFAULT_PATH if path is None else path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            d = {k: z[k] for k in z.files}
+        ps = PositionSet(d["boards"].astype(np.int8), d["ply"].astype(np.int8), d["values"].astype(np.int8),
+                         d["margins"].astype(np.int8), d["value"].astype(np.int8),
+                         d["margin"].astype(np.int8), d["source"].astype(np.int8),
+                         tuple(str(s) for s in d["sources"]), json.loads(str(d["meta"])))
+    except FileNotFoundError:
+        raise PositionSetError(f"position set {str(path)!r} not found (build it with "
+                               f"'python -m highway_env.evaluation.positions build')") from None
+    except (KeyError, ValueError, OSError) as e:
+        raise PositionSetError(f"position set {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
+    n = len(ps.boards)
+    if ps.boards.shape != (n, CELLS) or ps.values.shape != (n, NUM_ACTIONS):
+        raise PositionSetError(f"position set {str(path)!r} has bad array shapes")
+    return ps
+
+
+def save_positions(path, ps: PositionSet) -> None:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, boards=ps.boards, ply=ps.ply, values=ps.values, margins=ps.margins,
+                        value=ps.value, margin=ps.margin, source=ps.source,
+                        sources=np.array(ps.sources), meta=np.array(json.dumps(ps.meta, sort_keys=True)))
+    atomic_write_bytes(path, buf.getvalue())
+
+
+# ----------------------------------------------------------------------------- labelling
+
+def label_position(solver, cells, with_margin: bool) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(values (256,), margins (256,), value, margin) of one position by the exact solver."""
+    board = Board(tuple(int(v) for v in cells))
+    r = solver.solve(board, moves=True, margin=with_margin)
+    values = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
+    margins = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
+    for m in r.moves:
+        values[m.action] = m.value
+        margins[m.action] = m.margin if with_margin else UNKNOWN
+    return values, margins, int(r.value), int(r.margin) if with_margin else UNKNOWN
+
+
+_SOLVER = None
+
+
+def _label_chunk(args):
+    """Worker: label one chunk, write it to ``path`` (npz), return its timing."""
+    path, boards, margin_min_ply = args
+    global _SOLVER
+    from highway_env.solver import Solver
+
+    if _SOLVER is None:
+        _SOLVER = Solver()
+    t0 = time.monotonic()
+    n = len(boards)
+    values = np.empty((n, NUM_ACTIONS), np.int8)
+    margins = np.empty((n, NUM_ACTIONS), np.int8)
+    value = np.empty(n, np.int8)
+    margin = np.empty(n, np.int8)
+    for i, cells in enumerate(boards):
+        ply = int((cells != 0).sum())
+        values[i], margins[i], value[i], margin[i] = label_position(_SOLVER, cells, ply >= margin_min_ply)
+    seconds = time.monotonic() - t0
+    buf = io.BytesIO()
+    np.savez(buf, values=values, margins=margins, value=value, margin=margin, seconds=np.float64(seconds))
+    atomic_write_bytes(path, buf.getvalue())
+    return path, n, seconds
+
+
+# ----------------------------------------------------------------------------- drawing positions
+
+def _eps_mix(actions, states, game, rng, eps):
+    from agents.game import sample_legal
+
+    rand = sample_legal(game.legal_masks(states), rng)
+    flip = rng.random(len(states)) < eps
+    return np.where(flip, rand, actions)
+
+
+def _play(game, n, policy, rng) -> np.ndarray:
+    """(n, 17, 16) every position of n games (ply 0..16) with ``policy(states, plies, rng)``."""
+    states = game.initial_states(n)
+    hist = [states.copy()]
+    for ply in range(CELLS):
+        states = game.apply(states, policy(states, ply, rng))
+        hist.append(states.copy())
+    return np.stack(hist, axis=1)
+
+
+def _perfect_games(args):
+    """Worker: ``n`` noisy-perfect games (see the module docstring); returns (n, 17, 16)."""
+    n, seed, solver_from = args
+    import agents
+    from agents.game import sample_legal
+    from agents.registry import get_game
+    from highway_env.solver import Solver
+
+    global _SOLVER
+    if _SOLVER is None:
+        _SOLVER = Solver()
+    game = get_game("highway")
+    rng = np.random.default_rng(seed)
+    az = agents.load_pretrained(simulations=0, seed=seed)
+
+    def policy(states, ply, rng):
+        if ply < solver_from:
+            return _eps_mix(az.act_batch(states, rng), states, game, rng, 0.3)
+        out = sample_legal(game.legal_masks(states), rng)
+        for i in range(len(states)):
+            if rng.random() >= 0.2:
+                out[i] = _SOLVER.solve(Board(tuple(int(v) for v in states[i]))).best
+        return out
+
+    return _play(game, n, policy, rng)
+
+
+def draw_candidates(games_per_source: int, seed: int, pool=None, progress=True, perfect_games: int | None = None) -> dict[str, np.ndarray]:
+    """source -> (games, 17, 16) positions of the games played by that source."""
+    import agents
+    from agents.registry import get_game, make_agent
+
+    game = get_game("highway")
+    out = {}
+    rng = np.random.default_rng([seed, 0])
+    from agents.game import sample_legal
+
+    out["random"] = _play(game, games_per_source, lambda s, p, r: sample_legal(game.legal_masks(s), r), rng)
+    rng = np.random.default_rng([seed, 1])
+    mcts = make_agent("mcts:64", game, seed=seed)
+    out["mcts"] = _play(game, games_per_source, lambda s, p, r: _eps_mix(mcts.act_batch(s, r), s, game, r, 0.1), rng)
+    rng = np.random.default_rng([seed, 2])
+    az = agents.load_pretrained(simulations=0, seed=seed)
+    out["az"] = _play(game, games_per_source, lambda s, p, r: _eps_mix(az.act_batch(s, r), s, game, r, 0.15), rng)
+    chunk = 25
+    ng = games_per_source if perfect_games is None else perfect_games
+    jobs = [(min(chunk, ng - i), seed * 100_003 + i, PERFECT_SOLVER_FROM) for i in range(0, ng, chunk)]
+    mapper = pool.imap if pool is not None else map
+    from tqdm import tqdm
+
+    parts = list(tqdm(mapper(_perfect_games, jobs), total=len(jobs), desc="perfect-with-noise games",
+                      disable=not progress))
+    out["perfect"] = np.concatenate(parts)
+    return out
+
+
+def canonical_array(boards: np.ndarray) -> np.ndarray:
+    """(N, 16) -> (N, 16) the lexicographically least image under the four symmetries."""
+    from highway_env.core import SYMMETRIES, inverse_perm
+
+    boards = np.asarray(boards, np.int8)
+    imgs = []
+    for perm in SYMMETRIES.values():
+        inv = np.asarray(inverse_perm(perm))
+        imgs.append(boards[:, inv])  # new[perm[i]] = old[i]
+    stack = np.stack(imgs, axis=1)  # (N, 4, 16)
+    best = stack[:, 0].copy()
+    for k in range(1, stack.shape[1]):
+        cand = stack[:, k]
+        diff = cand != best
+        first = np.where(diff.any(axis=1), diff.argmax(axis=1), 0)
+        rows = np.arange(len(best))
+        less = diff.any(axis=1) & (cand[rows, first] < best[rows, first])
+        best[less] = cand[less]
+    return best
+
+
+def select(candidates: dict[str, np.ndarray], per_ply: dict[int, int], seed: int):
+    """Deduplicate modulo symmetry and pick up to per_ply[p] positions per ply, balanced across sources.
+    Returns (boards, ply, source) sorted by ply."""
+    rng = np.random.default_rng([seed, 9])
+    seen = set()
+    pools: dict[int, dict[int, list]] = {p: {s: [] for s in range(len(SOURCES))} for p in per_ply}
+    for s, name in enumerate(SOURCES):
+        games = candidates[name]
+        for p in per_ply:
+            canon = canonical_array(games[:, p])
+            order = rng.permutation(len(canon))
+            for i in order:
+                pools[p][s].append(canon[i])
+    boards, plies, sources = [], [], []
+    for p in sorted(per_ply):
+        want = per_ply[p]
+        lists = pools[p]
+        pos = {s: 0 for s in lists}
+        got = 0
+        while got < want and any(pos[s] < len(lists[s]) for s in lists):
+            for s in lists:
+                while pos[s] < len(lists[s]):
+                    b = lists[s][pos[s]]
+                    pos[s] += 1
+                    key = b.tobytes()
+                    if key not in seen:
+                        seen.add(key)
+                        boards.append(b)
+                        plies.append(p)
+                        sources.append(s)
+                        got += 1
+                        break
+                if got >= want:
+                    break
+    return np.array(boards, np.int8).reshape(-1, CELLS), np.array(plies, np.int8), np.array(sources, np.int8)
+
+
+# ----------------------------------------------------------------------------- first moves (ply 0)
+
+def load_first_moves(path) -> dict[int, int] | None:
+    """action -> value of the 256 first moves from ``proof/first_moves.json`` if it is complete.
+
+    Accepted shapes: ``{"moves": [{"action": a, "value": v}, ...]}``, ``[{"action":..}, ...]``, or
+    ``{"<action>": v}``; entries may use ``number``/``cell`` instead of ``action``. Symmetric first
+    moves are filled in from their canonical representative. Returns None if incomplete."""
+    from highway_env.core import SYMMETRIES, transform_action
+
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    rows = doc.get("moves", doc) if isinstance(doc, dict) else doc
+    known: dict[int, int] = {}
+    try:
+        if isinstance(rows, dict):
+            for k, v in rows.items():
+                known[int(k)] = int(v["value"] if isinstance(v, dict) else v)
+        else:
+            for r in rows:
+                a = r["action"] if "action" in r else (int(r["number"]) - 1) * CELLS + int(r["cell"])
+                if r.get("value") is None:
+                    continue
+                known[int(a)] = int(r["value"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    out = {}
+    for a in range(NUM_ACTIONS):
+        for perm in SYMMETRIES.values():
+            b = transform_action(a, perm)
+            if b in known:
+                out[a] = known[b]
+                break
+    return out if len(out) == NUM_ACTIONS else None
+
+
+# ----------------------------------------------------------------------------- build
+
+def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int, seed: int, workers: int,
+          margin_min_ply: int, chunk: int, first_moves: str | None, progress: bool = True,
+          perfect_games: int | None = None) -> PositionSet:
+    import multiprocessing as mp
+
+    from tqdm import tqdm
+
+    work.mkdir(parents=True, exist_ok=True)
+    t_start = time.monotonic()
+    ctx = mp.get_context("spawn")
+    pool = ctx.Pool(workers, initializer=_worker_init) if workers > 1 else None
+    try:
+        sel_path = work / "selection.npz"
+        if sel_path.exists():
+            with np.load(sel_path) as z:
+                boards, plies, sources = z["boards"], z["ply"], z["source"]
+                draw_seconds = float(z["seconds"])
+        else:
+            t0 = time.monotonic()
+            cands = draw_candidates(games_per_source, seed, pool, progress, perfect_games)
+            boards, plies, sources = select(cands, per_ply, seed)
+            draw_seconds = time.monotonic() - t0
+            buf = io.BytesIO()
+            np.savez(buf, boards=boards, ply=plies, source=sources, seconds=np.float64(draw_seconds))
+            atomic_write_bytes(sel_path, buf.getvalue())
+        # chunks: small at early plies (slow to label), so the bar moves and resuming loses little
+        jobs = []
+        i = 0
+        while i < len(boards):
+            p = int(plies[i])
+            size = 1 if p <= 4 else (5 if p <= 5 else (20 if p <= 7 else chunk))
+            j = i
+            while j < len(boards) and j - i < size and plies[j] == p:
+                j += 1
+            jobs.append((str(work / f"chunk_{i:06d}_{j:06d}.npz"), boards[i:j], margin_min_ply))
+            i = j
+        todo = [jb for jb in jobs if not Path(jb[0]).exists()]
+        # longest first: the slow early-ply chunks start at once
+        todo.sort(key=lambda jb: int((jb[1][0] != 0).sum()))
+        bar = tqdm(total=len(boards), initial=len(boards) - sum(len(jb[1]) for jb in todo),
+                   desc="labelling positions", disable=not progress, unit="pos")
+        mapper = pool.imap_unordered if pool is not None else map
+        for _, n, _ in mapper(_label_chunk, todo):
+            bar.update(n)
+        bar.close()
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    n = len(boards)
+    values = np.empty((n, NUM_ACTIONS), np.int8)
+    margins = np.empty((n, NUM_ACTIONS), np.int8)
+    value = np.empty(n, np.int8)
+    margin = np.empty(n, np.int8)
+    label_seconds: dict[int, float] = {}
+    for path, bs, _ in jobs:
+        i, j = (int(x) for x in Path(path).stem.split("_")[1:])
+        with np.load(path) as z:
+            values[i:j], margins[i:j], value[i:j], margin[i:j] = z["values"], z["margins"], z["value"], z["margin"]
+            p = int(plies[i])
+            label_seconds[p] = label_seconds.get(p, 0.0) + float(z["seconds"])
+    parts, ply_list, src_list = [boards], [plies], [sources]
+    vals, mars, v1, m1 = [values], [margins], [value], [margin]
+    fm = load_first_moves(first_moves) if first_moves else None
+    if fm is not None:
+        parts.append(np.zeros((1, CELLS), np.int8))
+        ply_list.append(np.zeros(1, np.int8))
+        src_list.append(np.zeros(1, np.int8))
+        row = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
+        for a, v in fm.items():
+            row[a] = v
+        vals.append(row[None])
+        mars.append(np.where(row == ILLEGAL, ILLEGAL, UNKNOWN).astype(np.int8)[None])
+        v1.append(np.array([row.max()], np.int8))
+        m1.append(np.array([UNKNOWN], np.int8))
+    ps = PositionSet(np.concatenate(parts), np.concatenate(ply_list), np.concatenate(vals), np.concatenate(mars),
+                     np.concatenate(v1), np.concatenate(m1), np.concatenate(src_list), SOURCES, {})
+    order = np.lexsort((np.arange(len(ps)), ps.ply))
+    ps = ps.subset(order)
+    ps.meta = {
+        "format": "highway-position-set", "version": VERSION, "seed": seed, "games_per_source": games_per_source, "perfect_games": perfect_games,
+        "per_ply_target": {str(k): v for k, v in sorted(per_ply.items())}, "margin_min_ply": margin_min_ply,
+        "first_moves": first_moves if fm is not None else None,
+        "ply0": "included (from first_moves)" if fm is not None else
+                "left out: no complete proof/first_moves.json; ply 1 left out (2-filled solve per move)",
+        "counts": {str(k): v for k, v in ps.counts().items()},
+        "label_cpu_seconds_by_ply": {str(k): round(v, 1) for k, v in sorted(label_seconds.items())},
+        "draw_seconds": round(draw_seconds, 1), "build_wall_seconds_last_run": round(time.monotonic() - t_start, 1),
+        "workers": workers, "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "how": "see highway_env/evaluation/positions.py docstring",
+    }
+    save_positions(out, ps)
+    return ps
+
+
+def _worker_init():
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+# ----------------------------------------------------------------------------- CLI
+
+def _parse_per_ply(text: str) -> dict[int, int]:
+    out = {}
+    for part in text.split(","):
+        try:
+            p, n = part.split("=")
+            p, n = int(p), int(n)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"bad --per-ply entry {part!r}: expected PLY=COUNT") from None
+        if not 0 <= p < CELLS or n < 0:
+            raise argparse.ArgumentTypeError(f"bad --per-ply entry {part!r}: ply in 0..15, count >= 0")
+        out[p] = n
+    return out
+
+
+def check(ps: PositionSet, sample: int, seed: int = 0) -> int:
+    """Re-solve ``sample`` random positions (plies >= 4) and count label mismatches."""
+    from highway_env.solver import Solver
+
+    s = Solver()
+    rng = np.random.default_rng(seed)
+    idx = np.flatnonzero(ps.ply >= 4)
+    bad = 0
+    for i in rng.choice(idx, size=min(sample, len(idx)), replace=False):
+        with_m = bool((ps.margins[i] != ILLEGAL).any() and (ps.margins[i][ps.margins[i] != ILLEGAL] != UNKNOWN).all())
+        v, m, val, mar = label_position(s, ps.boards[i], with_m)
+        if not (np.array_equal(v, ps.values[i]) and val == ps.value[i] and (not with_m or np.array_equal(m, ps.margins[i]))):
+            bad += 1
+    return bad
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m highway_env.evaluation.positions", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="draw and label a position set (resumable)",
+                       description="Draw positions from random / MCTS / AlphaZero / noisy-perfect games, "
+                                   "deduplicate modulo symmetry, label each with the solver. Interrupt and "
+                                   "rerun with the same --work to resume (labelled chunks are kept).")
+    b.add_argument("--out", default=str(DEFAULT_PATH), help="output .npz (default: %(default)s)")
+    b.add_argument("--work", default="build/positions-v1",
+                   help="work directory for the selection and labelled chunks; reuse it to resume "
+                        "(default: %(default)s)")
+    b.add_argument("--per-ply", type=_parse_per_ply, default=DEFAULT_PER_PLY,
+                   help="positions per ply as PLY=COUNT,... (default: the shipped set's targets "
+                        + ",".join(f"{k}={v}" for k, v in DEFAULT_PER_PLY.items()) + ")")
+    b.add_argument("--games-per-source", type=int, default=1000,
+                   help="games played by each of the 4 sources to draw candidates from (default: %(default)s)")
+    b.add_argument("--perfect-games", type=int, default=400,
+                   help="games of the (slower) noisy-perfect source (default: %(default)s)")
+    b.add_argument("--seed", type=int, default=1, help="random seed of the drawing (default: %(default)s)")
+    b.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: all cores, %(default)s)")
+    b.add_argument("--margin-min-ply", type=int, default=DEFAULT_MARGIN_MIN_PLY,
+                   help="label exact margins of every move from this ply on (default: %(default)s)")
+    b.add_argument("--chunk", type=int, default=200, help="positions per labelling task at plies >= 6 "
+                                                          "(default: %(default)s)")
+    b.add_argument("--first-moves", default="proof/first_moves.json",
+                   help="values of the first moves; ply 0 is included only if this file is complete "
+                        "(default: %(default)s)")
+    b.add_argument("--no-progress", action="store_true", help="no progress bars")
+    i = sub.add_parser("info", help="per-ply counts and metadata of a set")
+    i.add_argument("file", nargs="?", default=str(DEFAULT_PATH))
+    c = sub.add_parser("check", help="re-solve a random sample and compare with the stored labels")
+    c.add_argument("file", nargs="?", default=str(DEFAULT_PATH))
+    c.add_argument("--sample", type=int, default=50, help="positions to re-solve (default: %(default)s)")
+    args = p.parse_args(argv)
+    try:
+        if args.cmd == "build":
+            for name in ("games_per_source", "workers", "chunk"):
+                if getattr(args, name) < 1:
+                    p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+            ps = build(Path(args.out), Path(args.work), args.per_ply, args.games_per_source, args.seed,
+                       args.workers, args.margin_min_ply, args.chunk, args.first_moves,
+                       progress=not args.no_progress, perfect_games=args.perfect_games)
+            print(json.dumps(ps.meta, indent=1))
+        elif args.cmd == "info":
+            ps = load_positions(args.file)
+            print(json.dumps({"file": args.file, "positions": len(ps), "meta": ps.meta}, indent=1))
+        else:
+            ps = load_positions(args.file)
+            bad = check(ps, args.sample)
+            print(f"{bad} mismatches in {min(args.sample, len(ps))} re-solved positions")
+            return 1 if bad else 0
+    except PositionSetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Terminal table, JSON, CSV and the markdown report of an evaluation (all written atomically)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from highway_env.io import atomic_write_text
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _wdl(r) -> str:
+    return "-" if not r else f"{r['win']}/{r['draw']}/{r['loss']}"
+
+
+def rows(summary: dict) -> list[dict]:
+    out = []
+    for name, a in summary["agents"].items():
+        acc = a.get("accuracy") or {}
+        ml = a.get("margin_loss") or {}
+        conv = a.get("conversion") or {}
+        e = a.get("elo") or {}
+        ra, rb = a.get("as_A_vs_perfect") or {}, a.get("as_B_vs_perfect") or {}
+        out.append({
+            "agent": name,
+            "accuracy": acc.get("rate"), "accuracy_n": acc.get("n"),
+            "accuracy_A": (acc.get("by_side") or {}).get("A", {}).get("rate"),
+            "accuracy_B": (acc.get("by_side") or {}).get("B", {}).get("rate"),
+            "margin_loss": ml.get("mean"), "margin_optimal_rate": ml.get("optimal_rate"),
+            "asA_win": ra.get("win"), "asA_draw": ra.get("draw"), "asA_loss": ra.get("loss"),
+            "asB_win": rb.get("win"), "asB_draw": rb.get("draw"), "asB_loss": rb.get("loss"),
+            "conversion": conv.get("rate"), "conversion_n": conv.get("positions"),
+            "elo": e.get("elo"), "elo_lo": (e.get("ci95") or [None, None])[0],
+            "elo_hi": (e.get("ci95") or [None, None])[1],
+        })
+    return out
+
+
+def table(summary: dict) -> str:
+    head = ["agent", "accuracy", "acc A", "acc B", "margin lost", "as A W/D/L", "as B W/D/L", "conversion",
+            "Elo [95% CI]"]
+    lines = []
+    for r in rows(summary):
+        elo = "-" if r["elo"] is None else f"{r['elo']:.0f} [{r['elo_lo']:.0f}, {r['elo_hi']:.0f}]"
+        a = summary["agents"][r["agent"]]
+        lines.append([r["agent"], _pct(r["accuracy"]), _pct(r["accuracy_A"]), _pct(r["accuracy_B"]),
+                      "-" if r["margin_loss"] is None else f"{r['margin_loss']:.2f}",
+                      _wdl(a.get("as_A_vs_perfect")), _wdl(a.get("as_B_vs_perfect")),
+                      _pct(r["conversion"]), elo])
+    widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(head)]
+    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(l) for l in lines])
+
+
+def write_csv(path: Path, summary: dict) -> None:
+    rs = rows(summary)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rs[0]) if rs else ["agent"])
+    w.writeheader()
+    for r in rs:
+        w.writerow(r)
+    atomic_write_text(path, buf.getvalue())
+
+
+def write_accuracy_csv(path: Path, summary: dict) -> None:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["agent", "ply", "side", "correct", "n", "rate"])
+    for name, a in summary["agents"].items():
+        for p, r in sorted((a.get("accuracy") or {}).get("by_ply", {}).items(), key=lambda kv: int(kv[0])):
+            w.writerow([name, p, "AB"[int(p) % 2], r["correct"], r["n"], r["rate"]])
+    atomic_write_text(path, buf.getvalue())
+
+
+def markdown(summary: dict, plots: list[str]) -> str:
+    c = summary["config"]
+    ps = summary.get("position_set", {})
+    lines = [f"# Evaluation against the perfect player: {c.get('name')}", "",
+             f"Agents: {', '.join('`' + a + '`' for a in summary['agents'])}. Seed {c['seed']}; "
+             f"{c['games']} games per side against the perfect player (`perfect:{c['perfect_tiebreak']}`), "
+             f"{c['rr_games']} games per pair in the round robin, {c['positions']} positions sampled from "
+             f"`{ps.get('file')}` (v{ps.get('version')}, {ps.get('size')} positions), "
+             f"{c['conversion']} conversion play-outs. Wall time {summary.get('wall_seconds', 0):.0f} s "
+             f"on {c['workers']} worker(s).", "",
+             "```", table(summary), "```", "",
+             "- **accuracy**: share of value-keeping moves (the position after the move has the game value "
+             "the mover could get) on *critical* positions, where some legal move loses value; acc A / acc B "
+             "by side to move. Solver labels: every legal move's exact value.",
+             "- **margin lost**: mean of (best exact margin - chosen move's margin) from the mover's side, "
+             "on positions whose move margins are labelled (late plies).",
+             "- **as A / as B W/D/L**: full games from the empty board against the perfect player "
+             f"(tie-break `{c['perfect_tiebreak']}`: among value-keeping moves the one leaving the fewest "
+             "value-keeping replies). A wins Highway with perfect play, so as B the best possible is a loss "
+             "in every game, and as A a win needs every move to keep the win.",
+             "- **conversion**: from set positions the agent's side wins, the share it actually wins when "
+             "the perfect player defends.",
+             "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per pair), "
+             f"anchored at `{summary.get('elo_anchor')}` = 0, 95 % CI from 500 bootstrap resamples of the games.",
+             ""]
+    un = summary.get("perfect_unproven_moves", 0)
+    tot = summary.get("perfect_moves", 0)
+    lines.append(f"The perfect player made {tot} moves in these games; {un} of them (before ply "
+                 f"{c['perfect_exact_from_ply']}, where the solver needs minutes and no book/first-move "
+                 f"table answered within {c['perfect_early_budget']} s) were its solver's static first move, "
+                 "not proven value-keeping.")
+    lines.append("")
+    for p in plots:
+        lines += [f"![{p}]({p})", ""]
+    lines += ["Files: `summary.json` (everything), `agents.csv` (one row per agent), `accuracy_by_ply.csv`, "
+              "`tasks/` (per-task cache; rerun the same command to resume).", ""]
+    return "\n".join(lines)
+
+
+def write_all(out_dir: Path, summary: dict, plots: list[str]) -> None:
+    out_dir = Path(out_dir)
+    atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=1, sort_keys=False))
+    write_csv(out_dir / "agents.csv", summary)
+    write_accuracy_csv(out_dir / "accuracy_by_ply.csv", summary)
+    atomic_write_text(out_dir / "report.md", markdown(summary, plots))

@@ -1,0 +1,195 @@
+"""Units of evaluation work, each cached as a JSON file so an interrupted run resumes where it stopped.
+
+A task is a plain dict (picklable, sent to a worker process): ``kind`` is one of
+
+- ``moves``: the agent's move on a chunk of the position set (``index`` = rows of the set);
+- ``vs_perfect``: games from the empty board against the perfect player (``seat`` 0: the agent is
+  A, 1: B), games ``g0 .. g1-1``;
+- ``conversion``: play-outs from won positions of the set, the agent moving for the winning side
+  and the perfect player defending (``index`` = rows);
+- ``match``: round-robin games between two agents (``a`` is A in even games, B in odd ones).
+
+Every game has its own seed derived from (run seed, task key, game number), so results do not depend
+on the number of workers. The perfect player's tie-break is exact within a per-move time budget
+(see :mod:`highway_env.evaluation.perfect`), so on a much slower machine a tie could be broken
+differently; its moves stay value-keeping from ``exact_from_ply`` on (unproven earlier moves are
+counted and reported).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+
+from highway_env.io import atomic_write_text
+
+_CACHE: dict = {}
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "_", text).strip("_")[-60:]
+
+
+def digest(obj) -> str:
+    return hashlib.sha1(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def task_path(out_dir: Path, task: dict) -> Path:
+    return Path(out_dir) / "tasks" / f"{task['id']}.json"
+
+
+def load_done(out_dir: Path, task: dict):
+    p = task_path(out_dir, task)
+    if p.exists():
+        try:
+            return json.loads(p.read_text())
+        except ValueError:
+            return None
+    return None
+
+
+# ----------------------------------------------------------------------------- in the worker
+
+def worker_init():
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _game():
+    if "game" not in _CACHE:
+        import highway_env.az_game  # noqa: F401  (registers the perfect agent)
+        from agents.registry import get_game
+
+        _CACHE["game"] = get_game("highway")
+    return _CACHE["game"]
+
+
+def get_agent(spec: str, perfect: dict):
+    """One agent object per spec per worker process (the perfect player keeps its caches)."""
+    key = (spec, json.dumps(perfect, sort_keys=True) if spec.startswith("perfect") else "")
+    if key not in _CACHE:
+        game = _game()
+        if spec.split(":")[0] == "perfect":
+            from highway_env.evaluation.perfect import EvalPerfect
+
+            tb = spec.split(":")[1] if ":" in spec else perfect.get("tiebreak", "hardest")
+            store = perfect.get("store")
+            _CACHE[key] = EvalPerfect(game, tiebreak=tb, seed=0, store=store, budget=perfect["budget"],
+                                      exact_from_ply=perfect["exact_from_ply"],
+                                      early_budget=perfect["early_budget"])
+        else:
+            from agents.registry import make_agent
+
+            _CACHE[key] = make_agent(spec, game, seed=0)
+    return _CACHE[key]
+
+
+def _positions(path):
+    if ("ps", path) not in _CACHE:
+        from highway_env.evaluation.positions import load_positions
+
+        _CACHE[("ps", path)] = load_positions(path)
+    return _CACHE[("ps", path)]
+
+
+def play(players, starts: np.ndarray, seeds: list) -> tuple[np.ndarray, int, int]:
+    """Play games from ``starts`` to the end; players[0] moves for A, players[1] for B. Returns final
+    margins (A's side), and the perfect players' (moves, unproven moves) in these games."""
+    from highway_env.evaluation.perfect import EvalPerfect
+
+    game = _game()
+    states = np.array(starts, np.int8).reshape(-1, 16)
+    rngs = [np.random.default_rng(s) for s in seeds]
+    batch_rng = np.random.default_rng([*(int(x) for x in seeds[0]), 7919])
+    pm0 = {id(p): (p.moves, p.unproven_moves) for p in players if isinstance(p, EvalPerfect)}
+    while True:
+        live = ~game.terminal(states)
+        if not live.any():
+            break
+        mover = game.to_play(states)
+        for side in (0, 1):
+            idx = np.flatnonzero(live & (mover == side))
+            if not len(idx):
+                continue
+            p = players[side]
+            if isinstance(p, EvalPerfect):
+                acts = np.array([p.act(states[i], rngs[i]) for i in idx], np.int64)
+            else:
+                acts = p.act_batch(states[idx], batch_rng)
+            states[idx] = game.apply(states[idx], acts)
+    moves = unproven = 0
+    for p in players:
+        if isinstance(p, EvalPerfect) and id(p) in pm0:
+            m0, u0 = pm0.pop(id(p))
+            moves += p.moves - m0
+            unproven += p.unproven_moves - u0
+    return game.margins(states), moves, unproven
+
+
+def run_task(args) -> dict:
+    """Worker entry: run one task, write its result file, return the result."""
+    task, out_dir = args
+    t0 = time.monotonic()
+    perfect = task["perfect"]
+    res: dict = {"id": task["id"], "kind": task["kind"]}
+    if task["kind"] == "moves":
+        ps = _positions(task["positions_file"])
+        agent = get_agent(task["agent"], perfect)
+        idx = np.asarray(task["index"])
+        rng = np.random.default_rng(task["seed"])
+        res["actions"] = [int(a) for a in agent.act_batch(ps.boards[idx], rng)]
+    elif task["kind"] == "vs_perfect":
+        agent = get_agent(task["agent"], perfect)
+        opp = get_agent("perfect:" + perfect["tiebreak"], perfect)
+        players = (agent, opp) if task["seat"] == 0 else (opp, agent)
+        n = task["g1"] - task["g0"]
+        seeds = [[*task["seed"], g] for g in range(task["g0"], task["g1"])]
+        m, moves, unproven = play(players, np.zeros((n, 16), np.int8), seeds)
+        res.update(margins=[int(x) for x in m], perfect_moves=moves, unproven_perfect_moves=unproven)
+    elif task["kind"] == "conversion":
+        ps = _positions(task["positions_file"])
+        agent = get_agent(task["agent"], perfect)
+        opp = get_agent("perfect:" + perfect["tiebreak"], perfect)
+        idx = np.asarray(task["index"])
+        margins = np.zeros(len(idx), np.int64)
+        moves = unproven = 0
+        for parity in (0, 1):
+            sel = np.flatnonzero(ps.ply[idx] % 2 == parity)
+            if not len(sel):
+                continue
+            players = (agent, opp) if parity == 0 else (opp, agent)
+            m, mv, un = play(players, ps.boards[idx[sel]], [[*task["seed"], int(i)] for i in idx[sel]])
+            margins[sel] = m
+            moves += mv
+            unproven += un
+        res.update(index=[int(i) for i in idx], margins=[int(x) for x in margins], perfect_moves=moves,
+                   unproven_perfect_moves=unproven)
+    elif task["kind"] == "match":
+        a = get_agent(task["a"], perfect)
+        b = get_agent(task["b"], perfect)
+        games = np.arange(task["g0"], task["g1"])
+        margins = np.zeros(len(games), np.int64)
+        for parity in (0, 1):
+            sel = np.flatnonzero(games % 2 == parity)
+            if not len(sel):
+                continue
+            players = (a, b) if parity == 0 else (b, a)
+            m, _, _ = play(players, np.zeros((len(sel), 16), np.int8), [[*task["seed"], int(g)] for g in games[sel]])
+            margins[sel] = m * (1 if parity == 0 else -1)  # from a's side
+        res["margins_for_a"] = [int(x) for x in margins]
+    else:  # pragma: no cover
+        raise ValueError(f"unknown task kind {task['kind']!r}")
+    res["seconds"] = round(time.monotonic() - t0, 3)
+    res["pid"] = os.getpid()
+    atomic_write_text(task_path(out_dir, task), json.dumps(res))
+    return res

@@ -1,0 +1,188 @@
+"""evaluate.py and highway_env.evaluation: metrics, Elo, the position set, the perfect agent, the CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+import evaluate
+from highway_env.core import Board, encode_action
+from highway_env.evaluation import metrics
+from highway_env.evaluation.elo import elo_with_ci, fit_bt
+from highway_env.evaluation.positions import (DEFAULT_PATH, ILLEGAL, UNKNOWN, PositionSet, label_position,
+                                              load_positions, save_positions)
+
+
+def _tiny_set():
+    """Three hand-made positions; only the listed actions are legal."""
+    n = 3
+    values = np.full((n, 256), ILLEGAL, np.int8)
+    margins = np.full((n, 256), ILLEGAL, np.int8)
+    # 0: A to move (ply 10), moves 0 -> +1 (margin 3), 1 -> 0 (margin 0): critical
+    values[0, [0, 1]] = [1, 0]
+    margins[0, [0, 1]] = [3, 0]
+    # 1: B to move (ply 11), moves 5 -> -1, 6 -> +1: critical; margins unknown
+    values[1, [5, 6]] = [-1, 1]
+    margins[1, [5, 6]] = UNKNOWN
+    # 2: A to move, every move wins: not critical
+    values[2, [7, 8]] = [1, 1]
+    margins[2, [7, 8]] = [2, 5]
+    return PositionSet(boards=np.zeros((n, 16), np.int8), ply=np.array([10, 11, 10], np.int8), values=values,
+                       margins=margins, value=np.array([1, -1, 1], np.int8), margin=np.array([3, UNKNOWN, 5], np.int8),
+                       source=np.zeros(n, np.int8), sources=("random",), meta={"version": 0})
+
+
+def test_accuracy_counts_only_critical_positions():
+    ps = _tiny_set()
+    assert ps.critical().tolist() == [True, True, False]
+    acc = metrics.accuracy(ps, np.array([0, 6, 7]))
+    assert (acc["correct"], acc["n"]) == (1, 2)
+    assert acc["by_side"]["A"]["rate"] == 1.0 and acc["by_side"]["B"]["rate"] == 0.0
+    assert acc["by_ply"][10]["n"] == 1 and acc["by_ply"][11]["correct"] == 0
+    with pytest.raises(ValueError, match="illegal action"):
+        metrics.move_keeps(ps, np.array([3, 5, 7]))
+
+
+def test_margin_loss_from_the_movers_side():
+    ps = _tiny_set()
+    ml = metrics.margin_loss(ps, np.array([1, 5, 7]))
+    assert ml["n"] == 2  # position 1 has no margins
+    assert ml["mean"] == pytest.approx((3 + 3) / 2)
+    assert metrics.margin_loss(ps, np.array([0, 5, 8]))["mean"] == 0
+
+
+def test_wdl_and_conversion():
+    w = metrics.wdl([3, 0, -1, 2])
+    assert (w["win"], w["draw"], w["loss"], w["games"], w["score"]) == (2, 1, 1, 4, 0.625)
+    c = metrics.conversion([1, 1, 0, -2])
+    assert (c["positions"], c["won"], c["rate"]) == (4, 2, 0.5)
+    assert c["ci95"][0] < 0.5 < c["ci95"][1]
+
+
+def test_elo_ordering_and_ci():
+    names = ["random", "greedy", "strong"]
+    res = [(0, 1, 5, 0, 35), (0, 2, 0, 0, 40), (1, 2, 8, 4, 28)]
+    e = elo_with_ci(names, res, bootstrap=200, seed=1)
+    assert e["random"]["elo"] == 0
+    assert e["random"]["elo"] < e["greedy"]["elo"] < e["strong"]["elo"]
+    for n in names[1:]:
+        lo, hi = e[n]["ci95"]
+        assert lo <= e[n]["elo"] <= hi and hi - lo > 10
+    # equal results -> equal ratings
+    r = fit_bt(2, [(0, 1, 10, 0, 10)])
+    assert abs(r[0] - r[1]) < 1e-6
+
+
+def test_position_set_loads_and_agrees_with_solver():
+    from highway_env.solver import Solver
+
+    ps = load_positions()
+    assert len(ps) >= 20000
+    assert ps.boards.dtype == np.int8 and ps.values.shape == (len(ps), 256)
+    assert (ps.ply == (ps.boards != 0).sum(axis=1)).all()
+    # canonical and unique
+    assert len({b.tobytes() for b in ps.boards}) == len(ps)
+    rng = np.random.default_rng(0)
+    s = Solver(tt_bits=18)
+    for i in rng.choice(np.flatnonzero(ps.ply >= 10), size=12, replace=False):
+        board = Board(tuple(int(v) for v in ps.boards[i]))
+        assert board.canonical() == board
+        v, m, val, mar = label_position(s, ps.boards[i], True)
+        assert np.array_equal(v, ps.values[i]) and val == ps.value[i]
+        known = ps.margins[i] != UNKNOWN
+        assert np.array_equal(m[known], ps.margins[i][known])
+
+
+def test_perfect_agent_registered_and_wins_won_positions_vs_random():
+    import highway_env.az_game  # noqa: F401
+    from agents.registry import AgentSpecError, make_agent
+    from highway_env.evaluation.perfect import EvalPerfect
+    from highway_env.evaluation.tasks import play
+
+    p = make_agent("perfect:hardest", seed=0)
+    assert isinstance(p, EvalPerfect) and p.name == "perfect:hardest"
+    with pytest.raises(AgentSpecError, match="bogus"):
+        make_agent("perfect:bogus")
+    ps = load_positions()
+    won = np.flatnonzero((ps.value == 1) & (ps.ply % 2 == 0) & (ps.ply >= 8))[:4]
+    rnd = make_agent("random", seed=1)
+    margins, moves, unproven = play((p, rnd), ps.boards[won], [[0, i] for i in range(len(won))])
+    assert (margins > 0).all() and unproven == 0 and moves > 0
+
+
+@pytest.mark.slow
+def test_perfect_agent_as_A_wins_from_empty_board_vs_random():
+    import highway_env.az_game  # noqa: F401
+    from agents.registry import make_agent
+    from highway_env.evaluation.tasks import play
+
+    p = make_agent("perfect:hardest", seed=0)
+    margins, _, unproven = play((p, make_agent("random", seed=2)), np.zeros((2, 16), np.int8), [[0, 0], [0, 1]])
+    assert (margins > 0).all() and unproven == 0
+
+
+@pytest.fixture
+def small_set(tmp_path):
+    ps = load_positions()
+    rng = np.random.default_rng(0)
+    idx = np.sort(rng.choice(np.flatnonzero(ps.ply >= 9), size=60, replace=False))
+    sub = ps.subset(idx)
+    path = tmp_path / "small.npz"
+    save_positions(path, sub)
+    return path
+
+
+def _args(out, small_set, *extra):
+    return ["--agent", "random", "--agent", "greedy", "--games", "1", "--rr-games", "4", "--positions", "40",
+            "--conversion", "2", "--workers", "1", "--positions-file", str(small_set), "--out", str(out),
+            "--store", "none", "--perfect-exact-from-ply", "8", "--perfect-early-budget", "0.05",
+            "--no-progress", *extra]
+
+
+def test_json_schema_and_resume(tmp_path, small_set, capsys, monkeypatch):
+    out = tmp_path / "ev"
+    assert evaluate.main(_args(out, small_set, "--json", "--no-plots")) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc["agents"]) == {"random", "greedy"}
+    for a in doc["agents"].values():
+        assert 0 <= a["accuracy"]["rate"] <= 1
+        for k in ("as_A_vs_perfect", "as_B_vs_perfect"):
+            assert {"win", "draw", "loss"} <= set(a[k]) and a[k]["games"] == 1
+        assert "elo" in a and set(a["elo"]) >= {"elo", "ci95"}
+        assert "conversion" in a
+    for f in ("summary.json", "agents.csv", "accuracy_by_ply.csv", "report.md"):
+        assert (out / f).exists()
+    # resume: every task is cached, nothing runs again
+    import highway_env.evaluation.tasks as tasks
+
+    def boom(*a, **k):
+        raise AssertionError("a finished task ran again")
+
+    monkeypatch.setattr(tasks, "run_task", boom)
+    assert evaluate.main(_args(out, small_set, "--json", "--no-plots")) == 0
+    doc2 = json.loads(capsys.readouterr().out)
+    assert doc2["agents"] == doc["agents"]
+
+
+def test_plots_written(tmp_path, small_set):
+    out = tmp_path / "ev"
+    assert evaluate.main(_args(out, small_set)) == 0
+    for f in ("accuracy_by_ply.png", "wdl_vs_perfect.png", "elo_ladder.png"):
+        assert (out / f).stat().st_size > 1000
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--agent", "bogus:3"], "bogus"),
+    (["--agent", "mcts:x"], "mcts:x"),
+    (["--agent", "az:/nonexistent.pt"], "/nonexistent.pt"),
+    (["--agent", "random", "--games", "-1"], "--games"),
+    ([], "--agent"),
+])
+def test_bad_values_exit_2(argv, needle, capsys):
+    assert evaluate.main(argv + ["--no-progress"]) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_default_set_path_is_in_package():
+    assert DEFAULT_PATH.name == "positions_v1.npz" and DEFAULT_PATH.parent.name == "data"
+    assert encode_action(16, 3) == 243
