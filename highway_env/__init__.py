@@ -27,3 +27,7 @@ __version__ = "0.1.0"
 GYM_ENV_ID = "highway_env/Highway-v0"
 if GYM_ENV_ID not in _gymnasium.registry:
     _gymnasium.register(id=GYM_ENV_ID, entry_point="highway_env.gym_env:HighwayGymEnv")
+
+RUSH_HOUR_ENV_ID = "highway_env/RushHour-v0"
+if RUSH_HOUR_ENV_ID not in _gymnasium.registry:
+    _gymnasium.register(id=RUSH_HOUR_ENV_ID, entry_point="highway_env.rushhour.env:RushHourEnv")
