@@ -1,0 +1,162 @@
+"""Exact solver for the Black Path Game: negamax (win/loss only) with a memo on the filled board.
+
+The filled board, packed 2 bits a square into an int, together with the fixed start determines
+the whole position (the path end and the side to move), so it is the memo key. A move loses at
+once if the path runs into the edge; otherwise it wins iff the position it leads to is lost for
+the opponent. The search stops at the first winning move (no draws, so any win is enough).
+
+``solve(rows, cols, start)`` returns a :class:`Result` with the winner (1 or 2), the winning first
+tiles, the number of positions searched and the time taken. ``solve_state(state)`` solves any
+position (the winner is then 1 or 2 as in ``State``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+from highway_env.blackpath.game import _DELTA, EXIT, TILE_NAMES, State, new_game, move_name
+
+__all__ = ["Result", "solve", "solve_state", "brute_force_winner", "solve_all_starts"]
+
+
+@dataclass
+class Result:
+    rows: int
+    cols: int
+    start: str
+    winner: int  # 1 or 2: who wins from the position with perfect play
+    to_move: int  # the player to move in the solved position
+    winning_tiles: list[int] = field(default_factory=list)  # the to-move player's winning tiles
+    winning_moves: list[str] = field(default_factory=list)  # the same in notation
+    states: int = 0  # positions searched (memo entries)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "winner": self.winner,
+            "rows": self.rows,
+            "cols": self.cols,
+            "start": self.start,
+            "to_move": self.to_move,
+            "winning_first_tiles": [TILE_NAMES[t] for t in self.winning_tiles],
+            "winning_moves": self.winning_moves,
+            "states_searched": self.states,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+class _Search:
+    def __init__(self, rows: int, cols: int):
+        n = rows * cols
+        self.n = n
+        # NEXT[square * 4 + exit_side] = neighbour * 4 + entry side, or -1 at the edge
+        nxt = []
+        for sq in range(n):
+            r, c = divmod(sq, cols)
+            for side in range(4):
+                dr, dc = _DELTA[side]
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < rows and 0 <= cc < cols:
+                    nxt.append((rr * cols + cc) * 4 + (side + 2) % 4)
+                else:
+                    nxt.append(-1)
+        self.next = nxt
+        self.memo: dict[int, bool] = {}
+
+    def advance(self, key: int, sq: int, entry: int) -> int:
+        """From the path end (sq, entry) follow filled squares; -> sq*4+entry of an empty square or -1."""
+        nxt = self.next
+        while True:
+            t = (key >> (2 * sq)) & 3
+            if t == 0:
+                return sq * 4 + entry
+            pos = nxt[sq * 4 + EXIT[t][entry]]
+            if pos < 0:
+                return -1
+            sq, entry = pos >> 2, pos & 3
+
+    def wins(self, key: int, sq: int, entry: int) -> bool:
+        """True iff the player to move (to fill ``sq``, entered by ``entry``) wins."""
+        memo = self.memo
+        got = memo.get(key)
+        if got is not None:
+            return got
+        nxt = self.next
+        advance = self.advance
+        wins = self.wins
+        shift = 2 * sq
+        result = False
+        for t in (1, 2, 3):
+            pos = nxt[sq * 4 + EXIT[t][entry]]
+            if pos < 0:
+                continue  # this tile runs into the edge: it loses
+            k2 = key | (t << shift)
+            pos = advance(k2, pos >> 2, pos & 3)
+            if pos < 0:
+                continue
+            if not wins(k2, pos >> 2, pos & 3):
+                result = True
+                break
+        memo[key] = result
+        return result
+
+
+def _move_outcome(search: _Search, key: int, sq: int, entry: int, t: int) -> bool:
+    """True iff tile ``t`` wins for the player to move."""
+    pos = search.next[sq * 4 + EXIT[t][entry]]
+    if pos < 0:
+        return False
+    k2 = key | (t << (2 * sq))
+    pos = search.advance(k2, pos >> 2, pos & 3)
+    if pos < 0:
+        return False
+    return not search.wins(k2, pos >> 2, pos & 3)
+
+
+def solve_state(state: State) -> Result:
+    """Solve a position exactly: the winner and every winning tile for the side to move."""
+    t0 = time.perf_counter()
+    if state.is_over:
+        return Result(state.rows, state.cols, state.start, state.winner, state.to_move,
+                      states=0, seconds=time.perf_counter() - t0)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 4 * state.rows * state.cols + 1000))
+    try:
+        search = _Search(state.rows, state.cols)
+        key = state.key()
+        winning = [t for t in (1, 2, 3) if _move_outcome(search, key, state.square, state.entry, t)]
+    finally:
+        sys.setrecursionlimit(old)
+    mover = state.to_move
+    winner = mover if winning else 3 - mover
+    return Result(
+        state.rows, state.cols, state.start, winner, mover, winning,
+        [move_name(state.square, t, state.cols) for t in winning],
+        states=len(search.memo), seconds=time.perf_counter() - t0,
+    )
+
+
+def solve(rows: int = 4, cols: int = 4, start: str | tuple[int, int] = "A1:top") -> Result:
+    """Who wins the empty ``rows x cols`` board from ``start`` with perfect play (1 or 2)."""
+    return solve_state(new_game(rows, cols, start))
+
+
+def solve_all_starts(rows: int, cols: int) -> dict[str, int]:
+    """{start ("A1:top", ...): winner} for every boundary side of the board."""
+    from highway_env.blackpath.game import boundary_starts, start_name
+
+    return {start_name(sq, side, cols): solve(rows, cols, (sq, side)).winner
+            for sq, side in boundary_starts(rows, cols)}
+
+
+def brute_force_winner(state: State) -> int:
+    """Plain minimax over ``State.play`` with no memo (a cross-check for tiny boards)."""
+    if state.is_over:
+        return state.winner
+    mover = state.to_move
+    for t in (1, 2, 3):
+        if brute_force_winner(state.play(t)) == mover:
+            return mover
+    return 3 - mover
