@@ -1,0 +1,361 @@
+"""Environments for Jumping Farther & Farther: a PettingZoo AEC env (two players) and a Gymnasium
+env (solitaire); import the AEC one as ``from highway_env import jumping_v0``.
+"""
+# noqa: D212, D415
+"""
+# Jumping Farther & Farther
+
+| Import             | `from highway_env import jumping_v0`             |
+|--------------------|--------------------------------------------------|
+| Actions            | Discrete                                         |
+| Parallel API       | No                                               |
+| Agents             | `agents= ['player_0', 'player_1']`               |
+| Action Values      | Discrete(n*n): the target square `r * n + c`     |
+| Observation Shape  | (n, n) plus a (n*n,) action mask                 |
+| Observation Values | [0, n*n]                                         |
+
+`player_0` places the odd integers (1, 3, ...), `player_1` the even ones; see
+`highway_env.jumping.game` for the rules.
+
+### Observation
+A dict with `observation`: int16 (n, n) grid of the integers placed (0 = empty), the same for both
+agents (it determines the whole state: the last square holds the largest integer), and
+`action_mask`: int8 (n*n,), 1 on legal target squares for the agent to move (all zeros for the
+other agent and at the end).
+
+### Rewards
+Only at the end: +1 to the player with the higher score, -1 to the other, 0 to both on a tie
+(the sign of the score difference). Illegal moves through `env()` end the game with -1 for the
+offender (PettingZoo's `TerminateIllegalWrapper`); `raw_env` raises `IllegalMoveError`.
+
+### Infos
+`infos[agent]` (same for both): `scores` [player_0, player_1], `ply`, `last` (square or -1),
+`last_jump`, `points` (scored by the last move), `score_diff` (player_0 - player_1).
+
+### Reset options
+`options={"moves": [sq, ...]}` starts after placing 1, 2, ... on those squares. `n` is a
+constructor argument (default 4).
+
+### Rendering
+`"human"` (prints), `"ansi"` (returns text), `"rgb_array"` (H x W x 3 uint8 image with the numbers,
+the last one highlighted).
+"""
+
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state
+
+AGENTS = ("player_0", "player_1")
+RENDER_MODES = ("human", "ansi", "rgb_array")
+
+_BACKGROUND = (250, 248, 240)
+_GRID = (60, 60, 60)
+_EMPTY = (228, 226, 218)
+_TEXT = (20, 20, 20)
+_COLOURS = ((214, 48, 49), (9, 98, 204))  # odd (player_0) red, even (player_1) blue
+_LAST = (255, 220, 120)
+
+
+# ----------------------------------------------------------------------------- rendering
+
+def render_ansi(state: State, numbers, solitaire: bool = False) -> str:
+    n = state.n
+    w = len(str(n * n))
+    lines = []
+    for r in range(n):
+        cells = []
+        for c in range(n):
+            sq = r * n + c
+            v = numbers[sq]
+            txt = "." * 1 if v == 0 else str(v)
+            txt = txt.rjust(w)
+            cells.append(f"[{txt}]" if sq == state.last else f" {txt} ")
+        lines.append("".join(cells))
+    if solitaire:
+        status = f"score {state.scores[0] + state.scores[1]}"
+    else:
+        status = f"scores player_0 (odd) {state.scores[0]}, player_1 (even) {state.scores[1]}"
+    if state.is_terminal():
+        status += f"; game over after {state.ply}"
+    else:
+        who = "" if solitaire else f" by {AGENTS[state.to_move]}"
+        status += f"; next {state.next_number}{who}, last jump {state.jump}"
+    lines.append(status)
+    return "\n".join(lines) + "\n"
+
+
+def _font(size: int):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # pragma: no cover - old Pillow
+        return ImageFont.load_default()
+
+
+def render_rgb(state: State, numbers, solitaire: bool = False, cell_px: int = 64) -> np.ndarray:
+    from PIL import Image, ImageDraw
+
+    n = state.n
+    margin, caption = 8, 28
+    size = n * cell_px + 2 * margin
+    img = Image.new("RGB", (size, size + caption), _BACKGROUND)
+    draw = ImageDraw.Draw(img)
+    font = _font(cell_px // 2)
+    small = _font(14)
+    for sq in range(n * n):
+        r, c = divmod(sq, n)
+        x0, y0 = margin + c * cell_px, margin + r * cell_px
+        v = numbers[sq]
+        fill = _LAST if sq == state.last else (_EMPTY if v == 0 else (255, 255, 255))
+        draw.rectangle([x0, y0, x0 + cell_px, y0 + cell_px], fill=fill, outline=_GRID, width=2)
+        if v:
+            colour = _TEXT if solitaire else _COLOURS[(v - 1) % 2]
+            draw.text((x0 + cell_px / 2, y0 + cell_px / 2), str(v), fill=colour, font=font, anchor="mm")
+    text = render_ansi(state, numbers, solitaire).strip().splitlines()[-1]
+    draw.text((margin, size + 4), text, fill=_TEXT, font=small)
+    return np.asarray(img, dtype=np.uint8).copy()
+
+
+def _replay(n: int, moves) -> tuple[State, list[int]]:
+    s = initial_state(n)
+    numbers = [0] * (n * n)
+    for sq in moves:
+        if s.is_terminal():
+            raise IllegalMoveError(f"the game is over after {s.ply} integers")
+        s, _ = s.apply(sq)
+        numbers[s.last] = s.ply
+    return s, numbers
+
+
+# ----------------------------------------------------------------------------- PettingZoo AEC
+
+def env(**kwargs):
+    env = raw_env(**kwargs)
+    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    env = wrappers.OrderEnforcingWrapper(env)
+    return env
+
+
+class raw_env(AECEnv, EzPickle):
+    metadata = {
+        "render_modes": list(RENDER_MODES),
+        "name": "jumping_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(self, n: int = 4, render_mode: str | None = None):
+        EzPickle.__init__(self, n, render_mode)
+        super().__init__()
+        self.n = check_n(n)
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise JumpingError(f"unknown render_mode {render_mode!r}; expected None or one of {RENDER_MODES}")
+        self.render_mode = render_mode
+        cells = self.n * self.n
+        self.agents = list(AGENTS)
+        self.possible_agents = self.agents[:]
+        self.action_spaces = {a: spaces.Discrete(cells) for a in self.agents}
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(low=0, high=cells, shape=(self.n, self.n), dtype=np.int16),
+                    "action_mask": spaces.Box(low=0, high=1, shape=(cells,), dtype=np.int8),
+                }
+            )
+            for a in self.agents
+        }
+        self._state = initial_state(self.n)
+        self._numbers = [0] * cells
+        self._points = 0
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    @property
+    def game_state(self) -> State:
+        return self._state
+
+    def observe(self, agent):
+        obs = np.array(self._numbers, dtype=np.int16).reshape(self.n, self.n)
+        if agent == self.agent_selection and not self._state.is_terminal():
+            mask = self._state.action_mask()
+        else:
+            mask = np.zeros(self.n * self.n, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        return np.array(self._numbers, dtype=np.int16).reshape(self.n, self.n)
+
+    def _set_infos(self) -> None:
+        s = self._state
+        self.infos = {
+            a: {
+                "scores": [s.scores[0], s.scores[1]],
+                "score_diff": s.scores[0] - s.scores[1],
+                "ply": s.ply,
+                "last": s.last,
+                "last_jump": s.jump,
+                "points": self._points,
+            }
+            for a in self.agents
+        }
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        try:
+            new, pts = self._state.apply(action)
+        except IllegalMoveError as e:
+            raise IllegalMoveError(f"{agent}: {e}") from None
+        self._cumulative_rewards[agent] = 0
+        self._clear_rewards()
+        self._state = new
+        self._numbers[new.last] = new.ply
+        self._points = pts
+        if new.is_terminal():
+            diff = new.scores[0] - new.scores[1]
+            sign = (diff > 0) - (diff < 0)
+            self.rewards[AGENTS[0]] = sign
+            self.rewards[AGENTS[1]] = -sign
+            self.terminations = dict.fromkeys(self.agents, True)
+        self.agent_selection = AGENTS[new.to_move]
+        self._set_infos()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def reset(self, seed=None, options=None):
+        moves = (options or {}).get("moves") or []
+        state, numbers = _replay(self.n, moves)
+        if state.is_terminal() and state.ply > 0:
+            raise JumpingError("options['moves'] ends the game: there is no move left to play")
+        self._state, self._numbers, self._points = state, numbers, 0
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self._set_infos()
+        self.agent_selection = AGENTS[state.to_move]
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "rgb_array":
+            return render_rgb(self._state, self._numbers)
+        text = render_ansi(self._state, self._numbers)
+        if self.render_mode == "human":
+            print(text, end="")
+            return None
+        return text
+
+    def close(self):
+        pass
+
+
+# ----------------------------------------------------------------------------- Gymnasium solitaire
+
+class SolitaireEnv(gymnasium.Env):
+    """Solitaire: one player places every integer; reward = points scored by each move.
+
+    Observation: int16 (n, n) grid of the integers placed (0 = empty). Action: target square.
+    Legal moves: ``action_masks()`` (sb3-contrib's MaskablePPO convention) and
+    ``info["action_mask"]``. An illegal action ends the episode with reward ``illegal_reward``
+    (default -1) and ``info["illegal"] = True``. ``reset(options={"moves": [...]})`` starts after
+    the given squares.
+    """
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+
+    def __init__(self, n: int = 4, render_mode: str | None = None, illegal_reward: float = -1.0):
+        self.n = check_n(n)
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise JumpingError(f"unknown render_mode {render_mode!r}; expected None or one of {RENDER_MODES}")
+        self.render_mode = render_mode
+        self.illegal_reward = float(illegal_reward)
+        cells = self.n * self.n
+        self.action_space = spaces.Discrete(cells)
+        self.observation_space = spaces.Box(low=0, high=cells, shape=(self.n, self.n), dtype=np.int16)
+        self._state = initial_state(self.n)
+        self._numbers = [0] * cells
+        self._over = False
+
+    @property
+    def game_state(self) -> State:
+        return self._state
+
+    @property
+    def score(self) -> int:
+        return self._state.scores[0] + self._state.scores[1]
+
+    def _obs(self) -> np.ndarray:
+        return np.array(self._numbers, dtype=np.int16).reshape(self.n, self.n)
+
+    def action_masks(self) -> np.ndarray:
+        if self._over or self._state.is_terminal():
+            return np.zeros(self.n * self.n, dtype=bool)
+        return self._state.action_mask().astype(bool)
+
+    def _info(self, points: int = 0, illegal: bool = False) -> dict[str, Any]:
+        s = self._state
+        return {
+            "score": self.score,
+            "points": points,
+            "ply": s.ply,
+            "last": s.last,
+            "last_jump": s.jump,
+            "action_mask": self.action_masks().astype(np.int8),
+            "illegal": illegal,
+        }
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        moves = (options or {}).get("moves") or []
+        self._state, self._numbers = _replay(self.n, moves)
+        self._over = self._state.is_terminal() and self._state.ply > 0
+        if self._over:
+            raise JumpingError("options['moves'] ends the game: there is no move left to play")
+        return self._obs(), self._info()
+
+    def step(self, action):
+        if self._over:
+            raise JumpingError("step() after the episode ended; call reset()")
+        try:
+            new, pts = self._state.apply(int(action))
+        except IllegalMoveError:
+            self._over = True
+            return self._obs(), self.illegal_reward, True, False, self._info(illegal=True)
+        self._state = new
+        self._numbers[new.last] = new.ply
+        terminated = new.is_terminal()
+        self._over = terminated
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), float(pts), terminated, False, self._info(points=pts)
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "rgb_array":
+            return render_rgb(self._state, self._numbers, solitaire=True)
+        text = render_ansi(self._state, self._numbers, solitaire=True)
+        if self.render_mode == "human":
+            print(text, end="")
+            return None
+        return text

@@ -1,0 +1,287 @@
+"""Exact solvers for Jumping Farther & Farther.
+
+* two-player: negamax on the score difference. ``value`` = player 1's score minus player 2's
+  under optimal play by both (each maximising its own score minus the other's).
+* solitaire: the maximum total score.
+
+Both search the game tree depth first with a memo keyed on ``(occupancy, last square, last jump)``
+(the side to move is the parity of the occupancy, so it is implied). The value stored is the
+*future* score (difference) from that state: the score so far is not part of it. The memo is an
+open-addressing hash table (int64 entries = ``key << 8 | (value + 128)``, 0 = empty) over reachable
+states only, grown by doubling inside the numba kernel. The first move is restricted to one square
+per orbit of the 8 board symmetries (the game is invariant under them).
+
+A plain-Python reference (:func:`solve_reference`, dict memo) is kept for tests.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from highway_env.jumping.game import check_n, orbit_representatives, rays, rays_array
+
+
+@numba.njit(cache=True, inline="always")
+def _hash(key, mask):
+    h = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(29)
+    return np.int64(h & np.uint64(mask))
+
+
+@numba.njit(cache=True)
+def _lookup(table, key):
+    """The stored value + 128 or -1."""
+    mask = table.shape[0] - 1
+    i = _hash(key, mask)
+    while True:
+        e = table[i]
+        if e == 0:
+            return -1
+        if (e >> 8) == key:
+            return e & 255
+        i = (i + 1) & mask
+
+
+@numba.njit(cache=True)
+def _insert(table, key, v):
+    mask = table.shape[0] - 1
+    i = _hash(key, mask)
+    entry = (key << 8) | (v + 128)
+    while True:
+        e = table[i]
+        if e == 0:
+            table[i] = entry
+            return
+        i = (i + 1) & mask
+
+
+@numba.njit(cache=True)
+def _grow(table):
+    new = np.zeros(table.shape[0] * 2, dtype=np.int64)
+    for i in range(table.shape[0]):
+        e = table[i]
+        if e != 0:
+            _insert(new, e >> 8, (e & 255) - 128)
+    return new
+
+
+@numba.njit(cache=True)
+def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
+    """Depth-first search from the empty board. Returns (value, best root index, table);
+    ``stats`` gets [states stored, nodes expanded, aborted]."""
+    cells = n * n
+    depth = cells + 2
+    occ_s = np.zeros(depth, dtype=np.int64)
+    last_s = np.zeros(depth, dtype=np.int64)
+    jump_s = np.zeros(depth, dtype=np.int64)
+    key_s = np.zeros(depth, dtype=np.int64)
+    best_s = np.zeros(depth, dtype=np.int64)
+    gain_s = np.zeros(depth, dtype=np.int64)
+    mv_n = np.zeros(depth, dtype=np.int64)
+    mv_i = np.zeros(depth, dtype=np.int64)
+    mv_t = np.zeros((depth, cells), dtype=np.int64)
+    mv_d = np.zeros((depth, cells), dtype=np.int64)
+    stored = 0
+    nodes = 1
+    best_root = -1
+    limit = table.shape[0] // 2
+
+    # root: the empty board, moves = orbit representatives, no jump
+    sp = 0
+    occ_s[0] = 0
+    last_s[0] = -1
+    jump_s[0] = 0
+    mv_n[0] = roots.shape[0]
+    for i in range(roots.shape[0]):
+        mv_t[0, i] = roots[i]
+        mv_d[0, i] = 0
+    mv_i[0] = 0
+    best_s[0] = -1000
+
+    while True:
+        if mv_i[sp] < mv_n[sp]:
+            i = mv_i[sp]
+            mv_i[sp] = i + 1
+            t = mv_t[sp, i]
+            d = mv_d[sp, i]
+            j = jump_s[sp]
+            gain = 1 if (j > 0 and d > j) else 0
+            gain_s[sp] = gain
+            cocc = occ_s[sp] | (np.int64(1) << t)
+            key = (cocc * cells + t) * n + d
+            got = _lookup(table, key)
+            if got >= 0:
+                cv = got - 128
+            else:
+                # generate the child's moves
+                c = sp + 1
+                k = 0
+                for dd in range(8):
+                    for s in range(ray_len[t, dd]):
+                        q = ray_sq[t, dd, s]
+                        if (cocc >> q) & 1 == 0:
+                            mv_t[c, k] = q
+                            mv_d[c, k] = s + 1
+                            k += 1
+                if k == 0:
+                    cv = 0  # terminal: not stored
+                else:
+                    nodes += 1
+                    sp = c
+                    occ_s[sp] = cocc
+                    last_s[sp] = t
+                    jump_s[sp] = d
+                    key_s[sp] = key
+                    mv_n[sp] = k
+                    mv_i[sp] = 0
+                    best_s[sp] = -1000
+                    continue
+            # combine a known child value into the current node
+            tot = gain + cv if solitaire else gain - cv
+            if tot > best_s[sp]:
+                best_s[sp] = tot
+                if sp == 0:
+                    best_root = i
+        else:
+            v = best_s[sp]
+            if sp == 0:
+                stats[0] = stored
+                stats[1] = nodes
+                return v, best_root, table
+            if stored >= limit:
+                table = _grow(table)
+                limit = table.shape[0] // 2
+            _insert(table, key_s[sp], v)
+            stored += 1
+            if max_states > 0 and stored >= max_states:
+                stats[0] = stored
+                stats[1] = nodes
+                stats[2] = 1
+                return 0, -1, table
+            sp -= 1
+            cv = v
+            tot = gain_s[sp] + cv if solitaire else gain_s[sp] - cv
+            if tot > best_s[sp]:
+                best_s[sp] = tot
+                if sp == 0:
+                    best_root = mv_i[sp] - 1
+
+
+@dataclass
+class SolveResult:
+    n: int
+    solitaire: bool
+    value: int | None  # None if aborted at max_states
+    best_first_move: int | None  # a square (one of each symmetry orbit; its images are as good)
+    states: int  # memo entries (non-terminal reachable states expanded)
+    nodes: int
+    seconds: float
+    aborted: bool = False
+
+    def to_dict(self) -> dict:
+        n = self.n
+        return {
+            "value": self.value,
+            "n": n,
+            "mode": "solitaire" if self.solitaire else "two-player",
+            "best_first_move": self.best_first_move,
+            "best_first_move_rc": None if self.best_first_move is None else list(divmod(self.best_first_move, n)),
+            "states": self.states,
+            "nodes": self.nodes,
+            "seconds": round(self.seconds, 4),
+            "aborted": self.aborted,
+        }
+
+
+def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16) -> SolveResult:
+    """Solve the game from the empty ``n x n`` board (see the module doc)."""
+    n = check_n(n)
+    t0 = time.perf_counter()
+    ray_sq, ray_len = rays_array(n)
+    roots = np.array(orbit_representatives(n), dtype=np.int64)
+    cap = 1 << max(4, int(initial_capacity - 1).bit_length())
+    table = np.zeros(cap, dtype=np.int64)
+    stats = np.zeros(3, dtype=np.int64)
+    v, bi, table = _search(n, ray_sq, ray_len, roots, bool(solitaire), table, int(max_states), stats)
+    secs = time.perf_counter() - t0
+    aborted = bool(stats[2])
+    return SolveResult(
+        n=n,
+        solitaire=bool(solitaire),
+        value=None if aborted else int(v),
+        best_first_move=None if aborted or bi < 0 else int(roots[bi]),
+        states=int(stats[0]),
+        nodes=int(stats[1]),
+        seconds=secs,
+        aborted=aborted,
+    )
+
+
+def solve_reference(n: int, solitaire: bool = False) -> tuple[int, dict]:
+    """Pure-Python memoised solver (all first moves, no symmetry): (value, memo)."""
+    n = check_n(n)
+    rs = rays(n)
+    memo: dict[tuple[int, int, int], int] = {}
+
+    def value(occ: int, last: int, jump: int) -> int:
+        key = (occ, last, jump)
+        if key in memo:
+            return memo[key]
+        best = None
+        for line in rs[last]:
+            for k, sq in enumerate(line):
+                if occ >> sq & 1:
+                    continue
+                d = k + 1
+                gain = 1 if (jump > 0 and d > jump) else 0
+                child = value(occ | 1 << sq, sq, d)
+                tot = gain + child if solitaire else gain - child
+                if best is None or tot > best:
+                    best = tot
+        memo[key] = 0 if best is None else best
+        return memo[key]
+
+    if n * n == 0:
+        return 0, memo
+    v = max(
+        (value(1 << sq, sq, 0) if solitaire else -value(1 << sq, sq, 0)) for sq in range(n * n)
+    )
+    return v, memo
+
+
+def move_values(state, solitaire: bool = False) -> dict[int, int]:
+    """Exact value of each legal move from a ``game.State`` (pure Python; small boards): for the
+    mover, points now plus the future (solitaire), or own minus opponent's future (two-player)."""
+    n = state.n
+    rs = rays(n)
+    memo: dict[tuple[int, int, int], int] = {}
+
+    def value(occ, last, jump):
+        key = (occ, last, jump)
+        if key in memo:
+            return memo[key]
+        best = 0
+        first = True
+        for line in rs[last]:
+            for k, sq in enumerate(line):
+                if occ >> sq & 1:
+                    continue
+                d = k + 1
+                gain = 1 if (jump > 0 and d > jump) else 0
+                c = value(occ | 1 << sq, sq, d)
+                tot = gain + c if solitaire else gain - c
+                if first or tot > best:
+                    best, first = tot, False
+        memo[key] = best
+        return best
+
+    out = {}
+    for sq, d in state.legal_moves():
+        gain = 1 if (state.jump > 0 and d > state.jump) else 0
+        c = value(state.occ | 1 << sq, sq, d)
+        out[sq] = gain + c if solitaire else gain - c
+    return out
