@@ -15,9 +15,11 @@ from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
 from agents.game import Game
 
 #: game name -> "module:Class" (imported on first use, so agents/ has no game code of its own)
-GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame"}
+GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame",
+                         "blackpath": "highway_env.blackpath.az_game:BlackPathGame",
+                         "jumping": "highway_env.jumping.az_game:JumpingGame"}
 
-AgentFactory = Callable[[list, Game, "int | None"], Agent]
+AgentFactory = Callable[[list, "Game | None", "int | None"], Agent]  # (spec args, game or None, seed)
 _AGENTS: dict[str, AgentFactory] = {}
 
 
@@ -52,7 +54,8 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
         raise AgentSpecError(f"unknown agent kind {name!r} in spec {spec!r}; known: {agent_kinds()}")
     args = rest.split(":") if rest else []
     try:
-        return _AGENTS[name](args, game or get_game(), seed)
+        # the game may stay None: an az checkpoint knows its own game; the others default to Highway
+        return _AGENTS[name](args, game, seed)
     except AgentSpecError:
         raise
     except (ValueError, TypeError) as e:
@@ -73,7 +76,7 @@ def _no_args(kind, cls):
     def factory(args, game, seed):
         if args:
             raise AgentSpecError(f"agent {kind!r} takes no arguments, got {':'.join(args)!r}")
-        return cls(game, seed=seed)
+        return cls(game or get_game(), seed=seed)
     return factory
 
 
@@ -83,7 +86,7 @@ def _mcts(args, game, seed):
     n = _int_arg("mcts", args[0], "N")
     if n < 1:
         raise AgentSpecError(f"mcts: N must be >= 1, got {n}")
-    return MCTSAgent(game, simulations=n, seed=seed)
+    return MCTSAgent(game or get_game(), simulations=n, seed=seed)
 
 
 def _az(args, game, seed):

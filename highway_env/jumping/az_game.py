@@ -1,0 +1,233 @@
+"""Jumping Farther & Farther (two players) as an :class:`agents.game.Game` for the AlphaZero code.
+
+A state is a small int8 array of ``n * n + 5`` entries, the fields of ``jumping.game.State``::
+
+    occ[n * n]   1 = filled, 0 = empty
+    last         square of the last integer placed, -1 before the first move
+    jump         length of the last jump, 0 before the second move
+    score0       points of player 0 (player 1 in the rules' numbering: places the odd integers)
+    score1       points of player 1 (even integers)
+    ply          integers placed; player ``ply % 2`` is to move
+
+Actions are the target squares (``n * n``). The game ends when the last integer has no empty square
+on its queen lines; ``returns`` is the sign of score0 - score1 (draws give 0) and ``scores`` the
+margin divided by :attr:`JumpingGame.score_scale`.
+
+View: (n, n, 5 + n) planes from the side to move: filled squares, the last square, the legal
+targets, the targets that would score, the last jump length one-hot (n constant planes for 0..n-1)
+and the mover's lead (own minus opponent's points) / score_scale as a constant plane. Actions are
+squares for both players, so ``view_to_board`` is the identity.
+
+Symmetries: the 8 dihedral symmetries of the square preserve queen lines and distances, so they map
+positions to equivalent ones; the policy is permuted like the squares (``transform_states`` applies
+one to states; tests check the gathers against it).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from agents.game import Game, GameError
+from highway_env.jumping import game as jg
+
+
+@nb.njit(cache=True)
+def _legal_kernel(states, cells, ray_sq, ray_len, out):
+    for g in range(states.shape[0]):
+        last = states[g, cells]
+        for i in range(cells):
+            out[g, i] = False
+        if last < 0:
+            for i in range(cells):
+                out[g, i] = states[g, i] == 0
+            continue
+        for d in range(8):
+            for k in range(ray_len[last, d]):
+                sq = ray_sq[last, d, k]
+                if states[g, sq] == 0:
+                    out[g, sq] = True
+
+
+@nb.njit(cache=True)
+def _dist_kernel(states, cells, ray_sq, ray_len, dist):
+    """dist[g, sq] = jump length from the last square to sq when sq is on one of its lines (0 else,
+    and 0 everywhere before the first move)."""
+    for g in range(states.shape[0]):
+        for i in range(cells):
+            dist[g, i] = 0
+        last = states[g, cells]
+        if last < 0:
+            continue
+        for d in range(8):
+            for k in range(ray_len[last, d]):
+                dist[g, ray_sq[last, d, k]] = k + 1
+
+
+@nb.njit(cache=True)
+def _apply_kernel(states, actions, cells, ray_sq, ray_len, out):
+    """out <- states with actions played; returns the index of the first illegal action or -1."""
+    for g in range(states.shape[0]):
+        for i in range(states.shape[1]):
+            out[g, i] = states[g, i]
+        t = actions[g]
+        if t < 0 or t >= cells or states[g, t] != 0:
+            return g
+        last = states[g, cells]
+        d = 0
+        if last >= 0:
+            for dd in range(8):
+                for k in range(ray_len[last, dd]):
+                    if ray_sq[last, dd, k] == t:
+                        d = k + 1
+            if d == 0:
+                return g
+            # a state with no empty square on the last lines is over: no move is legal
+        jump = states[g, cells + 1]
+        ply = states[g, cells + 4]
+        out[g, t] = 1
+        out[g, cells] = t
+        out[g, cells + 1] = d
+        if jump > 0 and d > jump:
+            out[g, cells + 2 + ply % 2] += 1
+        out[g, cells + 4] = ply + 1
+    return -1
+
+
+class JumpingGame(Game):
+    """Two-player Jumping Farther & Farther; positions can also be given as ``jumping.game.State``."""
+
+    name = "jumping"
+    state_dtype = np.int8
+
+    def __init__(self, n: int = 4):
+        self.n = n = jg.check_n(n)
+        self.cells = n * n
+        self.num_actions = self.cells
+        self.state_shape = (self.cells + 5,)
+        self.channels = 5 + n
+        self.obs_shape = (n, n, self.channels)
+        self.max_game_length = self.cells
+        self.score_scale = float(max(1, self.cells // 4))
+        self._ray_sq, self._ray_len = jg.rays_array(n)
+        self._perms = [np.asarray(p, dtype=np.int64) for p in jg.symmetries(n)]  # old sq -> new sq
+        obs_idx = np.arange(self.cells * self.channels).reshape(self.cells, self.channels)
+        obs_g, act_g = [], []
+        for p in self._perms:
+            inv = np.empty_like(p)
+            inv[p] = np.arange(self.cells)  # new[j] = old[inv[j]]
+            obs_g.append(obs_idx[inv].reshape(-1))
+            act_g.append(inv)
+        self._obs_gather = np.stack(obs_g)
+        self._action_gather = np.stack(act_g)
+
+    # -- conversions
+    def as_state(self, state) -> np.ndarray:
+        if isinstance(state, jg.State):
+            if state.n != self.n:
+                raise GameError(f"an n={state.n} position for an n={self.n} game")
+            occ = [(state.occ >> i) & 1 for i in range(self.cells)]
+            return np.asarray([*occ, state.last, state.jump, *state.scores, state.ply], dtype=np.int8)
+        a = np.asarray(state)
+        if a.shape != self.state_shape:
+            raise GameError(f"a Jumping state has shape {self.state_shape}, got {a.shape}")
+        return a.astype(np.int8)
+
+    def as_states(self, states) -> np.ndarray:
+        if isinstance(states, np.ndarray) and states.ndim == 2 and states.shape[1:] == self.state_shape:
+            return np.ascontiguousarray(states, dtype=np.int8)
+        if isinstance(states, jg.State) or (isinstance(states, np.ndarray) and states.ndim == 1):
+            return self.as_state(states)[None]
+        return np.stack([self.as_state(s) for s in states])
+
+    def to_rules_state(self, state) -> jg.State:
+        a = [int(v) for v in np.asarray(state)]
+        c = self.cells
+        occ = sum(1 << i for i in range(c) if a[i])
+        return jg.State(n=self.n, occ=occ, last=a[c], jump=a[c + 1], scores=(a[c + 2], a[c + 3]), ply=a[c + 4])
+
+    def _s(self, states) -> np.ndarray:
+        s = np.ascontiguousarray(states, dtype=np.int8)
+        if s.ndim != 2 or s.shape[1:] != self.state_shape:
+            raise GameError(f"Jumping states must have shape (N, {self.state_shape[0]}), got {s.shape}")
+        return s
+
+    # -- rules
+    def initial_states(self, n: int) -> np.ndarray:
+        s = np.zeros((n, *self.state_shape), np.int8)
+        s[:, self.cells] = -1
+        return s
+
+    def legal_masks(self, states):
+        s = self._s(states)
+        out = np.empty((len(s), self.cells), np.bool_)
+        _legal_kernel(s, self.cells, self._ray_sq, self._ray_len, out)
+        return out
+
+    def terminal(self, states):
+        return ~self.legal_masks(states).any(axis=1)
+
+    def apply(self, states, actions):
+        s = self._s(states)
+        a = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
+        if a.shape != (len(s),):
+            raise GameError(f"{len(s)} states but {a.shape[0]} actions")
+        out = np.empty_like(s)
+        bad = _apply_kernel(s, a, self.cells, self._ray_sq, self._ray_len, out)
+        if bad >= 0:
+            raise GameError(f"state {bad}: square {int(a[bad])} is not a legal move")
+        return out
+
+    def to_play(self, states):
+        return (self._s(states)[:, self.cells + 4] % 2).astype(np.int8)
+
+    def margins(self, states) -> np.ndarray:
+        """(N,) score0 - score1."""
+        s = self._s(states).astype(np.int64)
+        return s[:, self.cells + 2] - s[:, self.cells + 3]
+
+    def returns(self, states):
+        return np.sign(self.margins(states)).astype(np.float32)
+
+    def scores(self, states):
+        return (self.margins(states) / self.score_scale).astype(np.float32)
+
+    # -- network view
+    def observations(self, states):
+        s = self._s(states)
+        N, c, n = len(s), self.cells, self.n
+        out = np.zeros((N, c, self.channels), np.float32)
+        out[:, :, 0] = s[:, :c]
+        live = np.flatnonzero(s[:, c] >= 0)
+        out[live, s[live, c].astype(np.int64), 1] = 1
+        legal = self.legal_masks(s)
+        out[:, :, 2] = legal
+        dist = np.empty((N, c), np.int64)
+        _dist_kernel(s, c, self._ray_sq, self._ray_len, dist)
+        jump = s[:, c + 1].astype(np.int64)
+        out[:, :, 3] = legal & (jump[:, None] > 0) & (dist > jump[:, None])
+        out[np.arange(N), :, 4 + np.clip(jump, 0, n - 1)] = 1
+        lead = self.margins(s) * np.where(s[:, c + 4] % 2 == 0, 1, -1)
+        out[:, :, 4 + n] = (lead / self.score_scale)[:, None]
+        return out.reshape(N, *self.obs_shape)
+
+    def view_to_board(self, states):
+        return np.broadcast_to(np.arange(self.cells, dtype=np.int64), (len(states), self.cells)).copy()
+
+    def symmetries(self):
+        return self._obs_gather, self._action_gather
+
+    def transform_states(self, states, k: int) -> np.ndarray:
+        """States mapped by the k-th symmetry (row k of :meth:`symmetries`)."""
+        s = self._s(states)
+        p, c = self._perms[k], self.cells
+        out = s.copy()
+        out[:, p] = s[:, :c]
+        live = s[:, c] >= 0
+        out[live, c] = p[s[live, c].astype(np.int64)]
+        return out
+
+    # -- helpers for baselines
+    def heuristic(self, states):
+        """The current margin score0 - score1 (exact on finished games)."""
+        return self.margins(states).astype(np.float64)
