@@ -19,6 +19,17 @@ Output in --out (default results/eval-<time>): report.md, summary.json, agents.c
 accuracy_by_ply.csv, PNG plots, and tasks/ (per-task results: rerun the same command after an
 interrupt and finished tasks are skipped). Work runs on --workers processes with a progress bar and
 is reproducible with --seed.
+
+The two-player sibling games are measured against their own exact solvers with --game:
+
+    python evaluate.py --game blackpath --agent random --agent greedy --agent mcts:50 --json
+    python evaluate.py --game jumping --agent az:checkpoints/jumping_az/latest.pt --agent random
+
+There (default boards: Black Path 4x4 from A1:top, Jumping n = 4) each agent gets move accuracy on
+--positions positions sampled from varied play and labelled by the solver on the fly, --games games
+per side against the perfect player (a best-value move, random among ties) and the round robin Elo;
+the same outputs (no conversion, no position set, no task cache; runs in this process). See
+highway_env/evaluation/siblings.py.
 """
 
 from __future__ import annotations
@@ -37,6 +48,9 @@ QUICK = {"games": 10, "positions": 600, "conversion": 20}
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--game", default="highway", metavar="GAME",
+                   help="highway (default), blackpath or jumping (the two-player sibling games, measured "
+                        "against their exact solvers; the Highway-only options are then ignored)")
     p.add_argument("--agent", action="append", metavar="SPEC", default=[],
                    help="an agent to evaluate (repeat the flag for several): random, greedy, mcts:N, "
                         "az:PATH[:SIMS], perfect[:random|margin|hardest]")
@@ -95,6 +109,8 @@ def validate(args, argv) -> None:
         for k, v in QUICK.items():
             if f"--{k}" not in given:
                 setattr(args, k, v)
+    if args.game not in ("highway", "blackpath", "jumping"):
+        raise UsageError(f"unknown --game {args.game!r}; known: highway, blackpath, jumping")
     if not args.agent:
         raise UsageError("give at least one --agent SPEC (e.g. --agent greedy)")
     for name, lo in (("games", 0), ("positions", 0), ("conversion", 0), ("workers", 1), ("chunk", 1),
@@ -116,10 +132,10 @@ def validate(args, argv) -> None:
     from agents.registry import AgentSpecError, get_game, make_agent
     from agents.checkpoint import CheckpointError
 
-    game = get_game("highway")
+    game = get_game(args.game)
     for spec in args.agent:
         try:
-            if spec.split(":")[0] == "perfect":
+            if spec.split(":")[0] == "perfect" and args.game == "highway":
                 from highway_env.evaluation.perfect import perfect_factory
 
                 perfect_factory(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
@@ -285,6 +301,8 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     try:
         validate(args, argv)
+        if args.game != "highway":
+            return _main_sibling(args)
         from highway_env.evaluation.positions import PositionSetError, load_positions
 
         try:
@@ -322,6 +340,30 @@ def main(argv=None) -> int:
     else:
         print(text)
         print(f"report: {out_dir / 'report.md'}")
+    return 0
+
+
+def _main_sibling(args) -> int:
+    """``--game blackpath|jumping`` (see highway_env/evaluation/siblings.py)."""
+    from highway_env.evaluation import siblings
+    from highway_env.evaluation.report import table
+
+    args.name = args.name or time.strftime("%Y%m%d-%H%M%S")
+    out_dir = Path(args.out or f"results/eval-{args.game}-{args.name}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary = siblings.evaluate(args)
+    plots = []
+    if not args.no_plots:
+        from highway_env.evaluation.plots import plot_all
+
+        plots = plot_all(summary, out_dir)
+    siblings.write_all(out_dir, summary, plots)
+    text = table(summary)
+    stream = sys.stderr if args.json else sys.stdout
+    print(text, file=stream)
+    print(f"report: {out_dir / 'report.md'}", file=stream)
+    if args.json:
+        print(json.dumps(summary))
     return 0
 
 

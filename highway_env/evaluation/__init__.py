@@ -9,6 +9,8 @@ Modules, each small:
 - :mod:`~highway_env.evaluation.metrics`: move accuracy, margin given away, win/draw/loss tallies.
 - :mod:`~highway_env.evaluation.elo`: Bradley-Terry / Elo fit with bootstrap confidence intervals.
 - :mod:`~highway_env.evaluation.tasks`: the units of work (games, position chunks), cached on disk.
+- :mod:`~highway_env.evaluation.siblings`: ``evaluate.py --game blackpath|jumping``, the two-player
+  sibling games against their exact solvers (same metrics, report and plots where they apply).
 - :mod:`~highway_env.evaluation.plots` and :mod:`~highway_env.evaluation.report`: PNGs, table,
   JSON, CSV and the markdown report.
 """

@@ -170,8 +170,22 @@ class EvalPerfect(Agent):
 
 def perfect_factory(args, game, seed):
     """``perfect[:tiebreak]`` for :func:`agents.registry.make_agent` (tie-break random|margin|hardest,
-    default hardest)."""
+    default hardest). For the sibling games (``game.name`` blackpath / jumping) it builds their
+    solver-backed players (:mod:`highway_env.blackpath.perfect`, :mod:`highway_env.jumping.perfect`;
+    ties at random, ``perfect`` or ``perfect:random``); ``game`` None means Highway."""
     from agents.registry import AgentSpecError
+
+    sibling = getattr(game, "name", None) if game is not None else None
+    if sibling in ("blackpath", "jumping"):  # the two-player sibling games: their own exact players
+        if args and args != ["random"]:
+            raise AgentSpecError(f"perfect for {sibling} takes no tie-break (ties are random), got {args}")
+        if sibling == "blackpath":
+            from highway_env.blackpath.perfect import BlackPathPerfect
+
+            return BlackPathPerfect(game, seed=seed)
+        from highway_env.jumping.perfect import JumpingPerfect
+
+        return JumpingPerfect(game, seed=seed)
     from highway_env.solver.player import TIEBREAKS
 
     if len(args) > 1:

@@ -1,0 +1,263 @@
+"""``evaluate.py --game blackpath|jumping``: agents of the two-player sibling games against their
+exact solvers (:mod:`highway_env.blackpath.perfect`, :mod:`highway_env.jumping.perfect`).
+
+Per agent:
+
+- **move accuracy**: on positions sampled from varied play (each game mixes random moves and the
+  perfect player's with a per-game share of random moves of 100 %, 50 %, 25 % or 10 %; distinct live
+  positions, sampled uniformly), labelled on the fly by the solver (every legal move's exact value
+  for the mover: win/loss for Black Path, future score difference for Jumping). A move is correct
+  when it keeps the position's value (its value is the best). Counted on *critical* positions
+  (some legal move does not keep the value), by ply and by side; also on all positions.
+  For Jumping also the value given away (best - chosen, in points), as ``margin_loss``.
+- **games against the perfect player** from the start, as first player (A) and as second (B).
+- a **round robin** between the agents (colours alternating) and its Elo with bootstrap CIs.
+
+The games run in this process (``--workers`` is not used); sizes are small enough for that on the
+default boards (Black Path 4x4 from A1:top, Jumping n = 4).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from highway_env.evaluation import metrics
+
+RANDOM_SHARES = (1.0, 0.5, 0.25, 0.1)
+
+
+def _values_fn(game):
+    if game.name == "blackpath":
+        from highway_env.blackpath.perfect import move_values
+    else:
+        from highway_env.jumping.perfect import move_values
+    return move_values
+
+
+def _final_margins(game, states) -> np.ndarray:
+    """Final result from A's side: the score margin (Jumping) or +-1 (Black Path)."""
+    if hasattr(game, "margins"):
+        return game.margins(states).astype(np.int64)
+    return game.returns(states).astype(np.int64)
+
+
+def play_games(game, agent_a, agent_b, games: int, seed) -> np.ndarray:
+    """``games`` games from the start, ``agent_a`` first; -> final margins from A's side."""
+    if games == 0:
+        return np.zeros(0, np.int64)
+    rngs = [np.random.default_rng([*np.atleast_1d(seed).tolist(), k]) for k in (0, 1)]
+    states = game.initial_states(games)
+    while True:
+        live = ~game.terminal(states)
+        if not live.any():
+            break
+        mover = game.to_play(states)
+        for k, who in enumerate((agent_a, agent_b)):
+            idx = np.flatnonzero(live & (mover == k))
+            if len(idx):
+                states[idx] = game.apply(states[idx], who.act_batch(states[idx], rngs[k]))
+    return _final_margins(game, states)
+
+
+def sample_positions(game, n: int, seed: int) -> np.ndarray:
+    """``n`` distinct live positions from games mixing random and perfect moves (see the module doc)."""
+    from agents.base import RandomAgent
+    from highway_env.evaluation.perfect import perfect_factory
+
+    rng = np.random.default_rng([seed, 11])
+    perfect = perfect_factory([], game, seed)
+    rand = RandomAgent(game, seed=seed)
+    seen: dict[bytes, np.ndarray] = {}
+    games = 0
+    while len(seen) < 4 * n and games < 20 * n + 100:
+        share = RANDOM_SHARES[games % len(RANDOM_SHARES)]
+        games += 1
+        s = game.initial_states(1)
+        while not game.terminal(s)[0]:
+            seen.setdefault(s[0].tobytes(), s[0].copy())
+            who = rand if rng.random() < share else perfect
+            s = game.apply(s, who.act_batch(s, rng))
+    pool = list(seen.values())
+    pick = rng.permutation(len(pool))[:n]
+    return np.stack([pool[i] for i in sorted(pick)]) if len(pick) else game.initial_states(0)
+
+
+def label(game, states) -> tuple[np.ndarray, np.ndarray]:
+    """(values (N, A) exact value of each move for the mover, very negative on illegal moves;
+    legal masks (N, A))."""
+    fn = _values_fn(game)
+    legal = game.legal_masks(states)
+    vals = np.stack([fn(game, s) for s in states]) if len(states) else np.zeros((0, game.num_actions), np.int64)
+    vals = np.where(legal, vals, np.iinfo(np.int64).min // 2)
+    return vals, legal
+
+
+def accuracy(game, states, values, legal, actions) -> dict:
+    """The schema of :func:`metrics.accuracy`: share of value-keeping moves on critical positions,
+    by ply and by side, and on all positions."""
+    n = len(states)
+    actions = np.asarray(actions, np.int64)
+    if n and not legal[np.arange(n), actions].all():
+        i = int(np.flatnonzero(~legal[np.arange(n), actions])[0])
+        raise ValueError(f"illegal action {int(actions[i])} in position {states[i].tolist()}")
+    best = values.max(axis=1) if n else np.zeros(0, np.int64)
+    chosen = values[np.arange(n), actions]
+    keeps = chosen == best
+    crit = (legal & (values < best[:, None])).any(axis=1)
+    mover = game.to_play(states).astype(np.int64) if n else np.zeros(0, np.int64)
+    ply = np.asarray(states[:, -1], np.int64) if n else np.zeros(0, np.int64)  # both games store ply last
+    out = metrics._rate(int((keeps & crit).sum()), int(crit.sum()))
+    out["by_ply"] = {}
+    for p in sorted(set(ply[crit].tolist())):
+        m = crit & (ply == p)
+        out["by_ply"][int(p)] = metrics._rate(int((keeps & m).sum()), int(m.sum()))
+    out["by_side"] = {}
+    for side, name in ((0, "A"), (1, "B")):
+        m = crit & (mover == side)
+        out["by_side"][name] = metrics._rate(int((keeps & m).sum()), int(m.sum()))
+    out["all_positions"] = metrics._rate(int(keeps.sum()), n)
+    return out
+
+
+def value_loss(states, values, actions) -> dict:
+    """Points given away (best move's value - chosen move's, for the mover): ``margin_loss`` schema."""
+    n = len(states)
+    if not n:
+        return {"n": 0, "mean": None, "optimal_rate": None, "by_ply": {}}
+    loss = values.max(axis=1) - values[np.arange(n), np.asarray(actions, np.int64)]
+    ply = np.asarray(states[:, -1], np.int64)
+    out = {"n": n, "mean": float(loss.mean()), "optimal_rate": float((loss == 0).mean()), "by_ply": {}}
+    for p in sorted(set(ply.tolist())):
+        m = ply == p
+        out["by_ply"][int(p)] = {"n": int(m.sum()), "mean": float(loss[m].mean())}
+    return out
+
+
+def _wdl(margins) -> dict:
+    r = metrics.wdl(margins)
+    r["mean_margin"] = float(np.mean(margins)) if len(margins) else None
+    return r
+
+
+def evaluate(args, log=print) -> dict:
+    """The summary dict (the schema of the Highway evaluation where it applies)."""
+    import highway_env.az_game  # noqa: F401  (registers perfect)
+    from agents.arena import play_match
+    from agents.registry import get_game, make_agent
+    from highway_env.evaluation.elo import elo_with_ci
+
+    t0 = time.monotonic()
+    game = get_game(args.game)
+    from tqdm import tqdm
+
+    states = sample_positions(game, args.positions, args.seed)
+    values, legal = label(game, states)
+    start_value = int(_values_fn(game)(game, game.initial_states(1)[0]).max())
+    agents = {}
+    steps = len(args.agent) * 3
+    rr = list(args.agent) + (["perfect"] if args.rr_perfect else [])
+    pairs_n = len(rr) * (len(rr) - 1) // 2 if args.rr_games else 0
+    bar = tqdm(total=steps + pairs_n, desc=f"{args.game} evaluation", unit="step",
+               disable=args.no_progress, file=__import__("sys").stderr)
+    for k, spec in enumerate(args.agent):
+        a: dict = {}
+        agent = make_agent(spec, game, seed=args.seed)
+        if len(states):
+            acts = agent.act_batch(states, np.random.default_rng([args.seed, 21, k]))
+            a["accuracy"] = accuracy(game, states, values, legal, acts)
+            if game.name == "jumping":
+                a["margin_loss"] = value_loss(states, values, acts)
+        bar.update(1)
+        for seat, key in ((0, "as_A_vs_perfect"), (1, "as_B_vs_perfect")):
+            perfect = make_agent("perfect", game, seed=args.seed + 1)
+            pair = (agent, perfect) if seat == 0 else (perfect, agent)
+            m = play_games(game, *pair, args.games, [args.seed, 31, k, seat])
+            a[key] = _wdl(m if seat == 0 else -m)
+            bar.update(1)
+        agents[spec] = a
+    pairs, rr_out = [], {}
+    if args.rr_games and len(rr) > 1:
+        built = {s: make_agent(s, game, seed=args.seed + 2) for s in rr}
+        for i in range(len(rr)):
+            for j in range(i + 1, len(rr)):
+                r = play_match(built[rr[i]], built[rr[j]], game, args.rr_games, seed=args.seed * 1000 + 7 * i + j)
+                w = metrics.wdl([1] * r.wins + [0] * r.draws + [-1] * r.losses)
+                rr_out[f"{rr[i]} vs {rr[j]}"] = w
+                pairs.append((i, j, r.wins, r.draws, r.losses))
+                bar.update(1)
+    bar.close()
+    anchor = "random" if "random" in rr else (rr[0] if rr else None)
+    elo = elo_with_ci(rr, pairs, anchor=anchor, seed=args.seed) if pairs else {}
+    for spec in args.agent:
+        agents[spec]["elo"] = elo.get(spec)
+    crit = int((legal & (values < values.max(axis=1)[:, None])).any(axis=1).sum()) if len(states) else 0
+    board = (f"{game.rows}x{game.cols} from start square {game.start_square} side {game.start_side}"
+             if game.name == "blackpath" else f"n = {game.n}")
+    return {
+        "game": args.game, "board": board,
+        "start_value": start_value,
+        "config": {"agents": args.agent, "games": args.games, "rr_games": args.rr_games,
+                   "positions": int(len(states)), "critical_positions": crit, "conversion": 0,
+                   "seed": args.seed, "workers": 1, "name": args.name, "perfect_tiebreak": "random",
+                   "random_shares": list(RANDOM_SHARES)},
+        "agents": agents, "round_robin": rr_out, "elo": elo, "elo_anchor": anchor,
+        "wall_seconds": round(time.monotonic() - t0, 1),
+    }
+
+
+def markdown(summary: dict, plots: list[str]) -> str:
+    from highway_env.evaluation.report import table
+
+    c = summary["config"]
+    g = summary["game"]
+    title = {"blackpath": "Black Path", "jumping": "Jumping Farther & Farther"}[g]
+    sv = summary["start_value"]
+    if g == "blackpath":
+        outcome = f"the {'first' if sv > 0 else 'second'} player ({'A' if sv > 0 else 'B'}) wins with perfect play"
+        val = "win/loss"
+    else:
+        outcome = (f"with perfect play the {'first' if sv > 0 else 'second'} player ({'A' if sv > 0 else 'B'}) "
+                   f"wins by {abs(sv)} point(s)" if sv else "perfect play is a draw")
+        val = "the exact future score difference"
+    lines = [f"# {title} ({summary['board']}): evaluation against the exact solver: {c.get('name')}", "",
+             f"Agents: {', '.join('`' + a + '`' for a in summary['agents'])}. Seed {c['seed']}; "
+             f"{c['games']} games per side against the perfect player, {c['rr_games']} games per pair in "
+             f"the round robin, {c['positions']} positions ({c['critical_positions']} critical). "
+             f"From the start {outcome}. Wall time {summary.get('wall_seconds', 0):.0f} s.", "",
+             "```", table(summary), "```", "",
+             "- **perfect player**: the solver's player; it plays a move of the best exact value for the "
+             f"mover ({val}), at random among ties.",
+             "- **accuracy**: share of value-keeping moves (the move's exact value is the best the mover "
+             "has) on *critical* positions, where some legal move has a worse value; acc A / acc B by side "
+             "to move. Positions: distinct live positions from games mixing random and perfect moves "
+             f"(share of random moves per game cycling through {c['random_shares']}), sampled uniformly "
+             "and labelled by the solver.",
+             "- **margin lost** (Jumping): mean points given away, best move's value - chosen move's, "
+             "over all sampled positions." if g == "jumping" else
+             "- **margin lost**: not applicable (Black Path has no score).",
+             "- **as A / as B W/D/L**: games from the start against the perfect player (W/D/L from the "
+             "agent's side). The best possible result against it is the game's value: a side that loses "
+             "with perfect play loses every game whatever it does.",
+             "- **conversion**: not measured for this game.",
+             "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per "
+             f"pair), anchored at `{summary.get('elo_anchor')}` = 0, 95 % CI from 500 bootstrap resamples.",
+             ""]
+    for p in plots:
+        lines += [f"![{p}]({p})", ""]
+    lines += ["Files: `summary.json` (everything), `agents.csv`, `accuracy_by_ply.csv`.", ""]
+    return "\n".join(lines)
+
+
+def write_all(out_dir: Path, summary: dict, plots: list[str]) -> None:
+    from highway_env.evaluation.report import write_accuracy_csv, write_csv
+    from highway_env.io import atomic_write_text
+
+    out_dir = Path(out_dir)
+    atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=1))
+    write_csv(out_dir / "agents.csv", summary)
+    write_accuracy_csv(out_dir / "accuracy_by_ply.csv", summary)
+    atomic_write_text(out_dir / "report.md", markdown(summary, plots))
