@@ -254,3 +254,21 @@ def test_cli_json_and_errors():
         assert p.returncode == 2 and p.stderr and not p.stdout, bad
     p = _cli("solve", "--help")
     assert p.returncode == 0 and "--solitaire" in p.stdout and "--json" in p.stdout
+
+
+def test_solitaire_bounded_matches_exhaustive_and_n5():
+    for n in (1, 2, 3, 4):
+        a = solver.solve(n, solitaire=True)
+        b = solver.solve(n, solitaire=True, exhaustive=True)
+        assert a.value == b.value and not a.aborted
+        if n >= 3:
+            assert solver.move_values(initial_state(n), True)[a.best_first_move] == a.value
+    # n = 5: the bounded search proves 18 (the static bound); replay a witness line
+    v, line = solver.solitaire_line(5)
+    assert v == 18 == solver.solve(5, solitaire=True).value
+    st, tot = initial_state(5), 0
+    for q in line:
+        assert q in [t for t, _ in st.legal_moves()]
+        st, pts = st.apply(q)
+        tot += pts
+    assert tot == 18 and st.is_terminal()

@@ -11,6 +11,11 @@ open-addressing hash table (int64 entries = ``key << 8 | (value + 128)``, 0 = em
 states only, grown by doubling inside the numba kernel. The first move is restricted to one square
 per orbit of the 8 board symmetries (the game is invariant under them).
 
+Solitaire (default) instead runs a bounded search (see ``_sol_rec``): "can the future score reach
+>= need" with a memo of proved upper bounds keyed on the symmetry-canonical state, iterated from a
+static upper bound downwards. n = 5: value 18 (= the static bound, 24 jumps with lengths 1..4),
+found in well under a second; ``solve(..., exhaustive=True)`` keeps the plain full-memo search.
+
 A plain-Python reference (:func:`solve_reference`, dict memo) is kept for tests.
 """
 
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from highway_env.jumping.game import check_n, orbit_representatives, rays, rays_array
+from highway_env.jumping.game import check_n, orbit_representatives, rays, rays_array, symmetries
 
 
 @numba.njit(cache=True, inline="always")
@@ -171,6 +176,174 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
                     best_root = mv_i[sp] - 1
 
 
+# ----------------------------------------------------------------------------- solitaire (bounded)
+#
+# Solitaire is solved by a fail-soft "can the future score reach >= need" search (MTD from above):
+# ``need`` starts at a static upper bound of the root and drops to the best upper bound proved by
+# the failed iteration, until an iteration succeeds. The memo stores *upper bounds* (proved by
+# failures; valid for every later iteration) under the canonical key of the state: the minimum over
+# the 8 board symmetries of ``(occupancy, last square)`` (the jump length is invariant). The static
+# bound ``bound[e, j]`` is the most points ``e`` more jumps can make after a jump of length ``j``
+# (lengths 1..n-1, a point per strict increase); at most ``e`` = number of empty squares moves remain.
+
+
+def _static_bounds(n: int) -> np.ndarray:
+    cells = n * n
+    b = np.zeros((cells + 1, n), dtype=np.int64)
+    for e in range(1, cells + 1):
+        for j in range(n):
+            best = 0
+            for d in range(1, max(n, 2)):
+                if d >= n:
+                    break
+                v = (1 if (j > 0 and d > j) else 0) + b[e - 1, d]
+                best = max(best, v)
+            b[e, j] = best
+    return b
+
+
+def _symmetry_row_tables(n: int) -> np.ndarray:
+    """``tab[s, r, chunk]`` = the occupancy image under symmetry ``s`` of row ``r``'s bits ``chunk``."""
+    syms = symmetries(n)
+    tab = np.zeros((8, n, 1 << n), dtype=np.int64)
+    for s, perm in enumerate(syms):
+        for r in range(n):
+            for chunk in range(1 << n):
+                img = 0
+                for c in range(n):
+                    if chunk >> c & 1:
+                        img |= 1 << perm[r * n + c]
+                tab[s, r, chunk] = img
+    return tab
+
+
+@numba.njit(cache=True, inline="always")
+def _canon_key(n, occ, last, jump, symtab, symperm):
+    cells = n * n
+    rmask = (np.int64(1) << n) - 1
+    best = np.int64(-1)
+    for s in range(8):
+        o = np.int64(0)
+        for r in range(n):
+            o |= symtab[s, r, (occ >> (r * n)) & rmask]
+        k = (o * cells + symperm[s, last]) * n + jump
+        if best < 0 or k < best:
+            best = k
+    return best
+
+
+@numba.njit(cache=True)
+def _store_ub(table, key, v):
+    """Insert or overwrite (with the smaller bound); returns 1 if a new entry was made."""
+    mask = table.shape[0] - 1
+    i = _hash(key, mask)
+    entry = (key << 8) | (v + 128)
+    while True:
+        e = table[i]
+        if e == 0:
+            table[i] = entry
+            return 1
+        if (e >> 8) == key:
+            if v + 128 < (e & 255):
+                table[i] = entry
+            return 0
+        i = (i + 1) & mask
+
+
+_FULL = -1000  # table full: unwind, grow, retry the iteration (the memo is kept)
+_ABORT = -2000  # max_states reached
+
+
+@numba.njit(cache=True)
+def _sol_rec(n, occ, last, jump, need, empty, ray_sq, ray_len, bound, symtab, symperm, table, stats):
+    """Future score >= need? Returns a value >= need (success) or an upper bound < need (failure),
+    or _FULL / _ABORT. ``stats``: [states stored, nodes expanded, aborted, max_states, limit]."""
+    if need <= 0:
+        return 0
+    stats[1] += 1
+    ub = np.int64(-1)  # proved best over the children (fail-soft)
+    for dd in range(8):
+        for s in range(ray_len[last, dd]):
+            q = ray_sq[last, dd, s]
+            if (occ >> q) & 1:
+                continue
+            d = s + 1
+            g = 1 if (jump > 0 and d > jump) else 0
+            cneed = need - g
+            cocc = occ | (np.int64(1) << q)
+            cb = bound[empty - 1, d]
+            if cb >= cneed and cneed > 0:
+                key = _canon_key(n, cocc, q, d, symtab, symperm)
+                got = _lookup(table, key)
+                if got >= 0 and got - 128 < cb:
+                    cb = got - 128
+                if cb >= cneed:
+                    r = _sol_rec(n, cocc, q, d, cneed, empty - 1, ray_sq, ray_len, bound, symtab, symperm,
+                                 table, stats)
+                    if r <= _FULL:
+                        return r
+                    if r >= cneed:
+                        return r + g
+                    cb = r
+            if cneed <= 0:
+                return g  # the point of this move alone reaches need
+            if g + cb > ub:
+                ub = g + cb
+    if ub < 0:
+        ub = 0  # no move: terminal, future 0
+    # failure: store the proved bound
+    if stats[0] >= stats[4]:
+        return _FULL
+    key = _canon_key(n, occ, last, jump, symtab, symperm)
+    stats[0] += _store_ub(table, key, ub)
+    if stats[3] > 0 and stats[0] >= stats[3]:
+        stats[2] = 1
+        return _ABORT
+    return ub
+
+
+def _solve_solitaire_bounded(n, max_states, initial_capacity, max_table_bytes, t0):
+    cells = n * n
+    ray_sq, ray_len = rays_array(n)
+    roots = np.array(orbit_representatives(n), dtype=np.int64)
+    bound = _static_bounds(n)
+    symtab = _symmetry_row_tables(n)
+    symperm = np.array(symmetries(n), dtype=np.int64)
+    cap = 1 << max(4, int(initial_capacity - 1).bit_length())
+    table = np.zeros(cap, dtype=np.int64)
+    stats = np.zeros(5, dtype=np.int64)
+    stats[3] = max_states
+    stats[4] = cap // 2
+    # the first move scores nothing and its jump is 0: the root states are (1 << sq, sq, 0)
+    need = int(max(bound[cells - 1, 0], 0))
+    while True:
+        ubs = []
+        found = None
+        for i, sq in enumerate(roots):
+            while True:
+                r = _sol_rec(n, np.int64(1) << np.int64(sq), np.int64(sq), 0, need, cells - 1, ray_sq, ray_len,
+                             bound, symtab, symperm, table, stats)
+                if r != _FULL:
+                    break
+                if table.nbytes * 2 > max_table_bytes:
+                    raise MemoryError(
+                        f"solitaire memo table would exceed {max_table_bytes} bytes "
+                        f"({int(stats[0])} states stored); raise max_table_bytes")
+                table = _grow(table)
+                stats[4] = table.shape[0] // 2
+            if r == _ABORT:
+                return None, None, stats, table
+            if r >= need:
+                found = i
+                break
+            ubs.append(r)
+        if found is not None:
+            return need, int(roots[found]), stats, table
+        need = max(ubs)
+        if need <= 0:  # every line ends at once (n <= 1) or no points possible
+            return 0, int(roots[0]), stats, table
+
+
 @dataclass
 class SolveResult:
     n: int
@@ -197,10 +370,23 @@ class SolveResult:
         }
 
 
-def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16) -> SolveResult:
-    """Solve the game from the empty ``n x n`` board (see the module doc)."""
+def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16,
+          exhaustive: bool = False, max_table_bytes: int = 16 << 30) -> SolveResult:
+    """Solve the game from the empty ``n x n`` board (see the module doc).
+
+    Solitaire uses the bounded, symmetry-canonical search (``states`` = upper-bound memo entries)
+    unless ``exhaustive`` (the plain full-memo search). ``max_table_bytes`` caps the bounded
+    search's memo table (MemoryError beyond it)."""
     n = check_n(n)
     t0 = time.perf_counter()
+    if solitaire and not exhaustive:
+        v, best, stats, _ = _solve_solitaire_bounded(n, int(max_states), initial_capacity, max_table_bytes, t0)
+        aborted = bool(stats[2])
+        return SolveResult(
+            n=n, solitaire=True, value=None if aborted else int(v),
+            best_first_move=None if aborted else best,
+            states=int(stats[0]), nodes=int(stats[1]), seconds=time.perf_counter() - t0, aborted=aborted,
+        )
     ray_sq, ray_len = rays_array(n)
     roots = np.array(orbit_representatives(n), dtype=np.int64)
     cap = 1 << max(4, int(initial_capacity - 1).bit_length())
@@ -219,6 +405,48 @@ def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capa
         seconds=secs,
         aborted=aborted,
     )
+
+
+def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[int]]:
+    """(max solitaire score, a sequence of squares that scores it), by the bounded search."""
+    n = check_n(n)
+    res = solve(n, solitaire=True, max_table_bytes=max_table_bytes)
+    if n * n == 0 or res.best_first_move is None:
+        return int(res.value or 0), []
+    ray_sq, ray_len = rays_array(n)
+    bound = _static_bounds(n)
+    symtab = _symmetry_row_tables(n)
+    symperm = np.array(symmetries(n), dtype=np.int64)
+    table = np.zeros(1 << 20, dtype=np.int64)
+    stats = np.zeros(5, dtype=np.int64)
+    stats[4] = table.shape[0] // 2
+    rs = rays(n)
+    first = res.best_first_move
+    line, occ, last, jump, need = [first], 1 << first, first, 0, res.value
+    while True:
+        moved = False
+        for ray in rs[last]:
+            for k, q in enumerate(ray):
+                if occ >> q & 1:
+                    continue
+                d = k + 1
+                g = 1 if (jump > 0 and d > jump) else 0
+                while True:
+                    r = _sol_rec(n, np.int64(occ | 1 << q), np.int64(q), d, need - g, n * n - len(line) - 1,
+                                 ray_sq, ray_len, bound, symtab, symperm, table, stats)
+                    if r != _FULL:
+                        break
+                    table = _grow(table)
+                    stats[4] = table.shape[0] // 2
+                if r + g >= need:
+                    line.append(q)
+                    occ, last, jump, need = occ | 1 << q, q, d, need - g
+                    moved = True
+                    break
+            if moved:
+                break
+        if not moved:
+            return res.value, line
 
 
 def solve_reference(n: int, solitaire: bool = False) -> tuple[int, dict]:
