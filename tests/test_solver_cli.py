@@ -165,3 +165,15 @@ def test_first_moves_table_spreads_values_over_symmetric_cells():
     assert rows["16"].split("|")[2].strip() == "-1" and rows["16"].count("?") == 5
     assert rows["1"].split("|")[6].strip() == "+1"  # cell 5's orbit column
     assert len(rows) == 16
+
+
+def test_first_move_values_take_the_certificate_move_without_reproving(tmp_path):
+    root, _ = _small_root(2)
+    config = ProofConfig(workers=1, tt_bits=12, root=root)
+    cert = prove(config, progress=False)
+    result = first_move_values(config, str(tmp_path / "first.json"), progress=False, certificate=cert)
+    seeded = [m for m in result["moves"] if m.get("from_certificate")]
+    assert [m["action"] for m in seeded] == [cert["first_move"]["action"]] and seeded[0]["value"] == 1
+    for m in result["moves"]:
+        truth = kernel.brute_force_margin(np.array(root.apply(m["action"]).cells))
+        assert m["value"] == (truth > 0) - (truth < 0)

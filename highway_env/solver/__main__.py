@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="transposition table per worker: 2**B two-entry buckets (default 23)")
     first.add_argument("--out", default="proof/first_moves.json", metavar="PATH",
                        help="results file, also the resume point (default: %(default)s)")
+    first.add_argument("--certificate", default="proof/certificate.json", metavar="PATH",
+                       help="take the proven first move's value from this proof certificate instead of "
+                            "proving it again (default: %(default)s; skipped if the file is missing)")
     first.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -186,7 +189,11 @@ def cmd_first_moves(args) -> int:
     if not 10 <= args.tt_bits <= 30:
         raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address)
-    result = first_move_values(config, args.out, progress=not args.no_progress)
+    certificate = None
+    if args.certificate and os.path.exists(args.certificate):
+        with open(args.certificate, encoding="utf-8") as f:
+            certificate = json.load(f)
+    result = first_move_values(config, args.out, progress=not args.no_progress, certificate=certificate)
     counts = {v: sum(1 for m in result["moves"] if m["value"] == v) for v in (1, 0, -1)}
     print(f"{len(result['moves'])} first moves solved ({'complete' if result['complete'] else 'partial'}): "
           f"{counts[1]} win for A, {counts[0]} draw, {counts[-1]} win for B; results: {args.out}")

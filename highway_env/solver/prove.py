@@ -242,10 +242,12 @@ def _restart(pool, config):
     return pool
 
 
-def first_move_values(config: ProofConfig, out_path: str, progress: bool = True) -> dict:
+def first_move_values(config: ProofConfig, out_path: str, progress: bool = True,
+                      certificate: dict | None = None) -> dict:
     """The value of each of A's distinct first moves (modulo symmetry): A wins if every reply is won;
     else a draw if every reply still gives A margin >= 0; else B wins. Resumable: results already in
-    ``out_path`` are kept and skipped, and the file is rewritten atomically after each move."""
+    ``out_path`` are kept and skipped, and the file is rewritten atomically after each move. The
+    first move of a proof ``certificate`` (threshold 1, same root) is taken from it, not re-proven."""
     from tqdm import tqdm
 
     done: dict[int, dict] = {}
@@ -257,6 +259,14 @@ def first_move_values(config: ProofConfig, out_path: str, progress: bool = True)
             raise RuntimeError(f"cannot resume from {out_path}: {exc}; move it away to start afresh") from None
     # weakest first (reverse search order): their refutations are cheap, so results come early
     moves = distinct_moves(config.root)[::-1]
+    if (certificate and certificate.get("threshold", 1) == 1
+            and certificate.get("root", config.root.to_string()) == config.root.to_string()):
+        first = certificate["first_move"]["action"]
+        orbit = dict(moves).get(first)
+        if orbit is not None and first not in done:
+            done[first] = {**certificate["first_move"], "orbit": orbit, "value": 1, "from_certificate": True,
+                           "a_answers": {str(r["action"]): r["a_answer"]["action"] for r in certificate["replies"]},
+                           "nodes": certificate["nodes"], "seconds": certificate["wall_seconds"]}
     pool = _make_pool(config)
     bar = tqdm(total=len(moves), initial=sum(1 for a, _ in moves if a in done), desc="first moves",
                unit="move", disable=not progress, dynamic_ncols=True)
