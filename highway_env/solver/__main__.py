@@ -173,7 +173,11 @@ def cmd_prove(args) -> int:
         raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          first_move=args.first_move)
-    certificate = prove(config, progress=not args.no_progress, threshold=args.threshold)
+    try:
+        certificate = prove(config, progress=not args.no_progress, threshold=args.threshold)
+    except RuntimeError as exc:  # every candidate first move was refuted: an answer, not a crash
+        print(f"not proven: {exc}", file=sys.stderr)
+        return 1
     write_certificate(certificate, args.out)
     fm = certificate["first_move"]
     claim = "A wins" if args.threshold == 1 else f"A forces margin >= {args.threshold}"
