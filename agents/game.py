@@ -106,11 +106,13 @@ class Game(abc.ABC):
         return a
 
     def as_states(self, states) -> np.ndarray:
-        """(N, *state_shape) from one state, a list of states or an array."""
-        if isinstance(states, np.ndarray) and states.shape[1:] == tuple(self.state_shape):
-            return states
-        if isinstance(states, np.ndarray) and states.shape == tuple(self.state_shape):
-            return states[None]
+        """(N, *state_shape) from a batch array, a list of positions, or one position (a state
+        array or anything ``as_state`` takes, e.g. a board object or string)."""
+        shape = tuple(self.state_shape)
+        if isinstance(states, np.ndarray) and states.shape[1:] == shape:
+            return np.ascontiguousarray(states, dtype=self.state_dtype)
+        if not isinstance(states, (list, tuple)) and not (isinstance(states, np.ndarray) and states.ndim > len(shape)):
+            return self.as_state(states)[None]
         return np.stack([self.as_state(s) for s in states])
 
 

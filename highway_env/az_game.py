@@ -250,12 +250,6 @@ class HighwayGame(Game):
         core.Board(tuple(int(v) for v in a))  # validates, raising core.HighwayError
         return a.astype(np.int8)
 
-    def as_states(self, states) -> np.ndarray:
-        if isinstance(states, np.ndarray) and states.ndim == 2 and states.shape[1] == CELLS:
-            return np.ascontiguousarray(states, dtype=np.int8)
-        if isinstance(states, (core.Board, str)) or (isinstance(states, np.ndarray) and states.ndim == 1):
-            return self.as_state(states)[None]
-        return np.stack([self.as_state(s) for s in states])
 
     @staticmethod
     def _boards(states) -> np.ndarray:

@@ -156,12 +156,6 @@ class BlackPathGame(Game):
             raise GameError(f"a Black Path state has shape {self.state_shape}, got {a.shape}")
         return a.astype(np.int8)
 
-    def as_states(self, states) -> np.ndarray:
-        if isinstance(states, np.ndarray) and states.ndim == 2 and states.shape[1:] == self.state_shape:
-            return np.ascontiguousarray(states, dtype=np.int8)
-        if isinstance(states, bp.State) or (isinstance(states, np.ndarray) and states.ndim == 1):
-            return self.as_state(states)[None]
-        return np.stack([self.as_state(s) for s in states])
 
     def to_rules_state(self, state) -> bp.State:
         """One state array -> ``blackpath.game.State`` (with this game's start)."""

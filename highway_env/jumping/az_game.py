@@ -133,12 +133,6 @@ class JumpingGame(Game):
             raise GameError(f"a Jumping state has shape {self.state_shape}, got {a.shape}")
         return a.astype(np.int8)
 
-    def as_states(self, states) -> np.ndarray:
-        if isinstance(states, np.ndarray) and states.ndim == 2 and states.shape[1:] == self.state_shape:
-            return np.ascontiguousarray(states, dtype=np.int8)
-        if isinstance(states, jg.State) or (isinstance(states, np.ndarray) and states.ndim == 1):
-            return self.as_state(states)[None]
-        return np.stack([self.as_state(s) for s in states])
 
     def to_rules_state(self, state) -> jg.State:
         a = [int(v) for v in np.asarray(state)]
