@@ -14,8 +14,8 @@ from highway_env.core import SYMMETRIES, Board, HighwayError, encode_action, par
     transform_action
 from highway_env.solver import Solver, kernel
 from highway_env.solver.book import (Book, BookError, book_from_certificate, book_from_first_moves, build_book,
-                                     load_book, positions_at)
-from highway_env.solver.player import PerfectPlayer
+                                     close_under_moves, fix_lost_replies, load_book, positions_at)
+from highway_env.solver.player import Oracle, PerfectPlayer, ordered_actions
 from highway_env.solver.reference import reference_move_values
 from highway_env.solver.store import (PositionStore, StoreConflictError, StoreCorruptError, canonical_key,
                                       value_from_bounds)
@@ -420,15 +420,17 @@ def test_build_book_by_solving(tmp_path):
     root = positions(14, 5, 1)[0]
     store = PositionStore(tmp_path / "s.sqlite")
     book = build_book(plies=[1], root=root, store=store, moves="keeping", progress=False)
-    assert len(book) == len(positions_at(1, root))
-    for key, e in book.entries.items():
+    solved = {canonical_key(b) for b in positions_at(1, root)}
+    assert solved <= set(book.entries)
+    for key, e in book.entries.items():  # the solved positions and, one ply on, their moves' results
         b = parse_board(key)
         margins = child_margins(b)
         value = sign(best_for_mover(b, margins))
         assert e.value == value
         mover_lost = value == (1 if b.to_move == 1 else -1)
-        if not mover_lost:
+        if key in solved and not mover_lost:
             assert e.all_moves and set(e.moves) == {a for a, m in margins.items() if sign(m) == value}
+    assert len(book) > len(solved)  # close_under_moves added the positions after the listed moves
     assert len(store) > 0
     path = tmp_path / "book.json.gz"
     book.save(path)
@@ -436,3 +438,45 @@ def test_build_book_by_solving(tmp_path):
     b = parse_board(next(iter(book.entries)))
     player.act(b)
     assert player.last_info["source"] == "book"
+
+
+def test_close_under_moves_gives_children_the_value():
+    for board in positions(21, 5, 6):
+        margins = child_margins(board)
+        value = sign(best_for_mover(board, margins))
+        keeping = [a for a, m in margins.items() if sign(m) == value]
+        book = Book()
+        book.add(board, *{1: (1, 99), 0: (0, 0), -1: (-99, -1)}[value], keeping[:2])
+        assert close_under_moves(book) == len({canonical_key(board.apply(a)) for a in keeping[:2]})
+        for a in keeping[:2]:
+            assert book.value(board.apply(a)) == value == sign(margin_of(board.apply(a)))
+
+
+def test_fix_lost_replies_lists_the_solvers_first_move():
+    board = Board().apply(encode_action(16, 3))  # B is lost here (the proof)
+    book = Book()
+    book.add(board, 1, 99)
+    assert book.moves(board) is None
+    after = fix_lost_replies(book, 1)
+    first = ordered_actions(parse_board(canonical_key(board)))[0]
+    assert book.entry(board).moves == [first] and len(after) == 1
+    assert canonical_key(after[0]) == canonical_key(parse_board(canonical_key(board)).apply(first))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_oracle_bounds_from_book_parents(seed):
+    """A book entry with a position's exact margin bounds its children: above where A moved (A
+    maximises), below where B moved; the bounds always contain the true margin."""
+    for parent in positions(seed, 5, 4):
+        m = margin_of(parent)
+        book = Book()
+        book.add(parent, m, m)
+        oracle = Oracle(book=book, solver=Solver(tt_bits=10))
+        for a in parent.legal_actions():
+            child = parent.apply(a)
+            lo, hi = oracle.known(child.cells)
+            assert lo <= margin_of(child) <= hi
+            if parent.to_move == 0:
+                assert hi == m
+            else:
+                assert lo == m

@@ -18,7 +18,12 @@ Building (the long runs are for the lead; ``--help`` explains each flag)::
 
     # from the proof's outputs (instant): plies 0-2 along every winning first move, ply 1 values
     python -m highway_env.solver.book build --certificate proof/certificate.json \
-        --first-moves proof/first_moves.json --out highway_env/data/book.json.gz
+        --first-moves proof/first_moves.json --out base.json.gz
+    # the shipped book adds every ply-3 position after A's winning / drawing first moves and the
+    # perfect B's reply (644 positions, ~17 min wall in 2 processes)
+    python -m highway_env.solver.book build --merge-into base.json.gz --ply 1 --after-replies 0 \
+        --shard 0/2 --store s0.sqlite --out ext0.json.gz      # and --shard 1/2 ... ext1.json.gz
+    python -m highway_env.solver.book merge ext0.json.gz ext1.json.gz --out highway_env/data/book.json.gz
     # or by solving (long; shard over processes, then merge)
     python -m highway_env.solver.book build --ply 1 --shard 0/8 --certificate proof/certificate.json --out part0.json.gz
     python -m highway_env.solver.book merge part*.json.gz --out highway_env/data/book.json.gz
@@ -69,6 +74,11 @@ class BookEntry:
         if self.all_moves:
             out["all_moves"] = True
         return out
+
+
+def _value_bounds(value: int) -> tuple[int, int]:
+    """Margin bounds meaning exactly the game value ``value`` (+1, 0, -1)."""
+    return {1: (1, UNKNOWN_HI), 0: (0, 0), -1: (UNKNOWN_LO, -1)}[value]
 
 
 def _static_clamp(key: str, lo: int, hi: int) -> tuple[int, int]:
@@ -316,7 +326,7 @@ def book_from_first_moves(path: str | Path, book: Book | None = None, root: Boar
                 keep = [int(e["refuted_at_1_by"]["action"])]
             elif value == -1:
                 keep = [int(e["refuted_at_0_by"]["action"])]
-            book.add(after, *{1: (1, UNKNOWN_HI), 0: (0, 0), -1: (UNKNOWN_LO, -1)}[value], keep)
+            book.add(after, *_value_bounds(value), keep)
             if value == 1:
                 for reply, answer in e.get("a_answers", {}).items():
                     pos = after.apply(int(reply))
@@ -328,8 +338,7 @@ def book_from_first_moves(path: str | Path, book: Book | None = None, root: Boar
             best = max(values.values())
             tops = [a for a, v in values.items() if v == best]
             if complete:
-                bounds = {1: (1, UNKNOWN_HI), 0: (0, 0), -1: (UNKNOWN_LO, -1)}[best]
-                book.add(root, *bounds, tops, all_moves=True)
+                book.add(root, *_value_bounds(best), tops, all_moves=True)
             elif best == 1:
                 book.add(root, 1, UNKNOWN_HI, tops)
     except (KeyError, TypeError, ValueError, HighwayError) as e:
@@ -339,6 +348,45 @@ def book_from_first_moves(path: str | Path, book: Book | None = None, root: Boar
     book.meta.setdefault("sources", []).append({"first_moves": str(path), "complete": complete,
                                                  "moves": len(values)})
     return book
+
+
+def close_under_moves(book: Book) -> int:
+    """Add the position after each recommended move with the value of the entry it leaves (a
+    value-keeping move keeps the value), so a line played from the book stays known one ply further.
+    Returns the number of entries added or tightened."""
+    changed = 0
+    for key, entry in list(book.entries.items()):
+        value = entry.value
+        if value is None or not entry.moves:
+            continue
+        board = parse_board(key)
+        for action in entry.moves:
+            child = board.apply(action)
+            if 0 not in child.cells:
+                continue
+            before = book.entry(child)
+            after = book.add(child, *_value_bounds(value))
+            changed += before is None or (before.lo, before.hi) != (after.lo, after.hi)
+    return changed
+
+
+def fix_lost_replies(book: Book, ply: int = 1) -> list[Board]:
+    """Give every entry at ``ply`` whose side to move is lost (no moves listed: every move keeps the
+    value) an explicit move: the first in the solver's order, the perfect player's default there.
+    Returns the positions after each entry's first listed move (canonical entries), i.e. where the
+    perfect player's opponent moves next along the book."""
+    from highway_env.solver.player import ordered_actions
+
+    out = []
+    for key, entry in sorted(book.entries.items()):
+        board = parse_board(key)
+        if board.ply != ply or entry.value is None:
+            continue
+        if not entry.moves:
+            book.add(key, entry.lo, entry.hi, [ordered_actions(board)[0]])
+            entry = book.entries[key]
+        out.append(board.apply(entry.moves[0]))
+    return out
 
 
 # ----------------------------------------------------------------------------- building by solving
@@ -364,7 +412,8 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
                first_moves: str | None = None,
                store: PositionStore | str | None = None, from_store_max_ply: int | None = None,
                moves: str = "one", shard: tuple[int, int] = (0, 1), time_limit: float | None = None,
-               tt_bits: int = 22, book: Book | None = None, progress: bool = True) -> Book:
+               tt_bits: int = 22, book: Book | None = None, progress: bool = True,
+               after_replies_min_value: int | None = None) -> Book:
     """Build a book.
 
     - ``certificate``: add the entries of :func:`book_from_certificate`.
@@ -375,6 +424,13 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
       "keeping" every value-keeping move (``all_moves``; classifies every child, far costlier), "none" none. Where the side to move is lost
       no moves are listed (every move keeps the value). ``time_limit`` per position (seconds): a
       position not finished in time is left out (and counted in ``meta``).
+    - ``after_replies_min_value``: instead of from ``root``, solve ``plies`` moves after each position
+      the perfect player's book reply at ply 1 leads to, for the first moves of A of at least this
+      value (0: the winning and drawing ones). The positions that follow are where an arbitrary A
+      leaves the book against a perfect B, and cold solves there take up to a minute.
+    - Always: every ply-1 entry where B is lost lists B's move explicitly (see
+      :func:`fix_lost_replies`), and the position after every listed move gets the entry's value
+      (:func:`close_under_moves`).
     - ``store``: solved bounds are read from and written to it (so an interrupted build resumes fast);
       with ``from_store_max_ply`` its positions of at most that ply are copied (bounds only).
     """
@@ -399,12 +455,21 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
                 copied += 1
         book.meta.setdefault("sources", []).append({"store": st.path, "max_ply": from_store_max_ply,
                                                      "positions": copied})
+    replies = fix_lost_replies(book, 1)
+    close_under_moves(book)
     if plies:
         oracle = Oracle(book=book, store=st, tt_bits=tt_bits)  # positions already in the book are known
         i, n = shard
-        todo = []
+        if after_replies_min_value is None:
+            roots = [root]
+        else:
+            roots = [b for b in replies if (book.value(b) if book.value(b) is not None else -2) >= after_replies_min_value]
+        unique: dict[str, Board] = {}
         for ply in plies:
-            todo.extend(positions_at(ply, root)[i::n])
+            for r in roots:
+                for b in positions_at(ply, r):
+                    unique.setdefault(canonical_key(b), b)
+        todo = list(unique.values())[i::n]
         skipped = 0
         bar = tqdm(todo, desc="book positions", unit="pos", disable=not progress, dynamic_ncols=True)
         for board in bar:
@@ -429,8 +494,10 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
                     continue
                 keep, complete = found, moves == "keeping"
             book.add(board, lo, hi, keep, complete)
+        close_under_moves(book)
         book.meta.setdefault("sources", []).append(
             {"solved_plies": list(plies), "root": None if root is None else root.to_string(),
+             "after_replies_min_value": after_replies_min_value, "roots": len(roots),
              "shard": f"{i}/{n}", "positions": len(todo), "skipped_time_limit": skipped,
              "moves": moves, "time_limit": time_limit})
         if st is not None:
@@ -474,6 +541,11 @@ def main(argv=None) -> int:
                         "wins (a full proof); ply 2 = 7920 positions, seconds to minutes each. Positions the book "
                         "already settles (e.g. from --certificate) are skipped: give --certificate to every shard")
     b.add_argument("--root", help="start --ply from this board (16 comma-separated numbers) instead of the empty one")
+    b.add_argument("--after-replies", type=int, choices=[-1, 0, 1], metavar="MIN_VALUE",
+                   help="with --ply N: solve the positions N moves after each position the book's ply-1 reply "
+                        "leads to, for A's first moves of value >= MIN_VALUE (1: winning, 0: also drawing, -1: all); "
+                        "--ply 1 --after-replies 0 covers every ply-3 position a perfect B can face after a "
+                        "non-losing first move (~1,000 positions, seconds to a minute each)")
     b.add_argument("--moves", choices=["keeping", "one", "none"], default="one",
                    help="recommended moves to list per solved position: 'one' (default): the first value-keeping "
                         "move in the solver's order; 'keeping': every value-keeping move (classifies every child: "
@@ -508,7 +580,7 @@ def main(argv=None) -> int:
             book = build_book(plies=args.ply, root=parse_board(args.root) if args.root else None,
                               certificate=args.certificate, first_moves=args.first_moves, store=args.store, from_store_max_ply=args.from_store,
                               moves=args.moves, shard=args.shard, time_limit=args.time_limit, tt_bits=args.tt_bits,
-                              book=base, progress=not args.no_progress)
+                              book=base, progress=not args.no_progress, after_replies_min_value=args.after_replies)
             book.save(args.out)
             print(json.dumps(book.summary(), indent=1))
         elif args.cmd == "merge":

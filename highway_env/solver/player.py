@@ -21,9 +21,14 @@ filled cells.
 
 Honest limits. The value of the position and one value-keeping move are always computed exactly,
 however long it takes: positions with one number placed that are not in the book take the solver
-~0.5-1 minute (more where A wins), two numbers placed seconds to a few minutes, the empty board far
-longer. The shipped book (``highway_env/data/book.json.gz``) is what makes the first plies instant;
-build it from the proof's outputs (see :mod:`highway_env.solver.book`).
+~0.5-1 minute (more where A wins), two numbers placed seconds to a few minutes, three up to a
+minute, the empty board far longer. The shipped book (``highway_env/data/book.json.gz``) is what
+makes the first plies instant: every position at plies 0-1, A's answers at ply 2 along the proof,
+the value after every book move, and every ply-3 position a perfect B can face after A's winning
+or drawing first moves. Positions one ply past a book entry are bounded by it (a child of a position
+where A moved is worth at most the parent, where B moved at least), so after a losing first move and
+B's book reply every ply-3 position is known lost for A without a search. Build the book with
+:mod:`highway_env.solver.book`.
 
 The tie-break is exact only when affordable. It is attempted from ply ``exact_min_ply[tiebreak]``
 on (default: random 3, margin 5, hardest 7), within ``budget`` seconds (default 2) per move. Before
@@ -98,6 +103,7 @@ class Oracle:
         self.cache: dict[str, tuple[int, int]] = {}
         self.origin: dict[str, str] = {}  # key -> where its first bounds came from
         self.searches = 0
+        self._book_max_ply: int | None = None
 
     # -- bounds
     def known(self, cells: Sequence[int], key: str | None = None) -> tuple[int, int]:
@@ -117,6 +123,9 @@ class Oracle:
                 bb = self.book.bounds(key)
                 if bb is not None:
                     b, src = intersect(b, bb), "book"
+                pb = self._bounds_from_book_parents(cells)
+                if pb != (UNKNOWN_LO, UNKNOWN_HI):
+                    b, src = intersect(b, pb), src or "book"
             if self.store is not None:
                 sb = self.store.get_key(key)
                 if sb is not None:
@@ -128,6 +137,33 @@ class Oracle:
         if src:
             self.origin[key] = src
         return b
+
+    def _bounds_from_book_parents(self, cells: Sequence[int]) -> tuple[int, int]:
+        """Bounds implied by the book's entries for the positions one move earlier: a child of a
+        position where A moved is worth at most the parent (A maximises the margin), a child of one
+        where B moved at least the parent. Any filled cell may be taken back: each gives a true parent.
+        This is what makes the ply after a book line cheap: e.g. after a first move that loses and B's
+        book reply, every move of A still loses."""
+        ply = _ply(cells)
+        if self._book_max_ply is None:
+            self._book_max_ply = max((_ply(tuple(map(int, k.split(",")))) for k in self.book.entries), default=-1)
+        if ply == 0 or ply > self._book_max_ply + 1:
+            return UNKNOWN_LO, UNKNOWN_HI
+        lo, hi = UNKNOWN_LO, UNKNOWN_HI
+        a_moved_last = ply % 2 == 1  # the parent has ply - 1 filled cells; A moves at even plies
+        for i, v in enumerate(cells):
+            if v == 0:
+                continue
+            parent = list(cells)
+            parent[i] = 0
+            pb = self.book.bounds(_key(parent))
+            if pb is None:
+                continue
+            if a_moved_last:
+                hi = min(hi, pb[1])
+            else:
+                lo = max(lo, pb[0])
+        return lo, hi
 
     def record(self, cells: Sequence[int], lo: int, hi: int, key: str | None = None) -> tuple[int, int]:
         key = key or _key(cells)
