@@ -1,0 +1,152 @@
+"""The opponent: an agent built from a spec string by ``agents.make_agent``.
+
+Specs as everywhere in the project (``random``, ``greedy``, ``mcts:N``, ``az:PATH[:SIMS]``,
+``perfect[:TIEBREAK]``), with one convenience: ``az:agents/pretrained/highway_az.pt`` (or plain
+``az``) means the checkpoint shipped inside the installed package, wherever the server runs from.
+
+The perfect player runs in a process of its own (:class:`AgentProcess`): its solver searches run in
+numba without releasing the GIL, for up to ~30 s early in a game, which would freeze every thread of
+the web server meanwhile. The other agents are quick or release the GIL, and run in the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+#: The spec that names the shipped AlphaZero checkpoint (relative to a source checkout).
+SHIPPED_AZ = "agents/pretrained/highway_az.pt"
+
+#: What the page offers (the page also takes a checkpoint path and the MCTS simulation count).
+PRESETS = (
+    {"spec": "perfect:hardest", "label": "Perfect player, hardest tie-break"},
+    {"spec": "perfect:margin", "label": "Perfect player, best-margin tie-break"},
+    {"spec": "perfect:random", "label": "Perfect player, random tie-break"},
+    {"spec": f"az:{SHIPPED_AZ}", "label": "AlphaZero, shipped checkpoint"},
+    {"spec": "mcts:200", "label": "MCTS (random rollouts), 200 simulations"},
+    {"spec": "greedy", "label": "Greedy (one ply)"},
+    {"spec": "random", "label": "Random"},
+)
+
+MAX_SPEC_LENGTH = 1000
+
+
+class OpponentSpecError(ValueError):
+    """A spec that names no usable Highway agent; the message names the spec."""
+
+
+def resolve_spec(spec: str) -> str:
+    """The spec with the shipped checkpoint's path made absolute (the server may run anywhere)."""
+    name, _, rest = spec.partition(":")
+    if name != "az":
+        return spec
+    args = rest.split(":") if rest else []
+    sims = [args.pop()] if len(args) > 1 and args[-1].isdigit() else []  # PATH may contain ':'
+    path = ":".join(args)
+    shipped = path in ("", "pretrained", "shipped") or (
+        not os.path.exists(path) and Path(path).as_posix().endswith(SHIPPED_AZ))
+    if shipped:
+        import agents
+
+        path = str(agents.PRETRAINED)
+    return ":".join(["az", path, *sims])
+
+
+#: Agent kinds that get their own process (their searches hold the GIL for seconds).
+ISOLATED_KINDS = ("perfect",)
+#: How long a new agent process may take to start (imports, the opening book, the solver tables).
+START_TIMEOUT = 120.0
+
+
+def build_opponent(spec, seed: int | None = None, isolate: bool | None = None):
+    """An agent for ``spec`` that plays Highway; raises OpponentSpecError naming the spec.
+    ``isolate``: run it in an :class:`AgentProcess` (default: for :data:`ISOLATED_KINDS`)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise OpponentSpecError(f"opponent must be a non-empty agent spec string, got {spec!r}")
+    if len(spec) > MAX_SPEC_LENGTH:
+        raise OpponentSpecError(f"opponent spec is {len(spec)} characters long (at most {MAX_SPEC_LENGTH})")
+    spec = spec.strip()
+    if isolate is None:
+        isolate = spec.partition(":")[0] in ISOLATED_KINDS
+    if isolate:
+        return AgentProcess(spec, seed)
+    import highway_env.az_game  # noqa: F401  (registers the "perfect" agent kind)
+    from agents import CheckpointError, make_agent
+
+    try:
+        agent = make_agent(resolve_spec(spec), seed=seed)
+    except (ValueError, CheckpointError, OSError) as e:
+        raise OpponentSpecError(f"bad opponent spec {spec!r}: {e}") from e
+    game = getattr(agent, "game", None)
+    if getattr(game, "name", "highway") != "highway":
+        raise OpponentSpecError(f"opponent spec {spec!r} plays {game.name!r}, not Highway")
+    return agent
+
+
+class AgentProcess:
+    """An agent in a child process (``python -m highway_env.play.agent_worker SPEC SEED``), with the
+    agent interface the session uses (``act``) and ``close``. JSON lines over its stdin/stdout."""
+
+    def __init__(self, spec: str, seed: int | None = None):
+        import highway_env
+
+        self.spec = spec
+        env = dict(os.environ)  # the child imports this very copy of the package
+        root = str(Path(highway_env.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "highway_env.play.agent_worker", spec, "" if seed is None else str(seed)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, name=f"agent-reader {spec}", daemon=True).start()
+        self._lock = threading.Lock()
+        try:
+            reply = self._lines.get(timeout=START_TIMEOUT)
+        except queue.Empty:
+            reply = {"error": f"opponent {spec!r} did not start within {START_TIMEOUT:g} s"}
+        if "ready" not in reply:
+            self.close()
+            raise OpponentSpecError(reply.get("error", f"opponent {spec!r} failed to start"))
+
+    def _read(self) -> None:
+        for line in self._process.stdout:
+            try:
+                self._lines.put(json.loads(line))
+            except ValueError:
+                continue  # not ours (a library printing to stdout)
+        self._lines.put({"error": f"the process of opponent {self.spec!r} ended"})
+
+    def act(self, board) -> int:
+        with self._lock:
+            try:
+                self._process.stdin.write(json.dumps({"cells": list(board.cells)}) + "\n")
+                self._process.stdin.flush()
+            except (OSError, ValueError):
+                raise RuntimeError(f"the process of opponent {self.spec!r} is gone") from None
+            reply = self._lines.get()
+        if "action" not in reply:
+            raise RuntimeError(reply.get("error", "no answer"))
+        return int(reply["action"])
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+        for f in (self._process.stdin, self._process.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+    def __del__(self):
+        process = getattr(self, "_process", None)
+        if process is not None and process.poll() is None:
+            process.terminate()
