@@ -81,10 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--perfect-budget", type=float, default=0.5,
                    help="seconds per move for the perfect player's exact tie-break before it falls back "
                         "to another value-keeping move (default: %(default)s)")
-    p.add_argument("--perfect-exact-from-ply", type=int, default=4,
+    p.add_argument("--perfect-exact-from-ply", type=int, default=0,
                    help="from this ply on the perfect player's moves are always proven value-keeping, "
                         "however long the solver takes; earlier, positions not in the opening book get "
-                        "--perfect-early-budget seconds (default: %(default)s)")
+                        "--perfect-early-budget seconds. The shipped book answers every early position of "
+                        "games from the empty board within seconds, so the default is 0: every move exact; "
+                        "raise it for games from other starts (default: %(default)s)")
     p.add_argument("--perfect-early-budget", type=float, default=3.0,
                    help="seconds per early move (see --perfect-exact-from-ply) (default: %(default)s)")
     p.add_argument("--store", default="default",

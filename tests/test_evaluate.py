@@ -186,3 +186,54 @@ def test_bad_values_exit_2(argv, needle, capsys):
 def test_default_set_path_is_in_package():
     assert DEFAULT_PATH.name == "positions_v1.npz" and DEFAULT_PATH.parent.name == "data"
     assert encode_action(16, 3) == 243
+
+
+def test_label_early_agrees_with_brute_force():
+    """label_early (book, parent bounds, then the solver) gives every move's exact value."""
+    from highway_env.core import random_board
+    from highway_env.evaluation.positions import label_early
+    from highway_env.solver import Solver, kernel
+    from highway_env.solver.book import Book
+    from highway_env.solver.player import Oracle
+
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        board = random_board(rng, 11)
+        margin = int(kernel.brute_force_margin(np.array(board.cells, dtype=np.int64)))
+        book = Book()
+        book.add(board, margin, margin)  # the book knows the position: children are bounded by it
+        values = label_early(board, Oracle(book=book, solver=Solver(tt_bits=12)), deadline=None)
+        for a in range(256):
+            if not board.is_legal(a):
+                assert values[a] == ILLEGAL
+                continue
+            m = int(kernel.brute_force_margin(np.array(board.apply(a).cells, dtype=np.int64)))
+            assert values[a] == (m > 0) - (m < 0)
+
+
+def test_position_set_covers_every_ply_and_early_labels_hold():
+    from highway_env.evaluation.positions import load_first_moves
+    from highway_env.solver import Solver
+
+    ps = load_positions()
+    assert set(ps.ply.tolist()) == set(range(16))
+    crit = ps.critical()
+    legal = ps.values != ILLEGAL
+    root = np.flatnonzero(ps.ply == 0)
+    assert len(root) == 1 and crit[root[0]]
+    fm = load_first_moves("proof/first_moves.json")
+    if fm is not None:
+        assert all(ps.values[root[0], a] == v for a, v in fm.items())
+    # a side that is lost keeps the value with every move; the value is the mover's best
+    for i in np.flatnonzero((ps.ply >= 1) & (ps.ply <= 3)):
+        vals = ps.values[i][legal[i]]
+        assert ps.value[i] == (vals.max() if ps.ply[i] % 2 == 0 else vals.min())
+    # a few ply-3 labels of critical positions against the solver
+    rng = np.random.default_rng(0)
+    s = Solver(tt_bits=20)
+    idx = np.flatnonzero((ps.ply == 3) & crit)
+    assert len(idx) > 0
+    for i in rng.choice(idx, size=min(2, len(idx)), replace=False):
+        board = Board(tuple(int(v) for v in ps.boards[i]))
+        for a in rng.choice(np.flatnonzero(legal[i]), size=3, replace=False):
+            assert s.solve(board.apply(int(a))).value == ps.values[i, a]

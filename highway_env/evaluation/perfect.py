@@ -1,16 +1,17 @@
 """The perfect opponent of the evaluation: :class:`~highway_env.solver.player.PerfectPlayer` with a
 time cap on the first plies.
 
-From ply ``exact_from_ply`` on, and wherever the opening book answers, every move is the perfect
+From ply ``exact_from_ply`` on (default 0: every move, since the shipped book makes the first plies
+of games from the empty board instant), and wherever the opening book answers, every move is the perfect
 player's: value-keeping, proven by the solver (the tie-break, e.g. "hardest", within ``budget``
 seconds a move). Before that ply a position the book does not know can take the solver minutes (a
 1-filled board) to tens of seconds, so the player tries within ``early_budget`` seconds and, if that
 runs out, plays the solver's first move in its static order and counts the move as *unproven*
 (``unproven_moves``; the evaluation reports it). Two cheap sources of exact knowledge come first:
 
-- ``first_moves``: the values of the positions after A's first moves and B's refuting replies
-  (``proof/first_moves.json``, complete or not) are loaded into the oracle: B's answer to a first move
-  listed there is then immediate and proven;
+- ``first_moves`` (off by default: the shipped book holds the complete table): the values of the
+  positions after A's first moves and B's refuting replies (a ``proof/first_moves.json``, complete
+  or not) are loaded into the oracle: B's answer to a first move listed there is then immediate;
 - inheritance: after its own move to a position of value v, the value of the position after any
   reply is bounded by v (the replier cannot do better than v); a won position stays won whatever the
   loser replies, so e.g. after the book's 16@r0c3 the player knows every ply-2 position is won.
@@ -29,7 +30,6 @@ import numpy as np
 from agents.base import Agent
 from highway_env.core import CELLS, Board
 
-DEFAULT_FIRST_MOVES = Path("proof/first_moves.json")
 
 
 class EvalPerfect(Agent):
@@ -37,8 +37,8 @@ class EvalPerfect(Agent):
     the default store, None for none."""
 
     def __init__(self, game=None, tiebreak: str = "hardest", seed: int | None = None, store=None,
-                 budget: float = 0.5, exact_from_ply: int = 2, early_budget: float = 5.0,
-                 first_moves: str | Path | None = DEFAULT_FIRST_MOVES, inherit_max_ply: int = 6):
+                 budget: float = 0.5, exact_from_ply: int = 0, early_budget: float = 5.0,
+                 first_moves: str | Path | None = None, inherit_max_ply: int = 6):
         from highway_env.solver.player import PerfectPlayer
 
         self.player = PerfectPlayer(game, tiebreak=tiebreak, seed=seed, store=store, budget=budget,

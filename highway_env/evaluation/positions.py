@@ -30,14 +30,25 @@ every position of every game is a candidate:
 Candidates are deduplicated modulo the four symmetries (``Board.canonical()``), and per ply up to
 ``--per-ply`` targets are taken, balanced across the sources (round robin over each source's
 shuffled candidates). Every chosen position is then labelled by :class:`highway_env.solver.Solver`
-(``solve(moves=True, margin=ply >= margin_min_ply)``). Plies 0-1 are left out unless
-``--first-moves`` gives the values of the 96 first moves (ply 0; ply 1 would need 2-filled solves per
-move, minutes each). Per-ply counts, sources and labelling time are in ``meta`` and printed by
+(``solve(moves=True, margin=ply >= margin_min_ply)``). ``build`` covers plies 4-15 (and ply 0 when
+``--first-moves`` gives the values of the 96 first moves).
+
+Plies 0-3 (``add-early``, source ``book``): a position there needs ~200 solves of the next ply, which
+takes hours at ply 1-2, so they come from the opening book instead: ply 0 from the first-moves table;
+at plies 1-3 the book's positions and the children of the positions after its ply-1 replies
+(positions off the perfect lines: A's every alternative at ply 2 after a winning or drawing first
+move). Every move is labelled from the book, its parent bounds (where the mover is lost every move
+keeps the value), or the solver (``--solve-per-ply``, default 30 positions at ply 3). In the
+shipped set: ply 0: 1 position (critical), ply 1: 3 (after A's winning first moves: none critical,
+B is lost), ply 2: 94 (5 critical), ply 3: 429 (28 critical).
+
+Per-ply counts, sources and labelling time are in ``meta`` and printed by
 ``python -m highway_env.evaluation.positions info``.
 
 Commands (``--help`` explains each flag)::
 
     python -m highway_env.evaluation.positions build --workers 2          # regenerate (resumable)
+    python -m highway_env.evaluation.positions add-early                  # then plies 0-3 (~45 min)
     python -m highway_env.evaluation.positions info [FILE]
     python -m highway_env.evaluation.positions check [FILE] --sample 50   # re-solve a sample
 """
@@ -465,6 +476,122 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
     return ps
 
 
+# ----------------------------------------------------------------------------- early plies (0-3)
+
+EARLY_PLIES = (0, 1, 2, 3)
+BOOK_SOURCE = "book"
+
+
+def label_early(board: Board, oracle, deadline: float | None) -> np.ndarray | None:
+    """Values (256,) of every move of an early position from the book (and its parent bounds), else
+    the solver; None if a solve did not finish by ``deadline`` (time.monotonic())."""
+    from highway_env.solver.store import value_from_bounds
+
+    values = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
+    value = value_from_bounds(*oracle.known(board.cells))
+    mover_lost = value is not None and value == (1 if board.to_move == 1 else -1)
+    seen: dict[str, int] = {}
+    for a in board.legal_actions():
+        if mover_lost:  # every move of a lost side keeps the value: nothing to solve
+            values[a] = value
+            continue
+        child = board.apply(a)
+        key = child.canonical().to_string()
+        if key not in seen:
+            v = oracle.value(child.cells, deadline=deadline, key=key)
+            if v is None:
+                return None
+            seen[key] = v
+        values[a] = seen[key]
+    return values
+
+
+def early_candidates(book) -> list[Board]:
+    """Canonical positions at plies 1-3 whose value the book gives, in a fixed order: the book's
+    entries and, for the positions after the book's ply-1 replies, their children."""
+    from highway_env.solver.book import positions_at
+
+    out: dict[str, Board] = {}
+    for key, e in sorted(book.entries.items()):
+        b = Board(tuple(int(v) for v in key.split(",")))
+        if 1 <= b.ply <= 3 and e.value is not None:
+            out.setdefault(key, b)
+    for key, b in list(out.items()):
+        if b.ply == 2:
+            for c in positions_at(1, b):
+                k = c.canonical().to_string()
+                if k in book.entries and book.entries[k].value is not None:
+                    out.setdefault(k, c)
+    return [out[k] for k in sorted(out, key=lambda k: (16 - k.split(",").count("0"), k))]
+
+
+def add_early(ps: PositionSet, book, first_moves: str | None, solve_per_ply: dict[int, int], time_limit: float,
+              seed: int = 0, progress: bool = True) -> PositionSet:
+    """``ps`` with its plies 0-3 replaced by: ply 0 from the first-moves table, and book positions at
+    plies 1-3 labelled by :func:`label_early`. A position whose moves need the solver (its side to
+    move is not lost and the book does not give its children) costs ~169-196 solves of the next ply,
+    so at most ``solve_per_ply[ply]`` of those are taken per ply (seeded choice), each within
+    ``time_limit`` seconds (left out if it does not finish)."""
+    from tqdm import tqdm
+
+    from highway_env.solver.player import Oracle
+    from highway_env.solver.store import value_from_bounds
+
+    keep = ~np.isin(ps.ply, EARLY_PLIES)
+    sources = tuple(ps.sources) if BOOK_SOURCE in ps.sources else tuple(ps.sources) + (BOOK_SOURCE,)
+    src = sources.index(BOOK_SOURCE)
+    rows = []
+    fm = load_first_moves(first_moves) if first_moves else None
+    if fm is not None:
+        row = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
+        for a, v in fm.items():
+            row[a] = v
+        rows.append((Board(), row))
+    oracle = Oracle(book=book)
+    rng = np.random.default_rng(seed)
+    cands = early_candidates(book)
+    cheap, costly = [], {p: [] for p in EARLY_PLIES}
+    for b in cands:
+        value = value_from_bounds(*oracle.known(b.cells))
+        lost = value is not None and value == (1 if b.to_move == 1 else -1)
+        settled = lost or all(value_from_bounds(*oracle.known(b.apply(a).cells)) is not None
+                              for a in b.legal_actions())
+        (cheap if settled else costly[b.ply]).append(b)
+    chosen = list(cheap)
+    for p, bs in costly.items():
+        n = min(solve_per_ply.get(p, 0), len(bs))
+        chosen += [bs[i] for i in sorted(rng.choice(len(bs), size=n, replace=False))] if n else []
+    skipped = 0
+    t0 = time.monotonic()
+    for b in tqdm(chosen, desc="labelling plies 1-3", unit="pos", disable=not progress):
+        values = label_early(b, oracle, time.monotonic() + time_limit)
+        if values is None:
+            skipped += 1
+            continue
+        rows.append((b, values))
+    boards = np.array([r[0].cells for r in rows], np.int8).reshape(-1, CELLS)
+    values = np.array([r[1] for r in rows], np.int8).reshape(-1, NUM_ACTIONS)
+    legal = values != ILLEGAL
+    best = np.where(legal, values, -9).max(axis=1)
+    worst = np.where(legal, values, 9).min(axis=1)
+    plies = (boards != 0).sum(axis=1).astype(np.int8)
+    value = np.where(plies % 2 == 0, best, worst).astype(np.int8)
+    early = PositionSet(boards, plies, values, np.where(legal, UNKNOWN, ILLEGAL).astype(np.int8), value,
+                        np.full(len(rows), UNKNOWN, np.int8), np.full(len(rows), src, np.int8), sources, {})
+    rest = ps.subset(np.flatnonzero(keep))
+    both = PositionSet(*(np.concatenate([getattr(early, f), getattr(rest, f)]) for f in
+                         ("boards", "ply", "values", "margins", "value", "margin", "source")), sources, dict(ps.meta))
+    both = both.subset(np.lexsort((np.arange(len(both)), both.ply)))
+    both.meta["early_plies"] = {
+        "how": "ply 0 from the first-moves table; plies 1-3 from the opening book (its entries, and the "
+               "children of the positions after its ply-1 replies), labelled from the book, its parent "
+               "bounds, and the solver (python -m highway_env.evaluation.positions add-early)",
+        "first_moves": first_moves if fm is not None else None, "solve_per_ply": {str(k): v for k, v in solve_per_ply.items()},
+        "time_limit": time_limit, "skipped_time_limit": skipped, "seconds": round(time.monotonic() - t0, 1)}
+    both.meta["counts"] = {str(k): v for k, v in both.counts().items()}
+    return both
+
+
 def _worker_init():
     try:
         import torch
@@ -538,6 +665,24 @@ def main(argv=None) -> int:
     b.add_argument("--no-progress", action="store_true", help="no progress bars")
     i = sub.add_parser("info", help="per-ply counts and metadata of a set")
     i.add_argument("file", nargs="?", default=str(DEFAULT_PATH))
+    e = sub.add_parser("add-early", help="replace plies 0-3 of a set by the first moves and book positions",
+                       description="Plies 0-3 cannot be drawn and labelled like the others (one position at "
+                                   "ply 2 needs ~196 solves of minutes each). This takes ply 0 from the "
+                                   "first-moves table and plies 1-3 from the opening book: its positions and "
+                                   "the children of the positions after its ply-1 replies, labelled from the "
+                                   "book where it settles them, else by the solver (a few per ply).")
+    e.add_argument("file", nargs="?", default=str(DEFAULT_PATH), help="set to extend in place (default: %(default)s)")
+    e.add_argument("--book", default=None, help="opening book (default: the shipped one)")
+    e.add_argument("--first-moves", default="proof/first_moves.json", help="complete first-moves table for ply 0 "
+                                                                            "(default: %(default)s)")
+    e.add_argument("--solve-per-ply", type=_parse_per_ply, default={1: 0, 2: 0, 3: 40},
+                   help="per ply, how many positions the book does not settle to label by solving, as PLY=COUNT,... "
+                        "(default: 3=40; ply 3 costs ~10-60 s each, ply 2 hours)")
+    e.add_argument("--time-limit", type=float, default=300.0, help="seconds per solved position; slower ones are "
+                                                                    "left out (default: %(default)s)")
+    e.add_argument("--seed", type=int, default=0, help="seed of the choice of solved positions (default: %(default)s)")
+    e.add_argument("--out", default=None, help="write here instead of in place")
+    e.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("check", help="re-solve a random sample and compare with the stored labels")
     c.add_argument("file", nargs="?", default=str(DEFAULT_PATH))
     c.add_argument("--sample", type=int, default=50, help="positions to re-solve (default: %(default)s)")
@@ -551,6 +696,13 @@ def main(argv=None) -> int:
                        args.workers, args.margin_min_ply, args.chunk, args.first_moves,
                        progress=not args.no_progress, perfect_games=args.perfect_games)
             print(json.dumps(ps.meta, indent=1))
+        elif args.cmd == "add-early":
+            from highway_env.solver.book import load_book
+
+            ps = add_early(load_positions(args.file), load_book(args.book), args.first_moves, args.solve_per_ply,
+                           args.time_limit, args.seed, progress=not args.no_progress)
+            save_positions(args.out or args.file, ps)
+            print(json.dumps(ps.meta["counts"], indent=1))
         elif args.cmd == "info":
             ps = load_positions(args.file)
             print(json.dumps({"file": args.file, "positions": len(ps), "meta": ps.meta}, indent=1))
