@@ -104,10 +104,14 @@ def markdown(summary: dict, plots: list[str]) -> str:
              ""]
     un = summary.get("perfect_unproven_moves", 0)
     tot = summary.get("perfect_moves", 0)
-    lines.append(f"The perfect player made {tot} moves in these games; {un} of them (before ply "
-                 f"{c['perfect_exact_from_ply']}, where the solver needs minutes and no book/first-move "
-                 f"table answered within {c['perfect_early_budget']} s) were its solver's static first move, "
-                 "not proven value-keeping.")
+    if un:
+        lines.append(f"The perfect player made {tot} moves in these games; {un} of them (before ply "
+                     f"{c['perfect_exact_from_ply']}, where the solver needs minutes and no book/first-move "
+                     f"table answered within {c['perfect_early_budget']} s) were its solver's static first move, "
+                     "not proven value-keeping.")
+    else:
+        lines.append(f"The perfect player made {tot} moves in these games, every one proven value-keeping "
+                     "(opening book, then the solver).")
     lines.append("")
     for p in plots:
         lines += [f"![{p}]({p})", ""]
