@@ -104,9 +104,9 @@ class EvalPerfect(Agent):
         return None
 
     def _key(self, cells) -> str:
-        from highway_env.solver.player import _key
+        from highway_env.solver.player import position_key
 
-        return _key(cells)
+        return position_key(cells)
 
     def _inherit(self, board: Board) -> None:
         """Bound the value of ``board`` by the value of a remembered parent (after our own move)."""

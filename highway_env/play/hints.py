@@ -66,7 +66,7 @@ class HintService:
 
     # -- the work, under the lock
     def _fill(self, board: Board, out: dict, deadline: float, first: int | None) -> None:
-        from highway_env.solver.player import _child, _key
+        from highway_env.solver.player import cells_after, position_key
         from highway_env.solver.store import value_from_bounds
 
         player = self.player
@@ -89,8 +89,8 @@ class HintService:
         actions = sorted(board.legal_actions(), key=lambda a: decode_action(a)[0] != first)
         out["total"] = len(actions)
         a_moves = board.to_move == 0
-        keys = {a: _key(_child(board.cells, a)) for a in actions}
-        cells_of = {keys[a]: _child(board.cells, a) for a in actions}
+        keys = {a: position_key(cells_after(board.cells, a)) for a in actions}
+        cells_of = {keys[a]: cells_after(board.cells, a) for a in actions}
         values: dict[str, int | None] = {}  # child key -> value
         keeps: dict[str, bool | None] = {}  # child key -> keeps the value?
         if value is not None:

@@ -79,7 +79,8 @@ class _OutOfTime(Exception):
     pass
 
 
-def _key(cells: Sequence[int]) -> str:
+def position_key(cells: Sequence[int]) -> str:
+    """The canonical board string of a position (the key of the book, the store and the caches)."""
     return ",".join(map(str, canonical_cells(cells)[0]))
 
 
@@ -107,7 +108,7 @@ class Oracle:
 
     # -- bounds
     def known(self, cells: Sequence[int], key: str | None = None) -> tuple[int, int]:
-        key = key or _key(cells)
+        key = key or position_key(cells)
         b = self.cache.get(key)
         if b is not None:
             return b
@@ -156,7 +157,7 @@ class Oracle:
                 continue
             parent = list(cells)
             parent[i] = 0
-            pb = self.book.bounds(_key(parent))
+            pb = self.book.bounds(position_key(parent))
             if pb is None:
                 continue
             if a_moved_last:
@@ -166,7 +167,7 @@ class Oracle:
         return lo, hi
 
     def record(self, cells: Sequence[int], lo: int, hi: int, key: str | None = None) -> tuple[int, int]:
-        key = key or _key(cells)
+        key = key or position_key(cells)
         old = self.known(cells, key)
         new = intersect(old, (lo, hi))
         if new[0] > new[1]:
@@ -183,7 +184,7 @@ class Oracle:
     def at_least(self, cells: Sequence[int], t: int, deadline: float | None = None,
                  key: str | None = None) -> bool | None:
         """Can A force margin >= t?"""
-        key = key or _key(cells)
+        key = key or position_key(cells)
         lo, hi = self.known(cells, key)
         if lo >= t:
             return True
@@ -200,7 +201,7 @@ class Oracle:
         return ans
 
     def value(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
-        key = key or _key(cells)
+        key = key or position_key(cells)
         v = value_from_bounds(*self.known(cells, key))
         if v is not None:
             return v
@@ -215,7 +216,7 @@ class Oracle:
         return 0 if draw else -1
 
     def margin(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
-        key = key or _key(cells)
+        key = key or position_key(cells)
         lo, hi = self.known(cells, key)
         if lo == hi:
             return lo
@@ -247,8 +248,8 @@ class Oracle:
         out = []
         seen: dict[str, bool] = {}
         for action in ordered_actions(board):
-            child = _child(board.cells, action)
-            k = _key(child)
+            child = cells_after(board.cells, action)
+            k = position_key(child)
             if k not in seen:
                 ok = self.keeps(child, value, a_moves, deadline, k)
                 if ok is None:
@@ -261,7 +262,8 @@ class Oracle:
         return out
 
 
-def _child(cells: Sequence[int], action: int) -> tuple[int, ...]:
+def cells_after(cells: Sequence[int], action: int) -> tuple[int, ...]:
+    """The cells after ``action`` (no legality check: for moves already known to be legal)."""
     c = list(cells)
     c[action % CELLS] = action // CELLS + 1
     return tuple(c)
@@ -363,8 +365,8 @@ class PerfectPlayer(Agent):
         out, seen = {}, {}
         actions = board.legal_actions()
         for action in tqdm(actions, desc="move values", delay=1.0, leave=False, disable=not self.progress):
-            child = _child(board.cells, action)
-            k = _key(child)
+            child = cells_after(board.cells, action)
+            k = position_key(child)
             if k not in seen:
                 seen[k] = self.oracle.margin(child, key=k) if margin else self.oracle.value(child, key=k)
             out[action] = seen[k]
@@ -380,7 +382,7 @@ class PerfectPlayer(Agent):
             raise HighwayError("act() on a full board: the game is over")
         o = self.oracle
         cells = board.cells
-        key = _key(cells)
+        key = position_key(cells)
         had = key in o.cache and value_from_bounds(*o.cache[key]) is not None
         value = o.value(cells, key=key)
         source = "cache" if had and o.origin.get(key) not in ("book", "store") else o.origin.get(key, "solver")
@@ -420,8 +422,8 @@ class PerfectPlayer(Agent):
         child_key: dict[int, str] = {}
         child_cells: dict[str, tuple] = {}
         for a in actions:
-            c = _child(cells, a)
-            k = _key(c)
+            c = cells_after(cells, a)
+            k = position_key(c)
             child_key[a] = k
             child_cells.setdefault(k, c)
 
@@ -514,8 +516,8 @@ class PerfectPlayer(Agent):
             n = 0
             seen: dict[str, bool] = {}
             for r in Board(child).legal_actions():
-                gc = _child(child, r)
-                gk = _key(gc)
+                gc = cells_after(child, r)
+                gk = position_key(gc)
                 if gk not in seen:
                     ans = o.keeps(gc, value, opp_is_a, deadline, gk)
                     if ans is None:
