@@ -68,8 +68,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
+from highway_env.aec import SpacesByAgent, action_index, classic_wrappers, masked_spaces
 from highway_env.blackpath import game
 from highway_env.blackpath.game import BlackPathError, State, to_ansi
 
@@ -80,11 +80,7 @@ CHANNELS = 7
 
 
 def env(**kwargs):
-    env = raw_env(**kwargs)
-    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    env = wrappers.OrderEnforcingWrapper(env)
-    return env
+    return classic_wrappers(raw_env(**kwargs))
 
 
 # ----------------------------------------------------------------------------- image
@@ -170,7 +166,7 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- the env
 
-class raw_env(AECEnv, EzPickle):
+class raw_env(SpacesByAgent, AECEnv, EzPickle):
     metadata = {
         "render_modes": list(RENDER_MODES),
         "name": "blackpath_v0",
@@ -190,23 +186,9 @@ class raw_env(AECEnv, EzPickle):
 
         self.agents = list(AGENTS)
         self.possible_agents = self.agents[:]
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.agents}
-        self.observation_spaces = {
-            a: spaces.Dict(
-                {
-                    "observation": spaces.Box(low=0, high=1, shape=(rows, cols, CHANNELS), dtype=np.int8),
-                    "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
-                }
-            )
-            for a in self.agents
-        }
+        self.action_spaces, self.observation_spaces = masked_spaces(
+            self.agents, spaces.Box(low=0, high=1, shape=(rows, cols, CHANNELS), dtype=np.int8), NUM_ACTIONS)
         self.state_space = spaces.Box(low=0, high=1, shape=(rows, cols, CHANNELS), dtype=np.int8)
-
-    def observation_space(self, agent):
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent):
-        return self.action_spaces[agent]
 
     @property
     def game_state(self) -> State:
@@ -245,12 +227,7 @@ class raw_env(AECEnv, EzPickle):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
-        try:
-            a = int(action)
-        except (TypeError, ValueError) as e:
-            raise BlackPathError(f"{agent}: action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}") from e
-        if not 0 <= a < NUM_ACTIONS:
-            raise BlackPathError(f"{agent}: action {action!r} out of range 0..{NUM_ACTIONS - 1}")
+        a = action_index(agent, action, NUM_ACTIONS, BlackPathError)
         self._cumulative_rewards[agent] = 0
         self._clear_rewards()
         self._state = self._state.play(a + 1)

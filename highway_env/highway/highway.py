@@ -96,10 +96,9 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
+from highway_env.aec import SpacesByAgent, action_index, classic_wrappers, masked_spaces
 from highway_env import core
 from highway_env.core import (
     A_PATHS,
@@ -198,14 +197,10 @@ def board_from_option(value: Any) -> Board:
 
 
 def env(**kwargs):
-    env = raw_env(**kwargs)
-    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    env = wrappers.OrderEnforcingWrapper(env)
-    return env
+    return classic_wrappers(raw_env(**kwargs))
 
 
-class raw_env(AECEnv, EzPickle):
+class raw_env(SpacesByAgent, AECEnv, EzPickle):
     metadata = {
         "render_modes": list(RENDER_MODES),
         "name": "highway_v0",
@@ -225,16 +220,8 @@ class raw_env(AECEnv, EzPickle):
         self.agents = list(AGENTS)
         self.possible_agents = self.agents[:]
 
-        self.action_spaces = {i: spaces.Discrete(NUM_ACTIONS) for i in self.agents}
-        self.observation_spaces = {
-            i: spaces.Dict(
-                {
-                    "observation": spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8),
-                    "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
-                }
-            )
-            for i in self.agents
-        }
+        self.action_spaces, self.observation_spaces = masked_spaces(
+            self.agents, spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8), NUM_ACTIONS)
         self.state_space = spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8)
 
         # game state, maintained incrementally (see _place)
@@ -251,12 +238,6 @@ class raw_env(AECEnv, EzPickle):
         self._outcome: core.Outcome | None = None
 
     # -- spaces
-    def observation_space(self, agent):
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent):
-        return self.action_spaces[agent]
-
     # -- views of the state
     @property
     def board(self) -> Board:
@@ -341,12 +322,7 @@ class raw_env(AECEnv, EzPickle):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
-        try:
-            a = int(action)
-        except (TypeError, ValueError) as e:
-            raise HighwayError(f"{agent}: action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}") from e
-        if not 0 <= a < NUM_ACTIONS:
-            raise HighwayError(f"{agent}: action {action!r} out of range 0..{NUM_ACTIONS - 1}")
+        a = action_index(agent, action, NUM_ACTIONS, HighwayError)
         if not self._mask[a]:
             try:
                 self.board.apply(a)  # raises with the reason (occupied cell / used number)

@@ -49,8 +49,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
+from highway_env.aec import SpacesByAgent, classic_wrappers, masked_spaces
 from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state
 
 AGENTS = ("player_0", "player_1")
@@ -139,14 +139,10 @@ def _replay(n: int, moves) -> tuple[State, list[int]]:
 # ----------------------------------------------------------------------------- PettingZoo AEC
 
 def env(**kwargs):
-    env = raw_env(**kwargs)
-    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    env = wrappers.OrderEnforcingWrapper(env)
-    return env
+    return classic_wrappers(raw_env(**kwargs))
 
 
-class raw_env(AECEnv, EzPickle):
+class raw_env(SpacesByAgent, AECEnv, EzPickle):
     metadata = {
         "render_modes": list(RENDER_MODES),
         "name": "jumping_v0",
@@ -164,25 +160,11 @@ class raw_env(AECEnv, EzPickle):
         cells = self.n * self.n
         self.agents = list(AGENTS)
         self.possible_agents = self.agents[:]
-        self.action_spaces = {a: spaces.Discrete(cells) for a in self.agents}
-        self.observation_spaces = {
-            a: spaces.Dict(
-                {
-                    "observation": spaces.Box(low=0, high=cells, shape=(self.n, self.n), dtype=np.int16),
-                    "action_mask": spaces.Box(low=0, high=1, shape=(cells,), dtype=np.int8),
-                }
-            )
-            for a in self.agents
-        }
+        self.action_spaces, self.observation_spaces = masked_spaces(
+            self.agents, spaces.Box(low=0, high=cells, shape=(self.n, self.n), dtype=np.int16), cells)
         self._state = initial_state(self.n)
         self._numbers = [0] * cells
         self._points = 0
-
-    def observation_space(self, agent):
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent):
-        return self.action_spaces[agent]
 
     @property
     def game_state(self) -> State:
