@@ -54,9 +54,17 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     if getattr(args, "resume", False):
         probe = TrainConfig.from_dict({**base, **given})
         latest = Path(probe.out_dir) / probe.run / "latest.pt"
-        saved = load_checkpoint(latest).get("config")
+        data = load_checkpoint(latest)
+        saved = data.get("config")
         if saved is None:
             raise SystemExit(f"error: {latest} is not a training checkpoint")
+        if "game_obs" not in saved:  # a run from before game options: its observation as saved
+            from agents.registry import get_game
+
+            game_cfg = data.get("game_config") or get_game(saved.get("game", "highway")).legacy_config
+            saved = {**saved, "game_obs": game_cfg.get("obs", "")}
+        if "random_opening" not in saved:  # nor random openings: resume it as it was played
+            saved = {**saved, "random_opening": 0}
         base = {**saved, **base}
     return TrainConfig.from_dict({**base, **given})
 

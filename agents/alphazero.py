@@ -12,6 +12,32 @@ from agents.mcts import NetworkEvaluator, SearchConfig
 from agents.network import NetConfig, build_network
 
 
+def checkpoint_game(data: dict, path, game: Game | None = None) -> Game:
+    """The game a checkpoint's network was trained on, with its options (``game_config``; older
+    checkpoints without one get the default game if its observation shape fits the network, else
+    the game's ``legacy_config``). A ``game`` given by the caller is
+    rebuilt with those options when they differ (same rules, the network's observation)."""
+    from agents.registry import get_game  # late import: registry imports this module
+
+    config = data.get("game_config")
+    shape = tuple(data["net_config"].get("obs_shape", ()))
+    if config is None:  # written before game options: the default game if its input fits, else legacy
+        base = game if game is not None else get_game(data["game"])
+        config = base.config() if tuple(base.obs_shape) == shape else dict(base.legacy_config)
+    if game is None or game.config() != config:
+        name = data["game"] if game is None else getattr(game, "name", data["game"])
+        try:
+            game = get_game(name, config) if game is None else type(game)(**config)
+        except (TypeError, ValueError) as e:
+            raise CheckpointError(f"checkpoint {str(path)!r}: its game options {config} do not fit "
+                                  f"this version of {name!r}: {e}") from e
+    if shape != tuple(game.obs_shape):
+        raise CheckpointError(f"checkpoint {str(path)!r}: its network takes observations of shape "
+                              f"{shape}, but game {game.name!r} with options {game.config()} gives "
+                              f"{tuple(game.obs_shape)}")
+    return game
+
+
 class AlphaZeroAgent(SearchAgent):
     """Network-guided search (Gumbel or PUCT, as trained unless ``search`` says otherwise).
 
@@ -26,10 +52,8 @@ class AlphaZeroAgent(SearchAgent):
     @classmethod
     def from_checkpoint(cls, path, simulations: int | None = None, game: Game | None = None,
                         seed=None, device: str = "cpu", search: SearchConfig | None = None):
-        from agents.registry import get_game  # late import: registry imports this module
-
         data = load_checkpoint(path)
-        game = game or get_game(data["game"])
+        game = checkpoint_game(data, path, game)
         net = build_network(NetConfig.from_dict(data["net_config"]))
         try:
             net.load_state_dict(data["model"])

@@ -25,6 +25,9 @@ class TrainConfig:
     run: str = _f("highway_az", "run name: files go to OUT_DIR/RUN/ (latest.pt, best.pt, log.csv, tb/)")
     out_dir: str = _f("checkpoints", "parent directory of the run directories")
     game: str = _f("highway", "game to train (agents.registry.GAMES)")
+    game_obs: str = _f("", "the game's observation variant ('' = its default; highway: 'features' "
+                           "(one-hot planes + path-bound features, the default) or 'planes' (one-hot "
+                           "numbers only, as checkpoints before the features))")
     seed: int = _f(0, "master seed: same seed and config (and a fixed --iterations) -> same result")
     minutes: float = _f(25.0, "wall-clock budget in minutes for the whole run, resumed parts included "
                               "(0 = no limit; then --iterations must be set)")
@@ -51,6 +54,10 @@ class TrainConfig:
     dirichlet_alpha: float = _f(0.3, "PUCT: Dirichlet noise alpha at the root")
     dirichlet_eps: float = _f(0.25, "PUCT: weight of the root noise")
     temperature_moves: int = _f(4, "PUCT: moves of each game played with temperature 1 (then 0)")
+    random_opening: int = _f(8, "self-play: games of the random-opening share start after 1..N "
+                                "uniformly random moves (not recorded), so the replay keeps varied, "
+                                "also lost and drawn, positions (0 = all games from the start)")
+    random_opening_share: float = _f(0.5, "self-play: share of the games with a random opening")
     games_per_iter: int = _f(256, "self-play games per iteration")
     selfplay_batch: int = _f(128, "games played concurrently by one worker task (one chunk); "
                                   "games_per_iter is split into chunks of this size")
@@ -70,6 +77,11 @@ class TrainConfig:
     eval_games: int = _f(64, "games against each evaluation opponent (half with each side)")
     eval_opponents: str = _f("random,greedy,mcts:300", "comma-separated agent specs to evaluate against")
     eval_simulations: int = _f(32, "search simulations of the trained agent in evaluations")
+    play_search: str = _f("puct", "search stored in the checkpoints' search config, what the agent "
+                                  "plays with by default: 'puct' (measured better than Gumbel at a few "
+                                  "hundred simulations) or 'gumbel' (as in self-play)")
+    play_simulations: int = _f(400, "simulations of that search (az:PATH; az:PATH:SIMS overrides)")
+    play_c_puct: float = _f(4.0, "PUCT exploration constant of that search")
     checkpoint_every: int = _f(5, "write latest.pt every N iterations (and at the end)")
     save_replay: bool = _f(True, "store the replay buffer next to latest.pt so --resume is exact")
     tensorboard: bool = _f(True, "write TensorBoard logs to RUN/tb (skipped with a note if the "
@@ -89,16 +101,19 @@ class TrainConfig:
 
         for name in ("hidden", "layers", "channels", "blocks", "simulations", "max_considered",
                      "games_per_iter", "selfplay_batch", "replay_size", "batch_size",
-                     "eval_games", "eval_simulations", "checkpoint_every"):
+                     "eval_games", "eval_simulations", "play_simulations", "checkpoint_every"):
             pos_int(name)
-        for name in ("seed", "iterations", "workers", "min_replay", "temperature_moves", "eval_every"):
+        for name in ("seed", "iterations", "workers", "min_replay", "temperature_moves", "eval_every",
+                     "random_opening"):
             pos_int(name, 0)
         for name in ("minutes", "replay_ratio", "lr", "lr_final", "weight_decay", "value_weight",
-                     "score_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps"):
+                     "score_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps", "random_opening_share",
+                     "play_c_puct"):
             v = getattr(self, name)
             check(name, isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                   and v >= 0, "a finite number >= 0")
         check("lr", self.lr > 0, "> 0")
+        check("random_opening_share", self.random_opening_share <= 1, "in [0, 1]")
         check("replay_ratio", self.replay_ratio > 0, "> 0")
         check("minutes", self.minutes > 0 or self.iterations > 0,
               "> 0 unless --iterations is set (otherwise the run never ends)")
@@ -109,14 +124,27 @@ class TrainConfig:
         from agents.registry import GAMES, agent_kinds
 
         check("game", self.game in GAMES, f"one of {sorted(GAMES)}")
+        if self.game_obs:
+            from agents.registry import get_game
+
+            try:
+                get_game(self.game, self.game_config())
+            except (TypeError, ValueError) as e:
+                raise ConfigError(f"game_obs {self.game_obs!r} does not fit game {self.game!r}: {e}") from e
         self.net_config(obs_shape=(1, 1, 1), num_actions=1)
         self.search_config()
+        check("play_search", self.play_search in ("puct", "gumbel"), "'puct' or 'gumbel'")
+        self.play_search_config()
         check("eval_opponents", self.opponents() or not self.eval_every,
               "non-empty when eval_every > 0")
         for spec in self.opponents():
             if spec.partition(":")[0] not in agent_kinds():
                 raise ConfigError(f"eval_opponents: unknown agent kind in {spec!r}; known: {agent_kinds()}")
         return self
+
+    def game_config(self) -> dict:
+        """Keyword options of the game (``agents.registry.get_game(game, config)``)."""
+        return {"obs": self.game_obs} if self.game_obs else {}
 
     def opponents(self) -> list[str]:
         return [s.strip() for s in self.eval_opponents.split(",") if s.strip()]
@@ -130,6 +158,12 @@ class TrainConfig:
         return SearchConfig(kind=self.search, simulations=simulations or self.simulations,
                             c_puct=self.c_puct, dirichlet_alpha=self.dirichlet_alpha,
                             dirichlet_eps=self.dirichlet_eps,
+                            max_considered=self.max_considered).validate()
+
+    def play_search_config(self) -> SearchConfig:
+        """The search a trained agent plays with by default (stored in its checkpoints)."""
+        return SearchConfig(kind=self.play_search, simulations=self.play_simulations,
+                            c_puct=self.play_c_puct if self.play_search == "puct" else self.c_puct,
                             max_considered=self.max_considered).validate()
 
     def to_dict(self) -> dict:

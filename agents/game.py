@@ -34,6 +34,14 @@ class Game(abc.ABC):
     state_dtype = np.int8
     obs_shape: tuple[int, ...]  # network input of one state, (H, W, C) for image-like games
     max_game_length: int  # upper bound on moves in a game (sizes search paths)
+    #: game options a checkpoint without a ``game_config`` entry was trained with (e.g. an older
+    #: observation); ``{}`` = the defaults
+    legacy_config: dict = {}
+
+    def config(self) -> dict:
+        """Keyword arguments that rebuild this game (``type(game)(**game.config())``), e.g. the
+        observation variant; stored in checkpoints so an agent sees the input it was trained on."""
+        return {}
 
     # -- core rules, all batched ------------------------------------------------------------
     @abc.abstractmethod

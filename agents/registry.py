@@ -27,11 +27,12 @@ class AgentSpecError(ValueError):
     """An agent spec that cannot be parsed; the message names the spec."""
 
 
-def get_game(name: str = "highway") -> Game:
+def get_game(name: str = "highway", config: dict | None = None) -> Game:
+    """The game ``name``, built with the keyword options ``config`` (``Game.config()``)."""
     if name not in GAMES:
         raise ValueError(f"unknown game {name!r}; known: {sorted(GAMES)}")
     module, cls = GAMES[name].split(":")
-    return getattr(importlib.import_module(module), cls)()
+    return getattr(importlib.import_module(module), cls)(**(config or {}))
 
 
 def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:

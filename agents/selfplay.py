@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from agents.game import Game
+from agents.game import Game, sample_legal
 from agents.mcts import BatchedMCTS, NetworkEvaluator, SearchConfig
 from agents.network import NetConfig, build_network
 from agents.replay import Samples
@@ -27,6 +27,9 @@ class ChunkTask(NamedTuple):
     games: int
     seed: tuple  # (master seed, iteration, chunk) -> the chunk's generator
     temperature_moves: int
+    game_config: dict = {}  # the game's options (Game.config()), e.g. its observation variant
+    random_opening: int = 0  # see play_games
+    random_opening_share: float = 0.0
 
 
 class ChunkResult(NamedTuple):
@@ -36,11 +39,30 @@ class ChunkResult(NamedTuple):
     seconds: float
 
 
-def play_games(game: Game, search: BatchedMCTS, n_games: int, rng: np.random.Generator,
-               temperature_moves: int = 0) -> tuple[Samples, np.ndarray]:
-    """Play ``n_games`` games concurrently; returns the positions (targets in the view frame) and
-    the final results for player 0."""
+def random_openings(game: Game, n_games: int, rng: np.random.Generator, max_moves: int,
+                    share: float) -> np.ndarray:
+    """Start positions: a ``share`` of the games begin with 1..max_moves (uniform) uniformly random
+    moves, the others at the initial state. Self-play of a strong policy keeps to a few lines (as
+    Highway's A wins, almost every game is then an A win); random starts keep the positions varied
+    and put the losing side's and the drawn positions in the replay too."""
     states = game.initial_states(n_games)
+    if max_moves <= 0 or share <= 0:
+        return states
+    k = np.where(rng.random(n_games) < share, rng.integers(1, max_moves + 1, n_games), 0)
+    for step in range(int(k.max(initial=0))):
+        idx = np.flatnonzero((k > step) & ~game.terminal(states))
+        if len(idx):
+            states[idx] = game.apply(states[idx], sample_legal(game.legal_masks(states[idx]), rng))
+    return states
+
+
+def play_games(game: Game, search: BatchedMCTS, n_games: int, rng: np.random.Generator,
+               temperature_moves: int = 0, random_opening: int = 0,
+               random_opening_share: float = 0.0) -> tuple[Samples, np.ndarray]:
+    """Play ``n_games`` games concurrently; returns the positions (targets in the view frame) and
+    the final results for player 0. With ``random_opening`` > 0 a ``random_opening_share`` of the
+    games starts after 1..random_opening random moves (not recorded, see :func:`random_openings`)."""
+    states = random_openings(game, n_games, rng, random_opening, random_opening_share)
     ply = np.zeros(n_games, np.int64)
     rec_game, rec_states, rec_policy, rec_player = [], [], [], []
     live = ~game.terminal(states)
@@ -58,6 +80,10 @@ def play_games(game: Game, search: BatchedMCTS, n_games: int, rng: np.random.Gen
         live = ~game.terminal(states)
     result0 = game.returns(states)
     score0 = game.scores(states)
+    if not rec_game:  # every game ended during its random opening
+        return Samples(np.zeros((0, *game.state_shape), game.state_dtype),
+                       np.zeros((0, game.num_actions), np.float16), np.zeros(0, np.float32),
+                       np.zeros(0, np.float32)), result0
     gi = np.concatenate(rec_game)
     sign = np.where(np.concatenate(rec_player) == 0, 1.0, -1.0).astype(np.float32)
     samples = Samples(np.concatenate(rec_states), np.concatenate(rec_policy).astype(np.float16),
@@ -69,13 +95,13 @@ _CACHE: dict = {}
 
 
 def _net_for(task: ChunkTask):
-    key = (task.game, repr(sorted(task.net_config.items())))
+    key = (task.game, repr(sorted(task.game_config.items())), repr(sorted(task.net_config.items())))
     if key not in _CACHE:
         from agents.registry import get_game
 
         torch.set_num_threads(1)
         _CACHE.clear()
-        _CACHE[key] = (get_game(task.game), build_network(NetConfig.from_dict(task.net_config)))
+        _CACHE[key] = (get_game(task.game, task.game_config), build_network(NetConfig.from_dict(task.net_config)))
     return _CACHE[key]
 
 
@@ -89,6 +115,7 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
     net.eval()
     search = BatchedMCTS(game, NetworkEvaluator(game, net), SearchConfig(**task.search_config))
     rng = np.random.default_rng(list(task.seed))
-    samples, r0 = play_games(game, search, task.games, rng, task.temperature_moves)
+    samples, r0 = play_games(game, search, task.games, rng, task.temperature_moves,
+                             task.random_opening, task.random_opening_share)
     outcomes = (int((r0 > 0).sum()), int((r0 == 0).sum()), int((r0 < 0).sum()))
     return ChunkResult(samples, task.games, outcomes, time.perf_counter() - t0)

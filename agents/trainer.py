@@ -45,7 +45,7 @@ class Trainer:
         self.cfg = cfg.validate()
         torch.set_num_threads(1)
         self.run_dir = Path(cfg.out_dir) / cfg.run
-        self.game = get_game(cfg.game)
+        self.game = get_game(cfg.game, cfg.game_config())
         self.net_config = cfg.net_config(self.game.obs_shape, self.game.num_actions)
         torch.manual_seed(cfg.seed)
         self.device = torch.device(cfg.device)
@@ -67,8 +67,9 @@ class Trainer:
 
     # ------------------------------------------------------------------ checkpoints
     def _model_entry(self) -> dict:
-        return {"game": self.cfg.game, "net_config": self.net_config.to_dict(),
-                "search_config": self.cfg.search_config(self.cfg.eval_simulations).to_dict(),
+        return {"game": self.cfg.game, "game_config": self.game.config(),
+                "net_config": self.net_config.to_dict(),
+                "search_config": self.cfg.play_search_config().to_dict(),
                 "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()}}
 
     def save(self) -> Path:
@@ -132,7 +133,9 @@ class Trainer:
         if c.games_per_iter % c.selfplay_batch:
             sizes.append(c.games_per_iter % c.selfplay_batch)
         return [ChunkTask(c.game, self.net_config.to_dict(), weights, c.search_config().to_dict(), n,
-                          (c.seed, iteration, i), c.temperature_moves) for i, n in enumerate(sizes)]
+                          (c.seed, iteration, i), c.temperature_moves, self.game.config(),
+                          c.random_opening, c.random_opening_share)
+                for i, n in enumerate(sizes)]
 
     def _lr(self) -> float:
         c = self.cfg

@@ -95,9 +95,10 @@ def bench_network(seconds: float) -> dict:
     out = {}
     for name, cfg in (("mlp 3x256", NetConfig(kind="mlp", hidden=256, layers=3)),
                       ("resnet 4x64", NetConfig(kind="resnet", channels=64, blocks=4))):
-        cfg.obs_shape, cfg.num_actions = (4, 4, 16), 256
+        g = HighwayGame()
+        cfg.obs_shape, cfg.num_actions = g.obs_shape, g.num_actions
         net = build_network(cfg).eval()
-        x = torch.from_numpy(HighwayGame().observations(np.zeros((64, 16), np.int8)))
+        x = torch.from_numpy(g.observations(np.zeros((64, 16), np.int8)))
         with torch.inference_mode():
             for _ in range(3):
                 net(x)

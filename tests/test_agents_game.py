@@ -51,7 +51,8 @@ def test_view_matches_batched_engine():
     boards = [b for b in _boards(1) if not b.is_terminal()]
     env = BatchedHighway.from_boards(boards)
     states = G.as_states(boards)
-    assert np.array_equal(G.observations(states), env.observation())
+    assert np.array_equal(HighwayGame(obs="planes").observations(states), env.observation())
+    assert np.array_equal(G.observations(states)[..., :16], env.observation())  # features start so
     # view_to_board maps view actions to board actions as the engine does
     v2b = G.view_to_board(states)
     view_mask = np.take_along_axis(G.legal_masks(states), v2b, axis=1)

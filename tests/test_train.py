@@ -151,3 +151,45 @@ def test_fresh_run_moves_an_earlier_run_aside(tmp_path):
     run.mkdir()
     (run / "latest.pt").write_bytes(b"second")
     assert keep_previous_run(run) != aside  # never clobbers the first one kept
+
+
+def test_checkpoint_keeps_game_options_and_play_simulations(tmp_path):
+    from agents.alphazero import AlphaZeroAgent
+
+    Trainer(tiny(tmp_path, "f", iterations=1, eval_every=0, play_simulations=7)).run()
+    ck = load_checkpoint(tmp_path / "f" / "best.pt")
+    assert ck["game_config"] == {"obs": "features"} and ck["search_config"]["simulations"] == 7
+    assert ck["search_config"]["kind"] == "puct" and ck["search_config"]["c_puct"] == 4.0
+    agent = AlphaZeroAgent.from_checkpoint(tmp_path / "f" / "best.pt")
+    assert agent.simulations == 7 and agent.game.config() == {"obs": "features"}
+    assert agent.search.config.kind == "puct"
+    assert TrainConfig(play_search="gumbel", c_puct=1.5).play_search_config().c_puct == 1.5
+    with pytest.raises(ConfigError, match="play_search"):
+        tiny(tmp_path, play_search="bogus").validate()
+    Trainer(tiny(tmp_path, "p", iterations=1, eval_every=0, game_obs="planes")).run()
+    agent = AlphaZeroAgent.from_checkpoint(tmp_path / "p" / "latest.pt", simulations=2)
+    assert agent.game.config() == {"obs": "planes"} and agent.game.obs_shape == (4, 4, 16)
+    with pytest.raises(ConfigError, match="game_obs"):
+        tiny(tmp_path, game_obs="pixels").validate()
+
+
+def test_resume_of_a_run_from_before_game_options(tmp_path):
+    """A training checkpoint written before game_obs / random openings resumes as it was trained."""
+    from agents.checkpoint import save_checkpoint
+    from train import build_parser, config_from_args
+
+    Trainer(tiny(tmp_path, "old", iterations=1, eval_every=0, game_obs="planes", random_opening=0)).run()
+    path = tmp_path / "old" / "latest.pt"
+    data = load_checkpoint(path)
+    data.pop("format")
+    data.pop("game_config")
+    for k in ("game_obs", "random_opening", "random_opening_share", "play_search", "play_simulations",
+              "play_c_puct"):
+        data["config"].pop(k)
+    save_checkpoint(path, data)
+    cfg = config_from_args(build_parser().parse_args(
+        ["--resume", "--out-dir", str(tmp_path), "--run", "old", "--iterations", "2"]))
+    assert cfg.game_obs == "planes" and cfg.random_opening == 0
+    t = Trainer(cfg, resume=True)
+    assert t.game.obs_shape == (4, 4, 16)
+    assert t.run()["counters"]["iteration"] == 2
