@@ -75,7 +75,8 @@ class TrainConfig:
     # -- evaluation, checkpoints, logs
     eval_every: int = _f(10, "evaluate against the baselines every N iterations (0 = never)")
     eval_games: int = _f(64, "games against each evaluation opponent (half with each side)")
-    eval_opponents: str = _f("random,greedy,mcts:300", "comma-separated agent specs to evaluate against")
+    eval_opponents: str = _f("random,greedy,mcts:300", "comma-separated agent specs to evaluate against "
+                                                          "(add 'perfect' for the exact player: slower)")
     eval_simulations: int = _f(32, "search simulations of the trained agent in evaluations")
     play_search: str = _f("puct", "search stored in the checkpoints' search config, what the agent "
                                   "plays with by default: 'puct' (measured better than Gumbel at a few "
@@ -124,13 +125,12 @@ class TrainConfig:
         from agents.registry import GAMES, agent_kinds
 
         check("game", self.game in GAMES, f"one of {sorted(GAMES)}")
-        if self.game_obs:
-            from agents.registry import get_game
+        from agents.registry import get_game
 
-            try:
-                get_game(self.game, self.game_config())
-            except (TypeError, ValueError) as e:
-                raise ConfigError(f"game_obs {self.game_obs!r} does not fit game {self.game!r}: {e}") from e
+        try:  # also loads the game's module, which registers its agent kinds (e.g. "perfect")
+            get_game(self.game, self.game_config())
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"game_obs {self.game_obs!r} does not fit game {self.game!r}: {e}") from e
         self.net_config(obs_shape=(1, 1, 1), num_actions=1)
         self.search_config()
         check("play_search", self.play_search in ("puct", "gumbel"), "'puct' or 'gumbel'")

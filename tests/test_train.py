@@ -193,3 +193,11 @@ def test_resume_of_a_run_from_before_game_options(tmp_path):
     t = Trainer(cfg, resume=True)
     assert t.game.obs_shape == (4, 4, 16)
     assert t.run()["counters"]["iteration"] == 2
+
+
+def test_perfect_player_is_a_valid_evaluation_opponent():
+    """The game's own agent kinds (Highway registers "perfect") are known when the config is checked."""
+    cfg = TrainConfig(eval_opponents="greedy,perfect").validate()
+    assert cfg.opponents() == ["greedy", "perfect"]
+    with pytest.raises(ConfigError, match="perfecto"):
+        TrainConfig(eval_opponents="perfecto").validate()
