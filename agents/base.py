@@ -76,6 +76,21 @@ class GreedyAgent(Agent):
         return out
 
 
+class BestValueAgent(Agent):
+    """Plays a move of best value for the mover, random among ties; a subclass says what each move
+    is worth (e.g. a sibling game's exact solver)."""
+
+    def move_values(self, state) -> np.ndarray:
+        """(num_actions,) values of each move for the mover; illegal moves below every legal one."""
+        raise NotImplementedError
+
+    def act(self, state, rng: np.random.Generator | None = None) -> int:
+        rng = self._rng(rng)
+        v = self.move_values(self.game.as_states(state)[0])
+        best = np.flatnonzero(v == v.max())
+        return int(best[rng.integers(len(best))])
+
+
 class SearchAgent(Agent):
     """An agent that plays the move of a :class:`BatchedMCTS` search (no root noise, temperature 0;
     the Gumbel search then picks deterministically)."""

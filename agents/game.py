@@ -113,6 +113,15 @@ class Game(abc.ABC):
             raise GameError(f"a {self.name} state has shape {self.state_shape}, got {a.shape}")
         return a
 
+    def checked_states(self, states) -> np.ndarray:
+        """A (N, *state_shape) batch as a contiguous ``state_dtype`` array; GameError naming the
+        shape otherwise (for the batched methods, which take batches only)."""
+        s = np.ascontiguousarray(states, dtype=self.state_dtype)
+        if s.ndim != 1 + len(self.state_shape) or s.shape[1:] != tuple(self.state_shape):
+            raise GameError(f"{self.name} states must have shape (N, {', '.join(map(str, self.state_shape))}), "
+                            f"got {s.shape}")
+        return s
+
     def as_states(self, states) -> np.ndarray:
         """(N, *state_shape) from a batch array, a list of positions, or one position (a state
         array or anything ``as_state`` takes, e.g. a board object or string)."""

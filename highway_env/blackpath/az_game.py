@@ -165,12 +165,6 @@ class BlackPathGame(Game):
                         tuple(int(v) for v in a[:self.cells]), sq, int(a[self.cells + 1]),
                         int(a[self.cells + 2]))
 
-    def _s(self, states) -> np.ndarray:
-        s = np.ascontiguousarray(states, dtype=np.int8)
-        if s.ndim != 2 or s.shape[1:] != self.state_shape:
-            raise GameError(f"Black Path states must have shape (N, {self.state_shape[0]}), got {s.shape}")
-        return s
-
     # -- rules
     def initial_states(self, n: int) -> np.ndarray:
         s = np.zeros((n, *self.state_shape), np.int8)
@@ -179,14 +173,14 @@ class BlackPathGame(Game):
         return s
 
     def terminal(self, states):
-        return self._s(states)[:, self.cells] < 0
+        return self.checked_states(states)[:, self.cells] < 0
 
     def legal_masks(self, states):
         live = ~self.terminal(states)
         return np.repeat(live[:, None], NUM_TILES, axis=1)
 
     def apply(self, states, actions):
-        s = self._s(states)
+        s = self.checked_states(states)
         a = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
         if a.shape != (len(s),):
             raise GameError(f"{len(s)} states but {a.shape[0]} actions")
@@ -198,16 +192,16 @@ class BlackPathGame(Game):
         return out
 
     def to_play(self, states):
-        return (self._s(states)[:, self.cells + 2] % 2).astype(np.int8)
+        return (self.checked_states(states)[:, self.cells + 2] % 2).astype(np.int8)
 
     def returns(self, states):
-        s = self._s(states)
+        s = self.checked_states(states)
         r = np.where(s[:, self.cells + 2] % 2 == 0, 1.0, -1.0)  # the last mover lost
         return np.where(s[:, self.cells] < 0, r, 0.0).astype(np.float32)
 
     # -- network view
     def observations(self, states):
-        s = self._s(states)
+        s = self.checked_states(states)
         n = len(s)
         out = np.zeros((n, self.cells, CHANNELS), np.int8)
         tiles = s[:, :self.cells].astype(np.int64)
@@ -226,7 +220,7 @@ class BlackPathGame(Game):
     def transform_states(self, states, k: int) -> np.ndarray:
         """States mapped by the k-th symmetry (row k of :meth:`symmetries`): an equivalent position
         for the mover. Used by the tests to check the gathers."""
-        s = self._s(states)
+        s = self.checked_states(states)
         perm, side, tile = self._syms[k]
         out = s.copy()
         out[:, perm] = tile[s[:, :self.cells].astype(np.int64)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import BestValueAgent
 
 
 def move_values(game, state) -> np.ndarray:
@@ -26,7 +26,7 @@ def move_values(game, state) -> np.ndarray:
     return out
 
 
-class BlackPathPerfect(Agent):
+class BlackPathPerfect(BestValueAgent):
     """A winning tile if any (random among them), else a random tile."""
 
     name = "perfect"
@@ -38,9 +38,5 @@ class BlackPathPerfect(Agent):
             game = BlackPathGame()
         super().__init__(game, seed)
 
-    def act(self, state, rng: np.random.Generator | None = None) -> int:
-        rng = self._rng(rng)
-        s = self.game.as_states(state)[0]
-        v = move_values(self.game, s)
-        best = np.flatnonzero(v == v.max())
-        return int(best[rng.integers(len(best))])
+    def move_values(self, state) -> np.ndarray:
+        return move_values(self.game, state)

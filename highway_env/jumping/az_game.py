@@ -140,12 +140,6 @@ class JumpingGame(Game):
         occ = sum(1 << i for i in range(c) if a[i])
         return jg.State(n=self.n, occ=occ, last=a[c], jump=a[c + 1], scores=(a[c + 2], a[c + 3]), ply=a[c + 4])
 
-    def _s(self, states) -> np.ndarray:
-        s = np.ascontiguousarray(states, dtype=np.int8)
-        if s.ndim != 2 or s.shape[1:] != self.state_shape:
-            raise GameError(f"Jumping states must have shape (N, {self.state_shape[0]}), got {s.shape}")
-        return s
-
     # -- rules
     def initial_states(self, n: int) -> np.ndarray:
         s = np.zeros((n, *self.state_shape), np.int8)
@@ -153,7 +147,7 @@ class JumpingGame(Game):
         return s
 
     def legal_masks(self, states):
-        s = self._s(states)
+        s = self.checked_states(states)
         out = np.empty((len(s), self.cells), np.bool_)
         _legal_kernel(s, self.cells, self._ray_sq, self._ray_len, out)
         return out
@@ -162,7 +156,7 @@ class JumpingGame(Game):
         return ~self.legal_masks(states).any(axis=1)
 
     def apply(self, states, actions):
-        s = self._s(states)
+        s = self.checked_states(states)
         a = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
         if a.shape != (len(s),):
             raise GameError(f"{len(s)} states but {a.shape[0]} actions")
@@ -173,11 +167,11 @@ class JumpingGame(Game):
         return out
 
     def to_play(self, states):
-        return (self._s(states)[:, self.cells + 4] % 2).astype(np.int8)
+        return (self.checked_states(states)[:, self.cells + 4] % 2).astype(np.int8)
 
     def margins(self, states) -> np.ndarray:
         """(N,) score0 - score1."""
-        s = self._s(states).astype(np.int64)
+        s = self.checked_states(states).astype(np.int64)
         return s[:, self.cells + 2] - s[:, self.cells + 3]
 
     def returns(self, states):
@@ -188,7 +182,7 @@ class JumpingGame(Game):
 
     # -- network view
     def observations(self, states):
-        s = self._s(states)
+        s = self.checked_states(states)
         N, c, n = len(s), self.cells, self.n
         out = np.zeros((N, c, self.channels), np.float32)
         out[:, :, 0] = s[:, :c]
@@ -213,7 +207,7 @@ class JumpingGame(Game):
 
     def transform_states(self, states, k: int) -> np.ndarray:
         """States mapped by the k-th symmetry (row k of :meth:`symmetries`)."""
-        s = self._s(states)
+        s = self.checked_states(states)
         p, c = self._perms[k], self.cells
         out = s.copy()
         out[:, p] = s[:, :c]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import BestValueAgent
 
 _ORACLES: dict[int, "Oracle"] = {}
 
@@ -85,7 +85,7 @@ def move_values(game, state) -> np.ndarray:
     return out
 
 
-class JumpingPerfect(Agent):
+class JumpingPerfect(BestValueAgent):
     """The move maximising the mover's exact future score difference, ties at random."""
 
     name = "perfect"
@@ -98,9 +98,5 @@ class JumpingPerfect(Agent):
         super().__init__(game, seed)
         Oracle.get(game.n)
 
-    def act(self, state, rng: np.random.Generator | None = None) -> int:
-        rng = self._rng(rng)
-        s = self.game.as_states(state)[0]
-        v = move_values(self.game, s)
-        best = np.flatnonzero(v == v.max())
-        return int(best[rng.integers(len(best))])
+    def move_values(self, state) -> np.ndarray:
+        return move_values(self.game, state)
