@@ -463,7 +463,7 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
         if after_replies_min_value is None:
             roots = [root]
         else:
-            roots = [b for b in replies if (book.value(b) if book.value(b) is not None else -2) >= after_replies_min_value]
+            roots = [b for b in replies if (book.value(b) is not None and book.value(b) >= after_replies_min_value)]
         unique: dict[str, Board] = {}
         for ply in plies:
             for r in roots:
