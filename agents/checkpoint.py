@@ -7,34 +7,17 @@ state dict) and, for training checkpoints, the optimizer, counters, RNG states a
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import torch
+
+from highway_env.atomic_files import atomic_write
 
 FORMAT = "alphazero-checkpoint-v1"
 
 
 class CheckpointError(RuntimeError):
     """A checkpoint file is missing, unreadable, corrupt or of the wrong kind."""
-
-
-def atomic_write(path: str | os.PathLike, write) -> None:
-    """Call ``write(tmp_path)`` then rename the temp file over ``path``: readers see either the old
-    file or the complete new one, never half a file (os.replace is atomic on POSIX)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; checkpoints are ordinary files
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def save_checkpoint(path, data: dict) -> None:

@@ -77,7 +77,7 @@ def plot(rows: list[dict], path: Path) -> None:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120)
     plt.close(fig)
-    from highway_env.io import atomic_write_bytes
+    from highway_env.atomic_files import atomic_write_bytes
 
     atomic_write_bytes(path, buf.getvalue())
 
@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     from agents.arena import play_match
     from agents.checkpoint import load_checkpoint
     from agents.registry import get_game, make_agent
-    from highway_env.io import atomic_write_text
+    from highway_env.atomic_files import atomic_write_text
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

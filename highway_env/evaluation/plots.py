@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from highway_env.io import atomic_write_bytes
+from highway_env.atomic_files import atomic_write_bytes
 
 
 def _save(fig, path: Path) -> None:

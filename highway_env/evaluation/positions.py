@@ -67,7 +67,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
-from highway_env.io import atomic_write_bytes
+from highway_env.atomic_files import atomic_write_bytes
 
 VERSION = 1
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / f"positions_v{VERSION}.npz"

@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from highway_env.io import atomic_write_text
+from highway_env.atomic_files import atomic_write_text
 
 
 def _pct(x) -> str:

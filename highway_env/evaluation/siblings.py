@@ -254,7 +254,7 @@ def markdown(summary: dict, plots: list[str]) -> str:
 
 def write_all(out_dir: Path, summary: dict, plots: list[str]) -> None:
     from highway_env.evaluation.report import write_accuracy_csv, write_csv
-    from highway_env.io import atomic_write_text
+    from highway_env.atomic_files import atomic_write_text
 
     out_dir = Path(out_dir)
     atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=1))

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from highway_env.io import atomic_write_text
+from highway_env.atomic_files import atomic_write_text
 
 _CACHE: dict = {}
 

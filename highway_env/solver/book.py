@@ -172,7 +172,7 @@ class Book:
                 "positions": {k: self.entries[k].to_json() for k in sorted(self.entries, key=_ply_sort)}}
 
     def save(self, path: str | Path) -> None:
-        from highway_env.io import atomic_write_bytes
+        from highway_env.atomic_files import atomic_write_bytes
 
         data = json.dumps(self.to_json(), separators=(",", ":")).encode()
         atomic_write_bytes(path, gzip.compress(data, mtime=0))

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from highway_env.core import SYMMETRIES, Board, decode_action, transform_action
-from highway_env.io import atomic_write_text
+from highway_env.atomic_files import atomic_write_text
 from highway_env.solver import kernel
 
 

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from highway_env.io import atomic_write_bytes, atomic_write_text
+from highway_env.atomic_files import atomic_write_bytes, atomic_write_text
 
 
 def test_atomic_write_replaces_whole_file_with_normal_mode(tmp_path):

@@ -1,0 +1,66 @@
+"""Writing files so that an interrupt never leaves a half-written one.
+
+Write to a temp file in the same folder, fsync it, rename it over the target (atomic on POSIX), then
+fsync the folder so the rename itself survives a power loss. Readers see the old file or the whole
+new one, never half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some platforms cannot open a directory; the rename is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+    """Call ``write(tmp_path)`` to fill a temp file, then move it over ``path`` atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"atomic_write_bytes needs bytes, got {type(data).__name__}")
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            f.write(data)
+
+    atomic_write(path, write)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
