@@ -130,7 +130,6 @@ def validate(args, argv) -> None:
     if len(set(args.agent)) != len(args.agent):
         raise UsageError(f"an agent is given twice: {args.agent}")
     # build every agent once here: a bad spec or a missing checkpoint fails now, naming it
-    import highway_env.az_game  # noqa: F401  (registers perfect)
     from agents.registry import AgentSpecError, get_game, make_agent
     from agents.checkpoint import CheckpointError
 

@@ -10,14 +10,30 @@ One-line use::
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
-from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent, SearchAgent
-from agents.checkpoint import CheckpointError
-from agents.game import Game, GameError
-from agents.registry import AgentSpecError, get_game, make_agent, register_agent
-
 PRETRAINED = Path(__file__).parent / "pretrained" / "highway_az.pt"
+
+#: public name -> the module that defines it; imported on first access, so ``import agents`` (and
+#: the solver's use of ``agents.base``) loads neither torch nor numba kernels it does not use
+_EXPORTS = {"Agent": "agents.base", "RandomAgent": "agents.base", "GreedyAgent": "agents.base",
+            "MCTSAgent": "agents.base", "SearchAgent": "agents.base", "Game": "agents.game",
+            "GameError": "agents.game", "CheckpointError": "agents.checkpoint",
+            "AgentSpecError": "agents.registry", "make_agent": "agents.registry",
+            "register_agent": "agents.registry", "get_game": "agents.games"}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'agents' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
 
 
 def load_pretrained(simulations: int | None = None, seed: int | None = None, device: str = "cpu"):
@@ -27,6 +43,4 @@ def load_pretrained(simulations: int | None = None, seed: int | None = None, dev
     return AlphaZeroAgent.from_checkpoint(PRETRAINED, simulations=simulations, seed=seed, device=device)
 
 
-__all__ = ["Agent", "RandomAgent", "GreedyAgent", "MCTSAgent", "SearchAgent", "Game", "GameError",
-           "CheckpointError", "AgentSpecError", "make_agent", "register_agent", "get_game",
-           "load_pretrained", "PRETRAINED"]
+__all__ = [*_EXPORTS, "load_pretrained", "PRETRAINED"]

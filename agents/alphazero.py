@@ -8,6 +8,7 @@ import torch
 from agents.base import SearchAgent
 from agents.checkpoint import CheckpointError, load_checkpoint
 from agents.game import Game
+from agents.games import get_game
 from agents.mcts import NetworkEvaluator, SearchConfig
 from agents.network import NetConfig, build_network
 
@@ -17,8 +18,6 @@ def checkpoint_game(data: dict, path, game: Game | None = None) -> Game:
     checkpoints without one get the default game if its observation shape fits the network, else
     the game's ``legacy_config``). A ``game`` given by the caller is
     rebuilt with those options when they differ (same rules, the network's observation)."""
-    from agents.registry import get_game  # late import: registry imports this module
-
     config = data.get("game_config")
     shape = tuple(data["net_config"].get("obs_shape", ()))
     if config is None:  # written before game options: the default game if its input fits, else legacy

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from agents.game import Game, sample_legal
-from agents.mcts import BatchedMCTS, RolloutEvaluator, SearchConfig
 
 
 class Agent:
@@ -80,6 +79,14 @@ class BestValueAgent(Agent):
     """Plays a move of best value for the mover, random among ties; a subclass says what each move
     is worth (e.g. a sibling game's exact solver)."""
 
+    @classmethod
+    def from_spec(cls, args: list, game: Game, seed: int | None = None) -> "BestValueAgent":
+        """``make_agent("perfect")`` for a game whose exact player this is: ties are always broken
+        at random, so the only tie-break accepted is ``random``."""
+        if args and args != ["random"]:
+            raise ValueError(f"perfect for {game.name} takes no tie-break (ties are random), got {args}")
+        return cls(game, seed=seed)
+
     def move_values(self, state) -> np.ndarray:
         """(num_actions,) values of each move for the mover; illegal moves below every legal one."""
         raise NotImplementedError
@@ -92,10 +99,12 @@ class BestValueAgent(Agent):
 
 
 class SearchAgent(Agent):
-    """An agent that plays the move of a :class:`BatchedMCTS` search (no root noise, temperature 0;
-    the Gumbel search then picks deterministically)."""
+    """An agent that plays the move of a :class:`~agents.mcts.BatchedMCTS` search (no root noise,
+    temperature 0; the Gumbel search then picks deterministically)."""
 
-    def __init__(self, game: Game, evaluator, search: SearchConfig, seed=None, name="search"):
+    def __init__(self, game: Game, evaluator, search, seed=None, name="search"):
+        from agents.mcts import BatchedMCTS  # imports torch: only agents that search pay for it
+
         super().__init__(game, seed)
         self.search = BatchedMCTS(game, evaluator, search)
         self.name = name
@@ -109,6 +118,8 @@ class MCTSAgent(SearchAgent):
     """Plain MCTS: UCT selection (c = 1.4 on values in [-1, 1]) and one random rollout per leaf."""
 
     def __init__(self, game: Game, simulations: int = 200, seed=None, c_uct: float = 1.4):
+        from agents.mcts import RolloutEvaluator, SearchConfig
+
         super().__init__(game, None, SearchConfig(kind="uct", simulations=simulations, c_puct=c_uct),
                          seed=seed, name=f"mcts:{simulations}")
         self.search.evaluator = RolloutEvaluator(game, self.rng)

@@ -37,6 +37,9 @@ class Game(abc.ABC):
     #: game options a checkpoint without a ``game_config`` entry was trained with (e.g. an older
     #: observation); ``{}`` = the defaults
     legacy_config: dict = {}
+    #: the game's exact player as ``"module:factory"``, imported on first use: ``make_agent("perfect[:ARGS]")``
+    #: calls ``factory(args, game, seed)`` (None: the game has none)
+    perfect_player: str | None = None
 
     def config(self) -> dict:
         """Keyword arguments that rebuild this game (``type(game)(**game.config())``), e.g. the

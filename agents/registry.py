@@ -1,23 +1,19 @@
 """Games and agents by name: ``get_game("highway")`` and ``make_agent("mcts:200")``.
 
 Agent specs: ``random``, ``greedy``, ``mcts:N`` (UCT + random rollouts, N simulations),
-``az:PATH[:SIMS]`` (AlphaZero checkpoint; SIMS=0 plays the raw policy). More kinds plug in with
-``register_agent(name, factory)``, e.g. a perfect player from the solver as ``perfect[:tiebreak]``:
-the factory gets the spec's arguments after the name (a list of strings), the game and the seed.
+``az:PATH[:SIMS]`` (AlphaZero checkpoint; SIMS=0 plays the raw policy), ``perfect[:ARGS]`` (the
+exact player the game names in ``Game.perfect_player``, imported on first use; for Highway
+``perfect[:tiebreak]``). More kinds plug in with ``register_agent(name, factory)``: the factory gets
+the spec's arguments after the name (a list of strings), the game and the seed.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Callable
 
 from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
 from agents.game import Game
-
-#: game name -> "module:Class" (imported on first use, so agents/ has no game code of its own)
-GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame",
-                         "blackpath": "highway_env.blackpath.az_game:BlackPathGame",
-                         "jumping": "highway_env.jumping.az_game:JumpingGame"}
+from agents.games import GAMES, get_game, resolve  # noqa: F401  (GAMES, get_game: public here too)
 
 AgentFactory = Callable[[list, "Game | None", "int | None"], Agent]  # (spec args, game or None, seed)
 _AGENTS: dict[str, AgentFactory] = {}
@@ -25,14 +21,6 @@ _AGENTS: dict[str, AgentFactory] = {}
 
 class AgentSpecError(ValueError):
     """An agent spec that cannot be parsed; the message names the spec."""
-
-
-def get_game(name: str = "highway", config: dict | None = None) -> Game:
-    """The game ``name``, built with the keyword options ``config`` (``Game.config()``)."""
-    if name not in GAMES:
-        raise ValueError(f"unknown game {name!r}; known: {sorted(GAMES)}")
-    module, cls = GAMES[name].split(":")
-    return getattr(importlib.import_module(module), cls)(**(config or {}))
 
 
 def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
@@ -102,7 +90,16 @@ def _az(args, game, seed):
     return AlphaZeroAgent.from_checkpoint(":".join(args), simulations=sims, game=game, seed=seed)
 
 
+def _perfect(args, game, seed):
+    game = game or get_game()
+    ref = type(game).perfect_player
+    if ref is None:
+        raise AgentSpecError(f"game {game.name!r} names no perfect player")
+    return resolve(ref)(args, game, seed)
+
+
 register_agent("random", _no_args("random", RandomAgent))
 register_agent("greedy", _no_args("greedy", GreedyAgent))
 register_agent("mcts", _mcts)
 register_agent("az", _az)
+register_agent("perfect", _perfect)

@@ -401,6 +401,7 @@ class HighwayGame(Game):
     """Highway for the AlphaZero code. Positions can be given as ``core.Board`` or 16 ints."""
 
     name = "highway"
+    perfect_player = "highway_env.evaluation.perfect:perfect_factory"
     num_actions = NUM_ACTIONS
     state_shape = (CELLS,)
     state_dtype = np.int8
@@ -526,21 +527,3 @@ class HighwayGame(Game):
         _rollout_kernel(b, int(rng.integers(0, 2**31 - 1)), out)
         return np.sign(out).astype(np.float32)
 
-
-# ----------------------------------------------------------------------------- the perfect agent
-
-def _register_perfect() -> None:
-    """``make_agent("perfect[:tiebreak]")``: the exact solver's player (tie-break random|margin|hardest,
-    default hardest), see :mod:`highway_env.evaluation.perfect`; imported on first use."""
-    from agents.registry import agent_kinds, register_agent
-
-    def factory(args, game, seed):
-        from highway_env.evaluation.perfect import perfect_factory
-
-        return perfect_factory(args, game, seed)
-
-    if "perfect" not in agent_kinds():
-        register_agent("perfect", factory)
-
-
-_register_perfect()

@@ -94,7 +94,6 @@ def test_position_set_loads_and_agrees_with_solver():
 
 
 def test_perfect_agent_registered_and_wins_won_positions_vs_random():
-    import highway_env.az_game  # noqa: F401
     from agents.registry import AgentSpecError, make_agent
     from highway_env.evaluation.perfect import EvalPerfect
     from highway_env.evaluation.tasks import play
@@ -112,7 +111,6 @@ def test_perfect_agent_registered_and_wins_won_positions_vs_random():
 
 @pytest.mark.slow
 def test_perfect_agent_as_A_wins_from_empty_board_vs_random():
-    import highway_env.az_game  # noqa: F401
     from agents.registry import make_agent
     from highway_env.evaluation.tasks import play
 

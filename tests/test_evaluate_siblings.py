@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import evaluate
-import highway_env.az_game  # noqa: F401  (registers perfect)
 from agents.base import RandomAgent
 from agents.registry import make_agent
 from highway_env.blackpath.az_game import BlackPathGame

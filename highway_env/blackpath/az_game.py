@@ -116,6 +116,7 @@ class BlackPathGame(Game):
     """Black Path for the AlphaZero code; positions can also be given as ``blackpath.game.State``."""
 
     name = "blackpath"
+    perfect_player = "highway_env.blackpath.perfect:BlackPathPerfect.from_spec"
     state_dtype = np.int8
 
     def __init__(self, rows: int = 4, cols: int = 4, start="A1:top"):

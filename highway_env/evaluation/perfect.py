@@ -16,8 +16,8 @@ runs out, plays the solver's first move in its static order and counts the move 
   reply is bounded by v (the replier cannot do better than v); a won position stays won whatever the
   loser replies, so e.g. after the book's 16@r0c3 the player knows every ply-2 position is won.
 
-Registered as the agent kind ``perfect[:tiebreak]`` (see :func:`perfect_factory`, registered by
-``highway_env.az_game``).
+``make_agent("perfect[:tiebreak]")`` builds one (:func:`perfect_factory`, named by
+``HighwayGame.perfect_player``).
 """
 
 from __future__ import annotations
@@ -170,27 +170,12 @@ class EvalPerfect(Agent):
 
 def perfect_factory(args, game, seed):
     """``perfect[:tiebreak]`` for :func:`agents.registry.make_agent` (tie-break random|margin|hardest,
-    default hardest). For the sibling games (``game.name`` blackpath / jumping) it builds their
-    solver-backed players (:mod:`highway_env.blackpath.perfect`, :mod:`highway_env.jumping.perfect`;
-    ties at random, ``perfect`` or ``perfect:random``); ``game`` None means Highway."""
-    from agents.registry import AgentSpecError
-
-    sibling = getattr(game, "name", None) if game is not None else None
-    if sibling in ("blackpath", "jumping"):  # the two-player sibling games: their own exact players
-        if args and args != ["random"]:
-            raise AgentSpecError(f"perfect for {sibling} takes no tie-break (ties are random), got {args}")
-        if sibling == "blackpath":
-            from highway_env.blackpath.perfect import BlackPathPerfect
-
-            return BlackPathPerfect(game, seed=seed)
-        from highway_env.jumping.perfect import JumpingPerfect
-
-        return JumpingPerfect(game, seed=seed)
+    default hardest); ``game`` None means Highway."""
     from highway_env.solver.player import TIEBREAKS
 
     if len(args) > 1:
-        raise AgentSpecError(f"perfect spec is perfect[:TIEBREAK], got args {args}")
+        raise ValueError(f"perfect spec is perfect[:TIEBREAK], got args {args}")
     tb = args[0] if args else "hardest"
     if tb not in TIEBREAKS:
-        raise AgentSpecError(f"perfect: tie-break must be one of {list(TIEBREAKS)}, got {tb!r}")
+        raise ValueError(f"perfect: tie-break must be one of {list(TIEBREAKS)}, got {tb!r}")
     return EvalPerfect(game, tiebreak=tb, seed=seed)

@@ -66,10 +66,10 @@ def play_games(game, agent_a, agent_b, games: int, seed) -> np.ndarray:
 def sample_positions(game, n: int, seed: int) -> np.ndarray:
     """``n`` distinct live positions from games mixing random and perfect moves (see the module doc)."""
     from agents.base import RandomAgent
-    from highway_env.evaluation.perfect import perfect_factory
+    from agents.registry import make_agent
 
     rng = np.random.default_rng([seed, 11])
-    perfect = perfect_factory([], game, seed)
+    perfect = make_agent("perfect", game, seed)
     rand = RandomAgent(game, seed=seed)
     seen: dict[bytes, np.ndarray] = {}
     games = 0
@@ -145,7 +145,6 @@ def _wdl(margins) -> dict:
 
 def evaluate(args, log=print) -> dict:
     """The summary dict (the schema of the Highway evaluation where it applies)."""
-    import highway_env.az_game  # noqa: F401  (registers perfect)
     from agents.arena import play_match
     from agents.registry import get_game, make_agent
     from highway_env.evaluation.elo import elo_with_ci

@@ -67,7 +67,6 @@ def worker_init():
 
 def _game():
     if "game" not in _CACHE:
-        import highway_env.az_game  # noqa: F401  (registers the perfect agent)
         from agents.registry import get_game
 
         _CACHE["game"] = get_game("highway")

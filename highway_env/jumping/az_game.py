@@ -98,6 +98,7 @@ class JumpingGame(Game):
     """Two-player Jumping Farther & Farther; positions can also be given as ``jumping.game.State``."""
 
     name = "jumping"
+    perfect_player = "highway_env.jumping.perfect:JumpingPerfect.from_spec"
     state_dtype = np.int8
 
     def __init__(self, n: int = 4):

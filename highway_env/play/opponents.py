@@ -75,7 +75,6 @@ def build_opponent(spec, seed: int | None = None, isolate: bool | None = None):
         isolate = spec.partition(":")[0] in ISOLATED_KINDS
     if isolate:
         return AgentProcess(spec, seed)
-    import highway_env.az_game  # noqa: F401  (registers the "perfect" agent kind)
     from agents import CheckpointError, make_agent
 
     try:

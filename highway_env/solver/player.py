@@ -276,7 +276,7 @@ def ordered_actions(board: Board) -> list[int]:
 
 
 def _default_game():
-    from agents.registry import get_game
+    from agents.games import get_game
 
     return get_game("highway")
 
@@ -284,7 +284,7 @@ def _default_game():
 class PerfectPlayer(Agent):
     """Plays value-keeping moves, tie-broken by ``tiebreak`` (see the module docstring).
 
-    Parameters: ``game`` (default ``agents.registry.get_game("highway")``), ``tiebreak`` in
+    Parameters: ``game`` (default ``agents.get_game("highway")``), ``tiebreak`` in
     :data:`TIEBREAKS`, ``seed``, ``store`` (a PositionStore, a path, True for the default path, or
     None for none), ``book`` (True: the shipped book; a path; a Book; False: none), ``budget``
     (seconds per move for the exact tie-break), ``exact_min_ply`` (per tie-break, see
