@@ -1,0 +1,221 @@
+"""The opening book: solved positions near the start, where the solver would take minutes.
+
+File: gzip-compressed JSON, shipped read-only as ``highway_env/data/book.json.gz``::
+
+    {"format": "highway-opening-book", "version": 1, "meta": {...},
+     "positions": {"<canonical board string>": {"bounds": [lo, hi], "moves": [a, ...], "all_moves": false}}}
+
+Keys are canonical board strings (``board.canonical().to_string()``), as in the position store;
+``bounds`` are bounds on the exact margin minB - minA (value +1 <=> lo >= 1, -1 <=> hi <= -1,
+0 <=> lo >= 0 and hi <= 0, see :func:`highway_env.solver.store.value_from_bounds`). ``moves`` are
+recommended moves of the side to move in the *canonical* frame (actions ``(number-1)*16+cell``),
+each keeping the position's value; ``all_moves`` says the list is every value-keeping move (up to
+the symmetries fixing the position). An entry may have no moves: where the side to move is lost,
+every move keeps the value. :meth:`Book.moves` maps the moves to the frame of the board asked about,
+with their images under the symmetries that fix it.
+
+Building and inspecting books: :mod:`highway_env.solver.book` (``python -m highway_env.solver.book``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from highway_env.core import SYMMETRIES, Board, HighwayError, inverse_perm, parse_board, transform_action
+from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, canonical_cells, canonical_key, intersect,
+                                      value_from_bounds)
+
+FORMAT_NAME = "highway-opening-book"
+FORMAT_VERSION = 1
+#: The shipped book.
+DEFAULT_BOOK_PATH = Path(__file__).resolve().parent.parent / "data" / "book.json.gz"
+
+
+class BookError(HighwayError):
+    """A book file that cannot be read or contradicts itself (the message names the file)."""
+
+
+@dataclass
+class BookEntry:
+    lo: int
+    hi: int
+    moves: list[int] = field(default_factory=list)  # canonical frame
+    all_moves: bool = False
+
+    @property
+    def value(self) -> int | None:
+        return value_from_bounds(self.lo, self.hi)
+
+    def to_json(self) -> dict:
+        out = {"bounds": [self.lo, self.hi]}
+        if self.moves:
+            out["moves"] = sorted(set(self.moves))
+        if self.all_moves:
+            out["all_moves"] = True
+        return out
+
+
+def _static_clamp(key: str, lo: int, hi: int) -> tuple[int, int]:
+    """Bounds clamped to what the position's static bounds allow (so 'unknown' becomes finite)."""
+    s_lo, s_hi = parse_board(key).bounds().margin
+    return max(lo, s_lo), min(hi, s_hi)
+
+
+class Book:
+    """A read-only opening book: canonical key -> :class:`BookEntry`."""
+
+    def __init__(self, entries: dict[str, BookEntry] | None = None, meta: dict | None = None,
+                 path: str | None = None):
+        self.entries = entries or {}
+        self.meta = meta or {}
+        self.path = path
+
+    # -- lookups
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, board) -> bool:
+        return self._key(board) in self.entries
+
+    @staticmethod
+    def _key(board) -> str:
+        if isinstance(board, str):
+            return board
+        return canonical_key(board)
+
+    def entry(self, board) -> BookEntry | None:
+        return self.entries.get(self._key(board))
+
+    def bounds(self, key: str) -> tuple[int, int] | None:
+        e = self.entries.get(key)
+        return None if e is None else (e.lo, e.hi)
+
+    def value(self, board) -> int | None:
+        e = self.entry(board)
+        return None if e is None else e.value
+
+    def moves(self, board: Board) -> tuple[list[int], bool] | None:
+        """(recommended actions in ``board``'s own frame, all_moves) or None if the book has none.
+        The list is closed under the symmetries that fix ``board``."""
+        canon, perm = canonical_cells(board.cells)
+        e = self.entries.get(",".join(map(str, canon)))
+        if e is None or not e.moves:
+            return None
+        back = inverse_perm(perm)  # canonical frame -> board frame
+        stabiliser = [p for p in SYMMETRIES.values() if board.transform(p) == board]
+        out = set()
+        for a in e.moves:
+            b = transform_action(a, back)
+            for s in stabiliser:
+                out.add(transform_action(b, s))
+        legal = [a for a in sorted(out) if board.is_legal(a)]
+        if len(legal) != len(out):
+            raise BookError(f"book {self.path or '(in memory)'}: a move for {board.to_string()} is illegal")
+        return legal, e.all_moves
+
+    # -- building
+    def add(self, board_or_key, lo: int = UNKNOWN_LO, hi: int = UNKNOWN_HI, moves: Iterable[int] = (),
+            all_moves: bool = False, frame: Board | None = None) -> BookEntry:
+        """Merge bounds and moves into the entry of a position. ``moves`` are in the frame of
+        ``board_or_key`` when it is a Board (they are mapped to the canonical frame), else canonical."""
+        if isinstance(board_or_key, Board):
+            canon, perm = canonical_cells(board_or_key.cells)
+            key = ",".join(map(str, canon))
+            moves = [transform_action(a, perm) for a in moves]
+        else:
+            key = board_or_key
+        lo, hi = _static_clamp(key, lo, hi)
+        old = self.entries.get(key)
+        if old is not None:
+            lo, hi = intersect((old.lo, old.hi), (lo, hi))
+        if lo > hi:
+            raise BookError(f"book: contradictory bounds for {key}: {(old.lo, old.hi) if old else None} and new")
+        entry = BookEntry(lo, hi, sorted(set((old.moves if old else []) + list(moves))),
+                          all_moves or (old.all_moves if old else False))
+        self.entries[key] = entry
+        return entry
+
+    def merge(self, other: "Book") -> "Book":
+        for key, e in other.entries.items():
+            self.add(key, e.lo, e.hi, e.moves, e.all_moves)
+        return self
+
+    # -- files
+    def to_json(self) -> dict:
+        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "meta": self.meta,
+                "positions": {k: self.entries[k].to_json() for k in sorted(self.entries, key=_ply_sort)}}
+
+    def save(self, path: str | Path) -> None:
+        from highway_env.atomic_files import atomic_write_bytes
+
+        data = json.dumps(self.to_json(), separators=(",", ":")).encode()
+        atomic_write_bytes(path, gzip.compress(data, mtime=0))
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "Book":
+        path = DEFAULT_BOOK_PATH if path is None else Path(path)
+        try:
+            with gzip.open(path, "rb") as f:
+                doc = json.loads(f.read())
+        except FileNotFoundError:
+            raise BookError(f"opening book {str(path)!r} not found") from None
+        except (OSError, EOFError, ValueError) as e:
+            raise BookError(f"opening book {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+            raise BookError(f"{str(path)!r} is not an opening book (format {doc.get('format') if isinstance(doc, dict) else None!r})")
+        if doc.get("version") != FORMAT_VERSION:
+            raise BookError(f"opening book {str(path)!r} has version {doc.get('version')!r}; this code reads {FORMAT_VERSION}")
+        entries = {}
+        try:
+            for key, e in doc["positions"].items():
+                board = parse_board(key)
+                if canonical_key(board) != key:
+                    raise BookError(f"opening book {str(path)!r}: key {key!r} is not canonical")
+                lo, hi = (int(x) for x in e["bounds"])
+                if lo > hi:
+                    raise BookError(f"opening book {str(path)!r}: empty bounds for {key!r}")
+                moves = [int(a) for a in e.get("moves", [])]
+                for a in moves:
+                    if not board.is_legal(a):
+                        raise BookError(f"opening book {str(path)!r}: illegal move {a} for {key!r}")
+                entries[key] = BookEntry(lo, hi, moves, bool(e.get("all_moves", False)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise BookError(f"opening book {str(path)!r} is malformed ({type(e).__name__}: {e})") from e
+        return cls(entries, doc.get("meta", {}), str(path))
+
+    def summary(self) -> dict:
+        by_ply: dict[int, dict] = {}
+        for key, e in self.entries.items():
+            ply = 16 - key.split(",").count("0")
+            row = by_ply.setdefault(ply, {"positions": 0, "won_a": 0, "draw": 0, "won_b": 0, "unknown": 0,
+                                          "with_moves": 0})
+            row["positions"] += 1
+            row[{1: "won_a", 0: "draw", -1: "won_b", None: "unknown"}[e.value]] += 1
+            row["with_moves"] += bool(e.moves)
+        return {"path": self.path, "positions": len(self), "meta": self.meta, "by_ply": dict(sorted(by_ply.items()))}
+
+
+def _ply_sort(key: str):
+    return (16 - key.split(",").count("0"), key)
+
+
+_LOADED: dict[str, Book] = {}
+
+
+def load_book(path: str | Path | None = None, *, cache: bool = True) -> Book:
+    """The book at ``path`` (default: the shipped one), loaded once per process. A missing shipped
+    book gives an empty Book (the player then solves everything itself)."""
+    key = str(DEFAULT_BOOK_PATH if path is None else path)
+    if cache and key in _LOADED:
+        return _LOADED[key]
+    if path is None and not DEFAULT_BOOK_PATH.exists():
+        book = Book(path=key)
+    else:
+        book = Book.load(path)
+    if cache:
+        _LOADED[key] = book
+    return book

@@ -1,0 +1,216 @@
+"""Exact answers about Highway positions: bounds on the margin from a cache, the opening book, a
+position store and the solver, and the value-keeping moves they imply (the perfect player's and the
+hints' source of truth)."""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import numpy as np
+
+from highway_env.core import CELLS, Board, HighwayError
+from highway_env.solver import kernel
+from highway_env.solver.opening_book import Book
+from highway_env.solver.solver import Solver
+from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, canonical_key, intersect,
+                                      value_from_bounds)
+
+
+def _seconds_left(deadline: float | None) -> float | None:
+    """Seconds until ``deadline`` (a time.monotonic() value); None for no deadline."""
+    return None if deadline is None else deadline - time.monotonic()
+
+#: the canonical board string of a position: the key of the book, the store and the caches
+position_key = canonical_key
+
+
+def _ply(cells: Sequence[int]) -> int:
+    return CELLS - sum(1 for v in cells if v == 0)
+
+
+class Oracle:
+    """Exact answers about positions from a cache, a book, a store and a solver; every bound learned
+    is cached (and stored for plies <= ``store_max_ply``). ``deadline`` arguments are
+    ``time.monotonic()`` values; a search cut by one returns None."""
+
+    def __init__(self, book: Book | None = None, store: PositionStore | None = None,
+                 solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
+                 cache_limit: int = 2_000_000):
+        self.book = book
+        self.store = store
+        self.solver = solver if solver is not None else Solver(tt_bits=tt_bits)
+        self.store_max_ply = store_max_ply
+        self.cache_limit = cache_limit
+        self.cache: dict[str, tuple[int, int]] = {}
+        self.origin: dict[str, str] = {}  # key -> where its first bounds came from
+        self.searches = 0
+        self._book_max_ply: int | None = None
+
+    # -- bounds
+    def known(self, cells: Sequence[int], key: str | None = None) -> tuple[int, int]:
+        key = key or position_key(cells)
+        b = self.cache.get(key)
+        if b is not None:
+            return b
+        if len(self.cache) >= self.cache_limit:
+            self.cache.clear()
+            self.origin.clear()
+        if 0 not in cells:
+            m = Board(tuple(cells)).outcome().margin
+            b, src = (m, m), "rules"
+        else:
+            b, src = (UNKNOWN_LO, UNKNOWN_HI), None
+            if self.book is not None:
+                bb = self.book.bounds(key)
+                if bb is not None:
+                    b, src = intersect(b, bb), "book"
+                pb = self._bounds_from_book_parents(cells)
+                if pb != (UNKNOWN_LO, UNKNOWN_HI):
+                    b, src = intersect(b, pb), src or "book"
+            if self.store is not None:
+                sb = self.store.get_key(key)
+                if sb is not None:
+                    b = intersect(b, sb)
+                    src = src or "store"
+            if b[0] > b[1]:
+                raise HighwayError(f"book and store contradict each other on {key}")
+        self.cache[key] = b
+        if src:
+            self.origin[key] = src
+        return b
+
+    def _bounds_from_book_parents(self, cells: Sequence[int]) -> tuple[int, int]:
+        """Bounds implied by the book's entries for the positions one move earlier: a child of a
+        position where A moved is worth at most the parent (A maximises the margin), a child of one
+        where B moved at least the parent. Any filled cell may be taken back: each gives a true parent.
+        This is what makes the ply after a book line cheap: e.g. after a first move that loses and B's
+        book reply, every move of A still loses."""
+        ply = _ply(cells)
+        if self._book_max_ply is None:
+            self._book_max_ply = max((_ply(tuple(map(int, k.split(",")))) for k in self.book.entries), default=-1)
+        if ply == 0 or ply > self._book_max_ply + 1:
+            return UNKNOWN_LO, UNKNOWN_HI
+        lo, hi = UNKNOWN_LO, UNKNOWN_HI
+        a_moved_last = ply % 2 == 1  # the parent has ply - 1 filled cells; A moves at even plies
+        for i, v in enumerate(cells):
+            if v == 0:
+                continue
+            parent = list(cells)
+            parent[i] = 0
+            pb = self.book.bounds(position_key(parent))
+            if pb is None:
+                continue
+            if a_moved_last:
+                hi = min(hi, pb[1])
+            else:
+                lo = max(lo, pb[0])
+        return lo, hi
+
+    def record(self, cells: Sequence[int], lo: int, hi: int, key: str | None = None) -> tuple[int, int]:
+        key = key or position_key(cells)
+        old = self.known(cells, key)
+        new = intersect(old, (lo, hi))
+        if new[0] > new[1]:
+            raise HighwayError(f"solver result ({lo}, {hi}) contradicts known bounds {old} for {key} "
+                               f"(source {self.origin.get(key, 'solver')}): a bad book or store?")
+        if new != old:
+            self.cache[key] = new
+            self.origin.setdefault(key, "solver")
+            if self.store is not None and _ply(cells) <= self.store_max_ply:
+                self.store.put_key(key, *new)
+        return new
+
+    # -- questions
+    def at_least(self, cells: Sequence[int], t: int, deadline: float | None = None,
+                 key: str | None = None) -> bool | None:
+        """Can A force margin >= t?"""
+        key = key or position_key(cells)
+        lo, hi = self.known(cells, key)
+        if lo >= t:
+            return True
+        if hi < t:
+            return False
+        limit = _seconds_left(deadline)
+        if limit is not None and limit <= 0:
+            return None
+        self.searches += 1
+        ans = self.solver.at_least(Board(tuple(cells)), t, time_limit=limit)
+        if ans is None:
+            return None
+        self.record(cells, t, UNKNOWN_HI, key) if ans else self.record(cells, UNKNOWN_LO, t - 1, key)
+        return ans
+
+    def value(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
+        key = key or position_key(cells)
+        v = value_from_bounds(*self.known(cells, key))
+        if v is not None:
+            return v
+        win = self.at_least(cells, 1, deadline, key)
+        if win is None:
+            return None
+        if win:
+            return 1
+        draw = self.at_least(cells, 0, deadline, key)
+        if draw is None:
+            return None
+        return 0 if draw else -1
+
+    def margin(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
+        key = key or position_key(cells)
+        lo, hi = self.known(cells, key)
+        if lo == hi:
+            return lo
+        limit = _seconds_left(deadline)
+        if limit is not None and limit <= 0:
+            return None
+        self.searches += 1
+        r = self.solver.solve(Board(tuple(cells)), margin=True, time_limit=limit)
+        if r.value is None:
+            return None
+        self.record(cells, r.margin, r.margin, key)
+        return r.margin
+
+    def keeps(self, cells: Sequence[int], value: int, a_moved: bool, deadline: float | None = None,
+              key: str | None = None) -> bool | None:
+        """Does the child ``cells`` (after a move of A if ``a_moved``) keep the parent's ``value``?"""
+        if a_moved:
+            return True if value == -1 else self.at_least(cells, value, deadline, key)
+        if value == 1:
+            return True
+        ans = self.at_least(cells, value + 1, deadline, key)
+        return None if ans is None else not ans
+
+    def keeping_moves(self, board: Board, value: int, first_only: bool = False,
+                      deadline: float | None = None) -> list[int] | None:
+        """Value-keeping moves of ``board`` (of value ``value``): all of them, or the first in the
+        solver's order; None if the deadline passed."""
+        a_moves = board.to_move == 0
+        out = []
+        seen: dict[str, bool] = {}
+        for action in ordered_actions(board):
+            child = cells_after(board.cells, action)
+            k = position_key(child)
+            if k not in seen:
+                ok = self.keeps(child, value, a_moves, deadline, k)
+                if ok is None:
+                    return None
+                seen[k] = ok
+            if seen[k]:
+                out.append(action)
+                if first_only:
+                    break
+        return out
+
+
+def cells_after(cells: Sequence[int], action: int) -> tuple[int, ...]:
+    """The cells after ``action`` (no legality check: for moves already known to be legal)."""
+    c = list(cells)
+    c[action % CELLS] = action // CELLS + 1
+    return tuple(c)
+
+
+def ordered_actions(board: Board) -> list[int]:
+    """Every legal action, best first by the solver's static ordering for the side to move."""
+    nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
+    return [(int(n) - 1) * CELLS + int(c) for n, c in zip(nums, cells)]
