@@ -235,6 +235,29 @@ def test_canonical_key_matches_core():
             assert canonical_key(b.transform(perm)) == canonical_key(b)
 
 
+def test_every_position_key_is_the_one_canonical_key():
+    # the solver's compiled key packs the same canonical cells (5 bits a cell, cells 0-11 then 12-15),
+    # and the position set's batched form gives the same representatives
+    from highway_env.evaluation.positions import canonical_array
+    from highway_env.solver import kernel
+    from highway_env.solver.oracle import position_key
+    from highway_env.solver.store import canonical_cells
+
+    rng = np.random.default_rng(14)
+    boards = [random_board(rng, int(rng.integers(0, 17))) for _ in range(200)]
+    for b in boards:
+        canon = canonical_cells(b.cells)[0]
+        assert position_key(b.cells) == canonical_key(b) == ",".join(map(str, canon))
+        k1 = k2 = 0
+        for v in canon[:12]:
+            k1 = (k1 << 5) | v
+        for v in canon[12:]:
+            k2 = (k2 << 5) | v
+        assert tuple(int(k) for k in kernel.canonical_key(np.asarray(b.cells, np.int64))) == (k1, k2)
+    arr = canonical_array(np.array([b.cells for b in boards], np.int8))
+    assert [tuple(r) for r in arr.tolist()] == [canonical_cells(b.cells)[0] for b in boards]
+
+
 def test_value_from_bounds():
     assert value_from_bounds(1, 5) == 1
     assert value_from_bounds(-7, -1) == -1

@@ -1,20 +1,7 @@
 """The held-out position set: positions from varied play, each labelled by the exact solver.
 
-File ``highway_env/data/positions_v1.npz`` (numpy ``savez_compressed``), arrays:
-
-==============  ============  ==================================================================
-``boards``      (N, 16) int8  the position (0 = empty), a canonical representative (``Board.canonical()``)
-``ply``         (N,) int8     filled cells = moves made; A is to move on even plies
-``values``      (N, 256) int8 value (+1 A wins, 0 draw, -1 B wins; A's side) of the position after
-                              each action; ``ILLEGAL`` (-128) for illegal actions
-``margins``     (N, 256) int8 exact margin minB - minA after each action where labelled (plies
-                              >= ``margin_min_ply`` of ``meta``), else ``UNKNOWN`` (-127); -128 illegal
-``value``       (N,) int8     value of the position (best move value for the side to move)
-``margin``      (N,) int8     exact margin of the position where the move margins are known, else -127
-``source``      (N,) int8     index into ``sources`` (how the position was reached)
-``sources``     (S,) str      source names
-``meta``        () str        JSON: version, seed, per-ply targets and counts, timings, how drawn
-==============  ============  ==================================================================
+The file format and its reader: :mod:`highway_env.evaluation.position_set` (its names are
+re-exported here).
 
 How it is drawn (``build``): games are played from the empty board by four kinds of players, and
 every position of every game is a candidate:
@@ -61,18 +48,15 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
 from highway_env.atomic_files import atomic_write_bytes
+from highway_env.core import CELLS, NUM_ACTIONS, Board
+from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, VERSION,  # noqa: F401
+                                                  PositionSet, PositionSetError, load_positions, save_positions)
 
-VERSION = 1
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / f"positions_v{VERSION}.npz"
-ILLEGAL = -128
-UNKNOWN = -127
 SOURCES = ("random", "mcts", "az", "perfect")
 
 #: Positions per ply (plies 4..15) of the shipped set; chosen so that the labelling fits ~30 min on
@@ -84,86 +68,6 @@ DEFAULT_PER_PLY = {4: 6, 5: 40, 6: 300, 7: 800, 8: 2500, 9: 2800, 10: 3000, 11: 
 DEFAULT_MARGIN_MIN_PLY = 9
 #: The noisy-perfect games use the solver from this ply on (before: the AlphaZero policy + noise).
 PERFECT_SOLVER_FROM = 7
-
-
-class PositionSetError(HighwayError):
-    """A position set file that cannot be read (the message names the file)."""
-
-
-# ----------------------------------------------------------------------------- loading
-
-@dataclass
-class PositionSet:
-    boards: np.ndarray
-    ply: np.ndarray
-    values: np.ndarray
-    margins: np.ndarray
-    value: np.ndarray
-    margin: np.ndarray
-    source: np.ndarray
-    sources: tuple
-    meta: dict
-
-    def __len__(self) -> int:
-        return len(self.boards)
-
-    @property
-    def mover(self) -> np.ndarray:
-        """0 = A to move, 1 = B."""
-        return (self.ply % 2).astype(np.int8)
-
-    def best_values(self) -> np.ndarray:
-        return self.value
-
-    def critical(self) -> np.ndarray:
-        """Positions where at least one legal move does not keep the value."""
-        legal = self.values != ILLEGAL
-        lo = np.where(legal, self.values, 9).min(axis=1)
-        hi = np.where(legal, self.values, -9).max(axis=1)
-        return lo != hi
-
-    def subset(self, idx) -> "PositionSet":
-        idx = np.asarray(idx)
-        return PositionSet(self.boards[idx], self.ply[idx], self.values[idx], self.margins[idx],
-                           self.value[idx], self.margin[idx], self.source[idx], self.sources, self.meta)
-
-    def counts(self) -> dict:
-        crit = self.critical()
-        out = {}
-        for p in sorted(set(self.ply.tolist())):
-            m = self.ply == p
-            out[int(p)] = {"positions": int(m.sum()), "critical": int((m & crit).sum()),
-                           "with_margins": int((m & (self.margin != UNKNOWN)).sum()),
-                           **{s: int((m & (self.source == i)).sum()) for i, s in enumerate(self.sources)}}
-        return out
-
-
-def load_positions(path: str | os.PathLike | None = None) -> PositionSet:
-    path = Path(DEFAULT_PATH if path is None else path)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            d = {k: z[k] for k in z.files}
-        ps = PositionSet(d["boards"].astype(np.int8), d["ply"].astype(np.int8), d["values"].astype(np.int8),
-                         d["margins"].astype(np.int8), d["value"].astype(np.int8),
-                         d["margin"].astype(np.int8), d["source"].astype(np.int8),
-                         tuple(str(s) for s in d["sources"]), json.loads(str(d["meta"])))
-    except FileNotFoundError:
-        raise PositionSetError(f"position set {str(path)!r} not found (build it with "
-                               f"'python -m highway_env.evaluation.positions build')") from None
-    except (KeyError, ValueError, OSError) as e:
-        raise PositionSetError(f"position set {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
-    n = len(ps.boards)
-    if ps.boards.shape != (n, CELLS) or ps.values.shape != (n, NUM_ACTIONS):
-        raise PositionSetError(f"position set {str(path)!r} has bad array shapes")
-    return ps
-
-
-def save_positions(path, ps: PositionSet) -> None:
-    buf = io.BytesIO()
-    np.savez_compressed(buf, boards=ps.boards, ply=ps.ply, values=ps.values, margins=ps.margins,
-                        value=ps.value, margin=ps.margin, source=ps.source,
-                        sources=np.array(ps.sources), meta=np.array(json.dumps(ps.meta, sort_keys=True)))
-    atomic_write_bytes(path, buf.getvalue())
 
 
 # ----------------------------------------------------------------------------- labelling
@@ -284,24 +188,10 @@ def draw_candidates(games_per_source: int, seed: int, pool=None, progress=True, 
 
 
 def canonical_array(boards: np.ndarray) -> np.ndarray:
-    """(N, 16) -> (N, 16) the lexicographically least image under the four symmetries."""
-    from highway_env.core import SYMMETRIES, inverse_perm
+    """(N, 16) -> (N, 16) each board's canonical representative (the position key's cells)."""
+    from highway_env.solver.store import canonical_cells
 
-    boards = np.asarray(boards, np.int8)
-    imgs = []
-    for perm in SYMMETRIES.values():
-        inv = np.asarray(inverse_perm(perm))
-        imgs.append(boards[:, inv])  # new[perm[i]] = old[i]
-    stack = np.stack(imgs, axis=1)  # (N, 4, 16)
-    best = stack[:, 0].copy()
-    for k in range(1, stack.shape[1]):
-        cand = stack[:, k]
-        diff = cand != best
-        first = np.where(diff.any(axis=1), diff.argmax(axis=1), 0)
-        rows = np.arange(len(best))
-        less = diff.any(axis=1) & (cand[rows, first] < best[rows, first])
-        best[less] = cand[less]
-    return best
+    return np.array([canonical_cells(b)[0] for b in np.asarray(boards)], np.int8).reshape(-1, CELLS)
 
 
 def select(candidates: dict[str, np.ndarray], per_ply: dict[int, int], seed: int):
@@ -534,7 +424,7 @@ def add_early(ps: PositionSet, book, first_moves: str | None, solve_per_ply: dic
     ``time_limit`` seconds (left out if it does not finish)."""
     from tqdm import tqdm
 
-    from highway_env.solver.player import Oracle
+    from highway_env.solver.oracle import Oracle
     from highway_env.solver.store import value_from_bounds
 
     keep = ~np.isin(ps.ply, EARLY_PLIES)

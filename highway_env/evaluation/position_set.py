@@ -1,0 +1,116 @@
+"""The held-out position set: positions from varied play, each labelled by the exact solver
+(the reader; drawing, labelling and the CLI are in :mod:`highway_env.evaluation.positions`).
+
+File ``highway_env/data/positions_v1.npz`` (numpy ``savez_compressed``), arrays:
+
+==============  ============  ==================================================================
+``boards``      (N, 16) int8  the position (0 = empty), a canonical representative (``Board.canonical()``)
+``ply``         (N,) int8     filled cells = moves made; A is to move on even plies
+``values``      (N, 256) int8 value (+1 A wins, 0 draw, -1 B wins; A's side) of the position after
+                              each action; ``ILLEGAL`` (-128) for illegal actions
+``margins``     (N, 256) int8 exact margin minB - minA after each action where labelled (plies
+                              >= ``margin_min_ply`` of ``meta``), else ``UNKNOWN`` (-127); -128 illegal
+``value``       (N,) int8     value of the position (best move value for the side to move)
+``margin``      (N,) int8     exact margin of the position where the move margins are known, else -127
+``source``      (N,) int8     index into ``sources`` (how the position was reached)
+``sources``     (S,) str      source names
+``meta``        () str        JSON: version, seed, per-ply targets and counts, timings, how drawn
+==============  ============  ==================================================================
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from highway_env.atomic_files import atomic_write_bytes
+from highway_env.core import CELLS, NUM_ACTIONS, HighwayError
+
+VERSION = 1
+DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / f"positions_v{VERSION}.npz"
+ILLEGAL = -128
+UNKNOWN = -127
+
+
+class PositionSetError(HighwayError):
+    """A position set file that cannot be read (the message names the file)."""
+
+
+# ----------------------------------------------------------------------------- loading
+
+@dataclass
+class PositionSet:
+    boards: np.ndarray
+    ply: np.ndarray
+    values: np.ndarray
+    margins: np.ndarray
+    value: np.ndarray
+    margin: np.ndarray
+    source: np.ndarray
+    sources: tuple
+    meta: dict
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+    @property
+    def mover(self) -> np.ndarray:
+        """0 = A to move, 1 = B."""
+        return (self.ply % 2).astype(np.int8)
+
+    def critical(self) -> np.ndarray:
+        """Positions where at least one legal move does not keep the value."""
+        legal = self.values != ILLEGAL
+        lo = np.where(legal, self.values, 9).min(axis=1)
+        hi = np.where(legal, self.values, -9).max(axis=1)
+        return lo != hi
+
+    def subset(self, idx) -> "PositionSet":
+        idx = np.asarray(idx)
+        return PositionSet(self.boards[idx], self.ply[idx], self.values[idx], self.margins[idx],
+                           self.value[idx], self.margin[idx], self.source[idx], self.sources, self.meta)
+
+    def counts(self) -> dict:
+        crit = self.critical()
+        out = {}
+        for p in sorted(set(self.ply.tolist())):
+            m = self.ply == p
+            out[int(p)] = {"positions": int(m.sum()), "critical": int((m & crit).sum()),
+                           "with_margins": int((m & (self.margin != UNKNOWN)).sum()),
+                           **{s: int((m & (self.source == i)).sum()) for i, s in enumerate(self.sources)}}
+        return out
+
+
+def load_positions(path: str | os.PathLike | None = None) -> PositionSet:
+    """The position set at ``path`` (default: the shipped one); PositionSetError naming the file
+    if it is missing or unreadable."""
+    path = Path(DEFAULT_PATH if path is None else path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            d = {k: z[k] for k in z.files}
+        ps = PositionSet(d["boards"].astype(np.int8), d["ply"].astype(np.int8), d["values"].astype(np.int8),
+                         d["margins"].astype(np.int8), d["value"].astype(np.int8),
+                         d["margin"].astype(np.int8), d["source"].astype(np.int8),
+                         tuple(str(s) for s in d["sources"]), json.loads(str(d["meta"])))
+    except FileNotFoundError:
+        raise PositionSetError(f"position set {str(path)!r} not found (build it with "
+                               f"'python -m highway_env.evaluation.positions build')") from None
+    except (KeyError, ValueError, OSError) as e:
+        raise PositionSetError(f"position set {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
+    n = len(ps.boards)
+    if ps.boards.shape != (n, CELLS) or ps.values.shape != (n, NUM_ACTIONS):
+        raise PositionSetError(f"position set {str(path)!r} has bad array shapes")
+    return ps
+
+
+def save_positions(path, ps: PositionSet) -> None:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, boards=ps.boards, ply=ps.ply, values=ps.values, margins=ps.margins,
+                        value=ps.value, margin=ps.margin, source=ps.source,
+                        sources=np.array(ps.sources), meta=np.array(json.dumps(ps.meta, sort_keys=True)))
+    atomic_write_bytes(path, buf.getvalue())
