@@ -59,7 +59,7 @@ class EvalPerfect(Agent):
     def _load_first_moves(self, path) -> None:
         """Values of the positions after A's first moves, complete or not, and B's refutations
         (``refuted_at_1_by``: a reply after which A cannot force a win; ``refuted_at_0_by``: ... cannot
-        force a draw), as written by the lead's first-move table (``proof/first_moves.json``)."""
+        force a draw), as written by ``python -m highway_env.solver first-moves`` (``proof/first_moves.json``)."""
         import json
 
         from highway_env.solver.store import UNKNOWN_HI, UNKNOWN_LO

@@ -158,13 +158,6 @@ class State:
         occ = self.occ
         return not any(not occ >> sq & 1 for line in rays(self.n)[self.last] for sq in line)
 
-    def points_for(self, target: int) -> int:
-        """The points the mover would score by placing on ``target`` (assumed legal)."""
-        if self.last < 0 or self.jump == 0:
-            return 0
-        d = jump_length(self.n, self.last, target)
-        return int(d is not None and d > self.jump)
-
     def apply(self, target: int) -> tuple["State", int]:
         """Place the next integer on ``target`` -> (new state, points the mover scored)."""
         n = self.n
@@ -204,10 +197,3 @@ def play(n: int, squares) -> State:
         s, _ = s.apply(sq)
     return s
 
-
-def to_numbers(n: int, squares) -> list[int]:
-    """The grid (flat, length n*n) of integers placed on ``squares`` in order; 0 = empty."""
-    grid = [0] * (n * n)
-    for i, sq in enumerate(squares):
-        grid[sq] = i + 1
-    return grid

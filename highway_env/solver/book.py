@@ -16,7 +16,7 @@ the symmetries fixing the position). An entry may have no moves: where the side 
 every move keeps the value. :meth:`Book.moves` maps the moves to the frame of the board asked about,
 with their images under the symmetries that fix it.
 
-Building (the long runs are for the lead; ``--help`` explains each flag)::
+Building (some runs take minutes to hours; ``--help`` explains each flag)::
 
     # from the proof's outputs (instant): plies 0-2 along every winning first move, ply 1 values
     python -m highway_env.solver.book build --certificate proof/certificate.json \

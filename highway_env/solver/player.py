@@ -358,17 +358,3 @@ class PerfectPlayer(Agent):
                 return int(a)
         raise AssertionError(f"no value-keeping move in {board.to_string()}")  # unreachable
 
-
-def registry_factory(args: list, game, seed: int | None) -> PerfectPlayer:
-    """Factory for ``agents.registry.register_agent("perfect", registry_factory)``: spec
-    ``perfect[:TIEBREAK[:BUDGET]]``, e.g. ``perfect``, ``perfect:margin``, ``perfect:hardest:5``."""
-    if len(args) > 2:
-        raise ValueError(f"perfect spec is perfect[:TIEBREAK[:BUDGET]], got args {args}")
-    tiebreak = args[0] if args else "random"
-    budget = 2.0
-    if len(args) > 1:
-        try:
-            budget = float(args[1])
-        except ValueError:
-            raise ValueError(f"perfect: BUDGET must be a number of seconds, got {args[1]!r}") from None
-    return PerfectPlayer(game, tiebreak=tiebreak, seed=seed, budget=budget, progress=False)

@@ -25,15 +25,6 @@ def reference_margin(board: Board) -> int:
     return _margin(board.cells)
 
 
-def reference_value(board: Board) -> int:
-    m = reference_margin(board)
-    return (m > 0) - (m < 0)
-
-
 def reference_move_values(board: Board) -> dict[int, int]:
     """action -> exact margin after that move."""
     return {a: reference_margin(board.apply(a)) for a in board.legal_actions()}
-
-
-def clear_cache() -> None:
-    _margin.cache_clear()
