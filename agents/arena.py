@@ -1,4 +1,5 @@
-"""Matches between agents, all games played in lock step so batched agents act on many at once."""
+"""Games between agents, all played in lock step so batched agents act on many at once: the one game
+loop of the arena, the evaluation and the sibling games' evaluation."""
 
 from __future__ import annotations
 
@@ -32,6 +33,29 @@ class MatchResult:
                 f"as first player {w}W {d}D {l}L)")
 
 
+def play_out(game: Game, states: np.ndarray, players, seats: np.ndarray, rngs, game_rngs=None,
+             per_game=(False, False)) -> np.ndarray:
+    """Play the games ``states`` (changed in place) to the end and return them. ``players[0]`` moves
+    for side ``seats[i]`` of game i and ``players[1]`` for the other side; each draws from its
+    generator ``rngs[k]`` (the two may be one). A player with ``per_game[k]`` moves in one game at a
+    time with that game's generator ``game_rngs[i]``, so its choices do not depend on which games
+    share the batch."""
+    while True:
+        live = ~game.terminal(states)
+        if not live.any():
+            return states
+        mover = game.to_play(states)
+        for k, who in enumerate(players):
+            idx = np.flatnonzero(live & ((mover == seats) if k == 0 else (mover != seats)))
+            if not len(idx):
+                continue
+            if per_game[k]:
+                acts = np.array([who.act(states[i], game_rngs[i]) for i in idx], np.int64)
+            else:
+                acts = who.act_batch(states[idx], rngs[k])
+            states[idx] = game.apply(states[idx], acts)
+
+
 def play_match(agent: Agent, opponent: Agent, game: Game, games: int, seed: int = 0,
                start_states=None) -> MatchResult:
     """``games`` games; ``agent`` is player 0 in the even-numbered ones and player 1 in the others.
@@ -39,16 +63,7 @@ def play_match(agent: Agent, opponent: Agent, game: Game, games: int, seed: int 
     rngs = [np.random.default_rng([seed, 0]), np.random.default_rng([seed, 1])]
     states = game.initial_states(games) if start_states is None else game.as_states(start_states).copy()
     seat = np.arange(games) % 2  # the player `agent` controls in each game
-    players = (agent, opponent)
-    while True:
-        live = ~game.terminal(states)
-        if not live.any():
-            break
-        mover = game.to_play(states)
-        for k, who in enumerate(players):
-            idx = np.flatnonzero(live & ((mover == seat) if k == 0 else (mover != seat)))
-            if len(idx):
-                states[idx] = game.apply(states[idx], who.act_batch(states[idx], rngs[k]))
+    states = play_out(game, states, (agent, opponent), seat, rngs)
     r = game.returns(states) * np.where(seat == 0, 1, -1)
     first = r[seat == 0]
     return MatchResult(int((r > 0).sum()), int((r == 0).sum()), int((r < 0).sum()),

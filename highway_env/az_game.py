@@ -401,7 +401,7 @@ class HighwayGame(Game):
     """Highway for the AlphaZero code. Positions can be given as ``core.Board`` or 16 ints."""
 
     name = "highway"
-    perfect_player = "highway_env.evaluation.perfect:perfect_factory"
+    perfect_player = "highway_env.solver.player:PerfectPlayer.from_spec"
     num_actions = NUM_ACTIONS
     state_shape = (CELLS,)
     state_dtype = np.int8

@@ -95,11 +95,12 @@ def test_position_set_loads_and_agrees_with_solver():
 
 def test_perfect_agent_registered_and_wins_won_positions_vs_random():
     from agents.registry import AgentSpecError, make_agent
-    from highway_env.evaluation.perfect import EvalPerfect
     from highway_env.evaluation.tasks import play
+    from highway_env.solver.player import PerfectPlayer
 
     p = make_agent("perfect:hardest", seed=0)
-    assert isinstance(p, EvalPerfect) and p.name == "perfect:hardest"
+    assert isinstance(p, PerfectPlayer) and p.name == "perfect:hardest"
+    assert (p.budget, p.inherit_max_ply) == (0.5, 6)
     with pytest.raises(AgentSpecError, match="bogus"):
         make_agent("perfect:bogus")
     ps = load_positions()

@@ -503,3 +503,49 @@ def test_oracle_bounds_from_book_parents(seed):
                 assert hi == m
             else:
                 assert lo == m
+
+
+# ----------------------------------------------------------------------------- opponent options
+
+FIRST_MOVES = os.path.join(os.path.dirname(__file__), "..", "proof", "first_moves.json")
+
+
+@pytest.mark.parametrize("first, reply", [(240, 239), (32, 255)])
+def test_first_moves_table_answers_a_first_move_without_a_search(first, reply):
+    # proof/first_moves.json: after 16@cell0 (240) B wins by 239; after 3@cell0 (32) B draws by 255
+    p = PerfectPlayer(book=False, first_moves=FIRST_MOVES, exact_from_ply=4, early_budget=0.0,
+                      progress=False, seed=0)
+    board = Board().apply(first)
+    assert p.act(board) == reply
+    assert (p.moves, p.unproven_moves, p.oracle.searches) == (1, 0, 0)
+    perm = SYMMETRIES["half_turn"]
+    assert p.act(board.transform(perm)) == transform_action(reply, perm)  # in the frame asked about
+
+
+def test_early_plies_past_their_budget_play_the_solver_order_and_are_counted():
+    p = PerfectPlayer(book=False, exact_from_ply=4, early_budget=0.0, progress=False, seed=0)
+    board = Board().apply(240)
+    assert p.act(board) == ordered_actions(board)[0]
+    assert (p.moves, p.unproven_moves) == (1, 1) and p.last_info["exact"] is False
+    # from exact_from_ply on every move is the exact player's, whatever early_budget says
+    late = random_board(np.random.default_rng(5), 10)
+    a = p.act(late)
+    assert p.unproven_moves == 1 and p.last_info["exact"] is not None
+    assert sign(margin_of(late.apply(a))) == sign(margin_of(late))
+
+
+def test_inherited_values_bound_the_positions_after_each_reply():
+    from highway_env.evaluation.positions import load_positions
+
+    ps = load_positions()
+    i = int(np.flatnonzero((ps.value == 1) & (ps.ply == 10))[0])  # A to move, A wins
+    board = Board(tuple(int(v) for v in ps.boards[i]))
+    for inherit, known in ((16, True), (0, False)):
+        p = PerfectPlayer(book=False, inherit_max_ply=inherit, exact_from_ply=16, early_budget=60.0,
+                          tiebreak="random", progress=False, seed=0)
+        after = board.apply(p.act(board))  # an early move with time to solve: exact
+        assert p.unproven_moves == 0 and p.last_info["value"] == 1
+        reply = after.apply(after.legal_actions()[0])
+        p.early_budget = 0.0  # no time for the solver: the value can only come from memory
+        p.act(reply)
+        assert (p.last_info["value"] == 1) is known

@@ -49,17 +49,10 @@ def play_games(game, agent_a, agent_b, games: int, seed) -> np.ndarray:
     """``games`` games from the start, ``agent_a`` first; -> final margins from A's side."""
     if games == 0:
         return np.zeros(0, np.int64)
+    from agents.arena import play_out
+
     rngs = [np.random.default_rng([*np.atleast_1d(seed).tolist(), k]) for k in (0, 1)]
-    states = game.initial_states(games)
-    while True:
-        live = ~game.terminal(states)
-        if not live.any():
-            break
-        mover = game.to_play(states)
-        for k, who in enumerate((agent_a, agent_b)):
-            idx = np.flatnonzero(live & (mover == k))
-            if len(idx):
-                states[idx] = game.apply(states[idx], who.act_batch(states[idx], rngs[k]))
+    states = play_out(game, game.initial_states(games), (agent_a, agent_b), np.zeros(games, np.int64), rngs)
     return _final_margins(game, states)
 
 

@@ -11,7 +11,7 @@ A task is a plain dict (picklable, sent to a worker process): ``kind`` is one of
 
 Every game has its own seed derived from (run seed, task key, game number), so results do not depend
 on the number of workers. The perfect player's tie-break is exact within a per-move time budget
-(see :mod:`highway_env.evaluation.perfect`), so on a much slower machine a tie could be broken
+(see :mod:`highway_env.solver.player`), so on a much slower machine a tie could be broken
 differently; its moves stay value-keeping from ``exact_from_ply`` on (unproven earlier moves are
 counted and reported).
 """
@@ -79,13 +79,12 @@ def get_agent(spec: str, perfect: dict):
     if key not in _CACHE:
         game = _game()
         if spec.split(":")[0] == "perfect":
-            from highway_env.evaluation.perfect import EvalPerfect
+            from highway_env.solver.player import OPPONENT_OPTIONS, PerfectPlayer
 
             tb = spec.split(":")[1] if ":" in spec else perfect.get("tiebreak", "hardest")
-            store = perfect.get("store")
-            _CACHE[key] = EvalPerfect(game, tiebreak=tb, seed=0, store=store, budget=perfect["budget"],
-                                      exact_from_ply=perfect["exact_from_ply"],
-                                      early_budget=perfect["early_budget"])
+            options = dict(OPPONENT_OPTIONS, budget=perfect["budget"], exact_from_ply=perfect["exact_from_ply"],
+                           early_budget=perfect["early_budget"])
+            _CACHE[key] = PerfectPlayer(game, tiebreak=tb, seed=0, store=perfect.get("store"), **options)
         else:
             from agents.registry import make_agent
 
@@ -103,35 +102,22 @@ def _positions(path):
 
 def play(players, starts: np.ndarray, seeds: list) -> tuple[np.ndarray, int, int]:
     """Play games from ``starts`` to the end; players[0] moves for A, players[1] for B. Returns final
-    margins (A's side), and the perfect players' (moves, unproven moves) in these games."""
-    from highway_env.evaluation.perfect import EvalPerfect
+    margins (A's side), and the perfect players' (moves, unproven moves) in these games. The perfect
+    player moves in one game at a time with that game's generator (seeded from ``seeds``), the others
+    in a batch with one generator."""
+    from agents.arena import play_out
+    from highway_env.solver.player import PerfectPlayer
 
     game = _game()
     states = np.array(starts, np.int8).reshape(-1, 16)
     rngs = [np.random.default_rng(s) for s in seeds]
     batch_rng = np.random.default_rng([*(int(x) for x in seeds[0]), 7919])
-    pm0 = {id(p): (p.moves, p.unproven_moves) for p in players if isinstance(p, EvalPerfect)}
-    while True:
-        live = ~game.terminal(states)
-        if not live.any():
-            break
-        mover = game.to_play(states)
-        for side in (0, 1):
-            idx = np.flatnonzero(live & (mover == side))
-            if not len(idx):
-                continue
-            p = players[side]
-            if isinstance(p, EvalPerfect):
-                acts = np.array([p.act(states[i], rngs[i]) for i in idx], np.int64)
-            else:
-                acts = p.act_batch(states[idx], batch_rng)
-            states[idx] = game.apply(states[idx], acts)
-    moves = unproven = 0
-    for p in players:
-        if isinstance(p, EvalPerfect) and id(p) in pm0:
-            m0, u0 = pm0.pop(id(p))
-            moves += p.moves - m0
-            unproven += p.unproven_moves - u0
+    perfect = [p for p in dict.fromkeys(players) if isinstance(p, PerfectPlayer)]
+    before = [(p.moves, p.unproven_moves) for p in perfect]
+    states = play_out(game, states, players, np.zeros(len(states), np.int64), (batch_rng, batch_rng),
+                      game_rngs=rngs, per_game=tuple(isinstance(p, PerfectPlayer) for p in players))
+    moves = sum(p.moves - m0 for p, (m0, _) in zip(perfect, before))
+    unproven = sum(p.unproven_moves - u0 for p, (_, u0) in zip(perfect, before))
     return game.margins(states), moves, unproven
 
 

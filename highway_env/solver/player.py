@@ -40,6 +40,20 @@ in the solver's order) and sets ``last_info["exact"] = False``. Book positions u
 (exact for "random" only when the book lists them all). So a move takes at most about: value +
 one value-keeping move + ``budget``.
 
+Options for opponents that must answer fast from the start (the evaluation's perfect player):
+
+- ``exact_from_ply`` (default 0: every move is the above). Before that ply, a position the book does
+  not know can take the solver minutes, so the player tries within ``early_budget`` seconds and, if
+  that runs out, plays the solver's first move in its static order and counts the move as
+  *unproven* (``unproven_moves``; ``moves`` counts every move).
+- ``inherit_max_ply`` (default 0: off): after its own move to a position of value v (up to this
+  ply), the value of the position after any reply is bounded by v (the replier cannot do better);
+  a won position stays won whatever the loser replies, so e.g. after the book's 16@r0c3 the player
+  knows every ply-2 position is won without a search.
+- ``first_moves`` (default None): a ``proof/first_moves.json`` (complete or not) whose values of the
+  positions after A's first moves and B's refuting replies are loaded into the oracle: B's answer
+  to a first move listed there is then immediate.
+
 ``last_info`` after each ``act``: value, candidates (number of moves among which the tie-break chose,
 None when not enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source
 (of the value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback),
@@ -48,17 +62,20 @@ margin (margin tie-break), opponent_replies (hardest tie-break), action.
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from agents.base import Agent
-from highway_env.core import Board, HighwayError
+from highway_env.core import CELLS, SYMMETRIES, Board, HighwayError, transform_action
 from highway_env.solver.opening_book import Book, load_book
 from highway_env.solver.oracle import Oracle, cells_after, ordered_actions, position_key  # noqa: F401
 from highway_env.solver.solver import Solver
-from highway_env.solver.store import PositionStore, open_store, value_from_bounds
+from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bounds_from_value, open_store,
+                                      value_from_bounds)
 
 TIEBREAKS = ("random", "margin", "hardest")
 #: From which ply (filled cells) on each tie-break is attempted exactly (measured: earlier it
@@ -67,6 +84,9 @@ DEFAULT_EXACT_MIN_PLY = {"random": 3, "margin": 5, "hardest": 7}
 #: From which ply on "random" enumerates every value-keeping move (else: first keeper in a
 #: shuffled order, which is the same uniform choice, cheaper).
 ENUMERATE_MIN_PLY = 8
+#: ``make_agent("perfect")``'s options: an opponent that answers within about half a second a move
+#: (the evaluation's perfect player; the evaluation sets its budgets from its command line)
+OPPONENT_OPTIONS = {"budget": 0.5, "inherit_max_ply": 6, "progress": False}
 
 
 class _OutOfTime(Exception):
@@ -87,7 +107,8 @@ class PerfectPlayer(Agent):
     None for none), ``book`` (True: the shipped book; a path; a Book; False: none), ``budget``
     (seconds per move for the exact tie-break), ``exact_min_ply`` (per tie-break, see
     :data:`DEFAULT_EXACT_MIN_PLY`), ``solver`` (share one Solver) or ``tt_bits``, ``progress``
-    (tqdm bars for first-use work and long analyses).
+    (tqdm bars for first-use work and long analyses), ``exact_from_ply`` / ``early_budget`` /
+    ``inherit_max_ply`` / ``first_moves`` (see the module docstring).
     """
 
     name = "perfect"
@@ -95,7 +116,8 @@ class PerfectPlayer(Agent):
     def __init__(self, game=None, tiebreak: str = "random", seed: int | None = None, store=None,
                  book=True, budget: float = 2.0, exact_min_ply: dict | None = None,
                  solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
-                 progress: bool = True):
+                 progress: bool = True, exact_from_ply: int = 0, early_budget: float = 5.0,
+                 inherit_max_ply: int = 0, first_moves: str | Path | None = None):
         if tiebreak not in TIEBREAKS:
             raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
         if budget is not None and budget < 0:
@@ -118,6 +140,26 @@ class PerfectPlayer(Agent):
         self.last_info: dict = {}
         self._warm = False
         self._partial_counts = None
+        self.exact_from_ply = exact_from_ply
+        self.early_budget = early_budget
+        self.inherit_max_ply = inherit_max_ply
+        self.moves = 0
+        self.unproven_moves = 0
+        self._after: dict[str, int] = {}  # key of a position after our own move -> its value
+        self._refutations: dict[str, list] = {}  # key of a 1-filled position -> [(cells, reply, hi)]
+        if first_moves:
+            self._load_first_moves(first_moves)
+
+    @classmethod
+    def from_spec(cls, args: list, game=None, seed: int | None = None) -> "PerfectPlayer":
+        """``make_agent("perfect[:TIEBREAK]")`` (Highway's ``Game.perfect_player``): tie-break
+        ``hardest`` unless given, with :data:`OPPONENT_OPTIONS`."""
+        if len(args) > 1:
+            raise ValueError(f"perfect spec is perfect[:TIEBREAK], got args {args}")
+        tiebreak = args[0] if args else "hardest"
+        if tiebreak not in TIEBREAKS:
+            raise ValueError(f"perfect: tie-break must be one of {list(TIEBREAKS)}, got {tiebreak!r}")
+        return cls(game, tiebreak=tiebreak, seed=seed, **OPPONENT_OPTIONS)
 
     @property
     def store(self) -> PositionStore | None:
@@ -178,6 +220,10 @@ class PerfectPlayer(Agent):
         board = self._board(state)
         if board.is_terminal():
             raise HighwayError("act() on a full board: the game is over")
+        self._inherit(board)
+        self.moves += 1
+        if board.ply < self.exact_from_ply and (self.book is None or self.book.moves(board) is None):
+            return self._early_move(board)
         o = self.oracle
         cells = board.cells
         key = position_key(cells)
@@ -196,7 +242,93 @@ class PerfectPlayer(Agent):
             info["fallback_seconds"] = end - info.pop("fallback_at")
         info["action"] = action
         self.last_info = info
+        self._remember(board, action, value)
         return int(action)
+
+    # -- before exact_from_ply, and what the player knows from its own moves
+    def _early_move(self, board: Board) -> int:
+        """A value-keeping move if the oracle finds one within ``early_budget`` seconds, else the
+        solver's first move in its static order (counted in ``unproven_moves``)."""
+        o = self.oracle
+        deadline = time.monotonic() + self.early_budget
+        v = o.value(board.cells, deadline)
+        action = None
+        if v is not None:
+            if v == (-1 if board.to_move == 0 else 1):  # the mover is lost: every move keeps the value
+                action = ordered_actions(board)[0]
+            elif board.ply == 1:
+                action = self._known_reply(board, v)
+            if action is None:
+                keep = o.keeping_moves(board, v, first_only=True, deadline=deadline)
+                action = keep[0] if keep else None
+        self.last_info = {"ply": board.ply, "mover": "AB"[board.to_move], "value": v,
+                          "exact": action is not None, "move_source": "early"}
+        if action is None:
+            self.unproven_moves += 1
+            action = ordered_actions(board)[0]
+        else:
+            self._remember(board, action, v)
+        self.last_info["action"] = action
+        return int(action)
+
+    def _inherit(self, board: Board) -> None:
+        """Bound the value of ``board`` by the value of a remembered parent (after our own move)."""
+        if board.ply > self.inherit_max_ply or not self._after:
+            return
+        we_are_a = board.to_move == 0
+        for c in range(len(board.cells)):
+            if board.cells[c]:
+                parent = list(board.cells)
+                parent[c] = 0
+                v = self._after.get(position_key(parent))
+                if v is None:
+                    continue
+                if we_are_a and v >= 0:
+                    self.oracle.record(board.cells, v, UNKNOWN_HI)
+                elif not we_are_a and v <= 0:
+                    self.oracle.record(board.cells, UNKNOWN_LO, v)
+
+    def _remember(self, board: Board, action: int, value) -> None:
+        if value is None or board.ply + 1 > self.inherit_max_ply:
+            return
+        self._after[position_key(cells_after(board.cells, action))] = int(value)
+
+    def _load_first_moves(self, path) -> None:
+        """Values of the positions after A's first moves, complete or not, and B's refutations
+        (``refuted_at_1_by``: a reply after which A cannot force a win; ``refuted_at_0_by``: ... cannot
+        force a draw), as ``python -m highway_env.solver first-moves`` writes them. An unreadable
+        file or row adds nothing (the solver then finds the same answers, slower)."""
+        try:
+            doc = json.loads(Path(path).read_text())
+            rows = doc.get("moves", []) if isinstance(doc, dict) else doc
+        except (OSError, ValueError, AttributeError):
+            return
+        for r in rows:
+            try:
+                a = int(r["action"]) if "action" in r else (int(r["number"]) - 1) * CELLS + int(r["cell"])
+                cells = cells_after((0,) * CELLS, a)
+                v = r.get("value")
+                if v is not None:
+                    self.oracle.record(cells, *bounds_from_value(int(v)))
+                for field, hi in (("refuted_at_1_by", 0), ("refuted_at_0_by", -1)):
+                    ref = r.get(field)
+                    if isinstance(ref, dict) and "action" in ref:
+                        b = int(ref["action"])
+                        self.oracle.record(cells_after(cells, b), UNKNOWN_LO, hi)
+                        self._refutations.setdefault(position_key(cells), []).append((cells, b, hi))
+            except (KeyError, TypeError, ValueError):
+                continue
+
+    def _known_reply(self, board: Board, value: int):
+        """A stored refutation of A's first move that keeps ``value`` for B, in ``board``'s frame."""
+        for cells, action, hi in self._refutations.get(position_key(board.cells), []):
+            if hi > value:
+                continue
+            src = Board(cells)
+            for perm in SYMMETRIES.values():
+                if src.transform(perm) == board:
+                    return transform_action(action, perm)
+        return None
 
     def _choose(self, board: Board, value: int, rng, deadline, info) -> int:
         o = self.oracle
