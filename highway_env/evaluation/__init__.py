@@ -2,10 +2,12 @@
 
 Modules, each small:
 
-- :mod:`~highway_env.evaluation.positions`: the held-out position set (drawing, solver labels,
-  the versioned ``highway_env/data/positions_v1.npz``, ``python -m highway_env.evaluation.positions``).
+- :mod:`~highway_env.evaluation.position_set`: the held-out position set's file and its reader
+  (the versioned ``highway_env/data/positions_v1.npz``).
+- :mod:`~highway_env.evaluation.positions`: drawing and solver-labelling that set
+  (``python -m highway_env.evaluation.positions``).
 - :mod:`~highway_env.evaluation.perfect`: the perfect opponent used in games (the solver's
-  :class:`~highway_env.solver.player.PerfectPlayer` with a time cap on the first plies).
+  :class:`~highway_env.solver.player.PerfectPlayer`, ``make_agent("perfect")``).
 - :mod:`~highway_env.evaluation.metrics`: move accuracy, margin given away, win/draw/loss tallies.
 - :mod:`~highway_env.evaluation.elo`: Bradley-Terry / Elo fit with bootstrap confidence intervals.
 - :mod:`~highway_env.evaluation.tasks`: the units of work (games, position chunks), cached on disk.
