@@ -132,3 +132,20 @@ def test_load_pretrained():
     s = _states(n=4)
     assert G.legal_masks(s)[np.arange(4), ag.act_batch(s)].all()
     assert agents.PRETRAINED.stat().st_size < 5_000_000
+
+
+def test_perfect_is_the_player_each_game_names():
+    from highway_env.blackpath.az_game import BlackPathGame
+    from highway_env.blackpath.perfect import BlackPathPerfect
+    from highway_env.solver.player import PerfectPlayer
+
+    assert isinstance(make_agent("perfect:random", G, seed=0), PerfectPlayer)
+    assert isinstance(make_agent("perfect", BlackPathGame(), seed=0), BlackPathPerfect)
+    with pytest.raises(AgentSpecError, match="no tie-break"):
+        make_agent("perfect:hardest", BlackPathGame())
+
+    class NoPerfect(HighwayGame):
+        perfect_player = None
+
+    with pytest.raises(AgentSpecError, match="names no perfect player"):
+        make_agent("perfect", NoPerfect())
