@@ -14,11 +14,9 @@ observations (``HighwayGame(obs=...)``, stored in checkpoints as ``game_config``
 * ``"planes"``, (4, 4, 16) int8: the one-hot planes alone, as :meth:`BatchedHighway.observation`
   and the PettingZoo env give them; checkpoints written before the features use it.
 
-Why small kernels of its own instead of calling :class:`BatchedHighway`: search needs *stateless*
-operations on arbitrary boards (leaf = parent board + action), and loading boards into a
-BatchedHighway validates every row in Python (~10 us a board), which would dominate a search round.
-The kernels here are tested against core (tests/test_agents_game.py); BatchedHighway is used for
-the fast random play of rollouts and in tests as a second reference.
+The rules come from the stateless batched kernel :mod:`highway_env.highway.batch_rules` (search
+needs operations on arbitrary boards: a leaf is its parent board plus an action); this module adds
+only what the agents need on top: the feature observation and random playouts.
 """
 
 from __future__ import annotations
@@ -29,80 +27,15 @@ import numpy as np
 from agents.game import Game, GameError
 from highway_env import core
 from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE
-
-_QT = np.asarray(core.QUARTER_TURN, dtype=np.int64)  # board cell -> cell in B's view
-_QT_INV = np.asarray(core.inverse_perm(core.QUARTER_TURN), dtype=np.int64)  # view cell -> board cell
-_PATHS = core.PATH_TABLE  # (40, 7); rows 0..19 A-paths, 20..39 B-paths
+from highway_env.highway import batch_rules
+from highway_env.highway.batch_rules import (FRAME_ACTIONS_INV, ON_PATH, PATHS, actions_of_cell_map,
+                                             min_paths, path_ranges, unused_prefix_sums)
 
 #: Scale of the auxiliary margin target: scores = margin / SCORE_SCALE (margins are mostly |m| < 20).
 SCORE_SCALE = 10.0
 
 
-def _action_map(cell_map: np.ndarray) -> np.ndarray:
-    """(256,) action -> action with the cell part mapped by cell_map (number unchanged)."""
-    return (np.arange(NUMBERS)[:, None] * CELLS + cell_map[None, :]).reshape(-1)
-
-
-_VIEW_TO_BOARD = np.stack([np.arange(NUM_ACTIONS), _action_map(_QT_INV)])  # (2, 256) by side to move
-
-
 # ----------------------------------------------------------------------------- kernels
-
-@nb.njit(cache=True)
-def _ply(boards, g):
-    k = 0
-    for i in range(CELLS):
-        if boards[g, i] != 0:
-            k += 1
-    return k
-
-
-@nb.njit(cache=True)
-def _legal_kernel(boards, out):
-    for g in range(boards.shape[0]):
-        used = np.zeros(NUMBERS, np.bool_)
-        empty = np.zeros(CELLS, np.bool_)
-        for i in range(CELLS):
-            v = boards[g, i]
-            if v == 0:
-                empty[i] = True
-            else:
-                used[v - 1] = True
-        for n in range(NUMBERS):
-            for c in range(CELLS):
-                out[g, n * CELLS + c] = (not used[n]) and empty[c]
-
-
-@nb.njit(cache=True)
-def _apply_kernel(boards, actions, out):
-    """out <- boards with actions played; returns the index of the first illegal action or -1."""
-    for g in range(boards.shape[0]):
-        a = actions[g]
-        if a < 0 or a >= NUM_ACTIONS:
-            return g
-        cell = a % CELLS
-        num = a // CELLS + 1
-        if boards[g, cell] != 0:
-            return g
-        for i in range(CELLS):
-            if boards[g, i] == num:
-                return g
-            out[g, i] = boards[g, i]
-        out[g, cell] = num
-    return -1
-
-
-@nb.njit(cache=True)
-def _observe_kernel(boards, qt, out):
-    """out (N, 16, 16) zeros -> one-hot planes in the mover's frame (B's board quarter-turned)."""
-    for g in range(boards.shape[0]):
-        ply = _ply(boards, g)
-        flip = ply % 2 == 1 and ply < CELLS
-        for i in range(CELLS):
-            v = boards[g, i]
-            if v != 0:
-                out[g, qt[i] if flip else i, v - 1] = 1
-
 
 #: Feature observation ("features", the default): channels of the (4, 4, C) view, in order.
 #: 0-15 one-hot numbers (the "planes" observation of v1 checkpoints is exactly these 16), then
@@ -119,22 +52,11 @@ PATH_SCALE = 50.0
 MARGIN_SCALE = 20.0
 
 
-def _path_cell_table(paths: np.ndarray) -> np.ndarray:
-    t = np.zeros((paths.shape[0], CELLS), np.bool_)
-    for p in range(paths.shape[0]):
-        t[p, paths[p]] = True
-    return t
-
-
-_ON_PATH = _path_cell_table(_PATHS)
-
-
 @nb.njit(cache=True)
-def _features_kernel(boards, qt, paths, on_path, out):
+def _features_kernel(boards, out):
     """out (N, 16, FEATURE_CHANNELS) zeros -> the feature observation (see FEATURE_CHANNELS)."""
-    npaths = paths.shape[0]
+    npaths = PATHS.shape[0]
     half = npaths // 2  # rows < half: the mover's paths in the view frame (A-type), else opponent's
-    plen = paths.shape[1]
     big = 1 << 30
     v = np.zeros(CELLS, np.int64)
     placed = np.zeros(npaths, np.int64)
@@ -142,57 +64,30 @@ def _features_kernel(boards, qt, paths, on_path, out):
     lo = np.zeros(npaths, np.int64)
     hi = np.zeros(npaths, np.int64)
     live = np.zeros(npaths, np.int64)
+    small = np.zeros(CELLS + 2, np.int64)
+    large = np.zeros(CELLS + 2, np.int64)
+    rank_up = np.empty(NUMBERS + 1, np.int64)  # rank of an unused number, smallest first
+    rank_dn = np.empty(NUMBERS + 1, np.int64)
     for g in range(boards.shape[0]):
-        ply = _ply(boards, g)
-        flip = ply % 2 == 1 and ply < CELLS
+        ply = batch_rules.filled(boards[g])
+        side = ply % 2
         for i in range(CELLS):
-            v[qt[i] if flip else i] = boards[g, i]
-        used = np.zeros(NUMBERS + 1, np.bool_)
+            v[batch_rules.PLAYER_FRAME[side, i]] = boards[g, i]
         for i in range(CELLS):
-            used[v[i]] = True
             if v[i] != 0:
                 out[g, i, v[i] - 1] = 1.0
             else:
                 out[g, i, NUMBERS] = 1.0
-        small = np.zeros(CELLS + 2, np.int64)
-        large = np.zeros(CELLS + 2, np.int64)
-        rank_up = np.full(NUMBERS + 1, -1, np.int64)  # rank of an unused number, smallest first
-        rank_dn = np.full(NUMBERS + 1, -1, np.int64)
+        used = unused_prefix_sums(v, small, large)
         k = 0
         for n in range(1, NUMBERS + 1):
             if not used[n]:
-                small[k + 1] = small[k] + n
                 rank_up[n] = k
                 k += 1
-        k = 0
-        for n in range(NUMBERS, 0, -1):
+        for n in range(1, NUMBERS + 1):
             if not used[n]:
-                large[k + 1] = large[k] + n
-                rank_dn[n] = k
-                k += 1
-        m_lo = big
-        m_hi = big
-        o_lo = big
-        o_hi = big
-        for p in range(npaths):
-            s = 0
-            f = 0
-            for j in range(plen):
-                x = v[paths[p, j]]
-                if x == 0:
-                    f += 1
-                else:
-                    s += x
-            placed[p] = s
-            free[p] = f
-            lo[p] = s + small[f]
-            hi[p] = s + large[f]
-            if p < half:
-                m_lo = min(m_lo, lo[p])
-                m_hi = min(m_hi, hi[p])
-            else:
-                o_lo = min(o_lo, lo[p])
-                o_hi = min(o_hi, hi[p])
+                rank_dn[n] = k - 1 - rank_up[n]
+        m_lo, m_hi, o_lo, o_hi = path_ranges(v, small, large, placed, free, lo, hi)
         # per cell: min bounds and live share of each side's paths through it
         for c in range(CELLS):
             a_lo = big
@@ -204,7 +99,7 @@ def _features_kernel(boards, qt, paths, on_path, out):
             b_live = 0
             b_n = 0
             for p in range(npaths):
-                if not on_path[p, c]:
+                if not ON_PATH[p, c]:
                     continue
                 if p < half:
                     a_lo = min(a_lo, lo[p])
@@ -256,7 +151,7 @@ def _features_kernel(boards, qt, paths, on_path, out):
                     p = live[q]
                     f = free[p]
                     s = placed[p]
-                    if on_path[p, c]:
+                    if ON_PATH[p, c]:
                         f -= 1
                         s += n
                     # sums of the f smallest / largest unused numbers once n is used
@@ -270,96 +165,6 @@ def _features_kernel(boards, qt, paths, on_path, out):
                         c_ohi = min(c_ohi, s + sh)
                 out[g, c, base + n - 1] = (c_olo - c_mhi) / MARGIN_SCALE
                 out[g, c, base + NUMBERS + n - 1] = (c_ohi - c_mlo) / MARGIN_SCALE
-
-
-@nb.njit(cache=True)
-def _min_paths(cells):
-    """(min_a, min_b) of a full board (16,) by dynamic programming over the grid."""
-    da = np.empty(CELLS, np.int64)
-    db = np.empty(CELLS, np.int64)
-    for r in range(SIZE):
-        for c in range(SIZE):
-            i = r * SIZE + c
-            v = np.int64(cells[i])
-            if r == 0 and c == 0:
-                da[i] = v
-            elif r == 0:
-                da[i] = da[i - 1] + v
-            elif c == 0:
-                da[i] = da[i - SIZE] + v
-            else:
-                da[i] = v + min(da[i - SIZE], da[i - 1])
-    for rr in range(SIZE):
-        r = SIZE - 1 - rr
-        for c in range(SIZE):
-            i = r * SIZE + c
-            v = np.int64(cells[i])
-            if r == SIZE - 1 and c == 0:
-                db[i] = v
-            elif r == SIZE - 1:
-                db[i] = db[i - 1] + v
-            elif c == 0:
-                db[i] = db[i + SIZE] + v
-            else:
-                db[i] = v + min(db[i + SIZE], db[i - 1])
-    return da[CELLS - 1], db[SIZE - 1]
-
-
-@nb.njit(cache=True)
-def _margins_kernel(boards, out):
-    """out[g] = min_b - min_a of each full board (0 for boards with empty cells)."""
-    for g in range(boards.shape[0]):
-        if _ply(boards, g) < CELLS:
-            out[g] = 0
-            continue
-        ma, mb = _min_paths(boards[g])
-        out[g] = mb - ma
-
-
-@nb.njit(cache=True)
-def _bounds_kernel(boards, paths, lo_out, hi_out):
-    """Margin bounds (min_b - min_a) of each board, as core.Board.bounds()."""
-    npaths = paths.shape[0]
-    half = npaths // 2
-    for g in range(boards.shape[0]):
-        used = np.zeros(NUMBERS + 1, np.bool_)
-        for i in range(CELLS):
-            used[boards[g, i]] = True
-        small = np.zeros(CELLS + 1, np.int64)  # prefix sums of the k smallest unused
-        large = np.zeros(CELLS + 1, np.int64)
-        k = 0
-        for n in range(1, NUMBERS + 1):
-            if not used[n]:
-                small[k + 1] = small[k] + n
-                k += 1
-        k = 0
-        for n in range(NUMBERS, 0, -1):
-            if not used[n]:
-                large[k + 1] = large[k] + n
-                k += 1
-        a_lo = 1 << 30
-        a_hi = 1 << 30
-        b_lo = 1 << 30
-        b_hi = 1 << 30
-        for p in range(npaths):
-            placed = 0
-            free = 0
-            for j in range(paths.shape[1]):
-                v = boards[g, paths[p, j]]
-                if v == 0:
-                    free += 1
-                else:
-                    placed += v
-            lo = placed + small[free]
-            hi = placed + large[free]
-            if p < half:
-                a_lo = min(a_lo, lo)
-                a_hi = min(a_hi, hi)
-            else:
-                b_lo = min(b_lo, lo)
-                b_hi = min(b_hi, hi)
-        lo_out[g] = b_lo - a_hi
-        hi_out[g] = b_hi - a_lo
 
 
 @nb.njit(cache=True)
@@ -391,7 +196,7 @@ def _rollout_kernel(boards, seed, out):
             nums[i], nums[j] = nums[j], nums[i]
         for i in range(free):
             b[cells[i]] = nums[i]
-        ma, mb = _min_paths(b)
+        ma, mb = min_paths(b)
         out[g] = mb - ma
 
 
@@ -422,7 +227,7 @@ class HighwayGame(Game):
         obs_idx = np.arange(CELLS * self.OBS[obs]).reshape(CELLS, self.OBS[obs])
         # new[perm[i]] = old[i]  <=>  new[j] = old[inv[j]]
         self._obs_gather = np.stack([obs_idx[p].reshape(-1) for p in inv])
-        self._action_gather = np.stack([_action_map(p) for p in inv])
+        self._action_gather = np.stack([actions_of_cell_map(p) for p in inv])
 
     def config(self) -> dict:
         return {"obs": self.obs}
@@ -454,7 +259,7 @@ class HighwayGame(Game):
     def legal_masks(self, states):
         b = self._boards(states)
         out = np.empty((len(b), NUM_ACTIONS), np.bool_)
-        _legal_kernel(b, out)
+        batch_rules.legal_masks(b, False, out)
         return out
 
     def apply(self, states, actions):
@@ -463,7 +268,7 @@ class HighwayGame(Game):
         if a.shape != (len(b),):
             raise GameError(f"{len(b)} states but {a.shape[0]} actions")
         out = np.empty_like(b)
-        bad = _apply_kernel(b, a, out)
+        bad = batch_rules.apply_actions(b, a, out)
         if bad >= 0:
             board = core.Board(tuple(int(v) for v in b[bad]))
             try:
@@ -481,9 +286,10 @@ class HighwayGame(Game):
     def margins(self, states) -> np.ndarray:
         """(N,) min_b - min_a of full boards (0 elsewhere)."""
         b = self._boards(states)
-        out = np.empty(len(b), np.int64)
-        _margins_kernel(b, out)
-        return out
+        min_a = np.empty(len(b), np.int64)
+        min_b = np.empty(len(b), np.int64)
+        batch_rules.final_min_paths(b, min_a, min_b)
+        return min_b - min_a
 
     def returns(self, states):
         return np.sign(self.margins(states)).astype(np.float32)
@@ -496,14 +302,14 @@ class HighwayGame(Game):
         b = self._boards(states)
         if self.obs == "planes":
             out = np.zeros((len(b), CELLS, NUMBERS), np.int8)
-            _observe_kernel(b, _QT, out)
+            batch_rules.observe_planes(b, out)
         else:
             out = np.zeros((len(b), CELLS, FEATURE_CHANNELS), np.float32)
-            _features_kernel(b, _QT, _PATHS, _ON_PATH, out)
+            _features_kernel(b, out)
         return out.reshape(len(b), *self.obs_shape)
 
     def view_to_board(self, states):
-        return _VIEW_TO_BOARD[self.to_play(states)]
+        return FRAME_ACTIONS_INV[self.to_play(states)]
 
     def symmetries(self):
         return self._obs_gather, self._action_gather
@@ -512,10 +318,9 @@ class HighwayGame(Game):
     def margin_bounds(self, states) -> tuple[np.ndarray, np.ndarray]:
         """(lo, hi) of min_b - min_a that each position still allows (core.Board.bounds().margin)."""
         b = self._boards(states)
-        lo = np.empty(len(b), np.int64)
-        hi = np.empty(len(b), np.int64)
-        _bounds_kernel(b, _PATHS, lo, hi)
-        return lo, hi
+        out = np.empty((len(b), 4), np.int64)  # min_a lo, min_a hi, min_b lo, min_b hi
+        batch_rules.bounds(b, out)
+        return out[:, 2] - out[:, 1], out[:, 3] - out[:, 0]
 
     def heuristic(self, states):
         lo, hi = self.margin_bounds(states)

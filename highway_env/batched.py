@@ -28,42 +28,19 @@ checked before any game changes, and an illegal one raises :class:`core.IllegalM
 :class:`core.HighwayError`) naming the game index, the action and why it is illegal.
 
 Observations: ``observation()`` gives (N, 4, 4, 16) int8 one-hot number planes (plane k = number k+1)
-of each board as seen by the side to move: B's board is first turned by ``core.QUARTER_TURN``
-(``board.transform(QUARTER_TURN)``, new[perm[i]] = old[i]) so that both players always see themselves
-as the top-left-to-bottom-right player; the same convention as the PettingZoo env.
-``legal_mask(player_view=True)`` gives the mask in that same frame, and ``actions_from_player_view``
+of each board as seen by the side to move (B's board turned by ``core.QUARTER_TURN``, the player
+frame of :mod:`highway_env.highway.batch_rules`), the same convention as the PettingZoo env.
+``legal_mask(player_view=True)`` gives the mask in that frame, and ``actions_from_player_view``
 maps actions chosen in it back to board actions.
 
-Implementation, chosen by measurement: random play = ``step(random_actions())`` with autoreset,
-moves per second summed over the batch, on the project's 2-core x86 VM (numpy 2.4, numba 0.68, torch
-2.13 CPU). The VM was shared with other jobs, so these are best-of-3 one-second runs with usually one
-other CPU-bound process beside them; "quiet" rows were taken with the load near 1:
-
-====================================================  =======  =======  =======  =======
-batch size                                             256      1024     4096     16384
-====================================================  =======  =======  =======  =======
-numpy, vectorised (cumsum/argmax to pick a move)       3.0 M    5.3 M    5.2 M    6.0 M
-torch CPU, same algorithm, 2 threads, quiet            1.1 M    3.7 M    7.8 M    4.3 M
-torch CPU, same, busy machine                          0.5 M    0.2 M    <0.1 M   0.9 M
-numba, scan the board for each move                    11 M     12 M     13 M     14 M
-numba, O(1) "deck" state, serial (this module)         38 M     74 M     98 M     100 M
-numba, deck, 2 threads (prange), quiet, prototype      38 M     93 M     139 M    118 M
-numba, deck, 2 threads (prange), busy machine          <0.1 M   0.2 M    0.3 M    4.8 M
-====================================================  =======  =======  =======  =======
-
-For scale: PettingZoo ``connect_four_v3`` random play runs at ~13 k moves/s on the same machine
-(``python bench/bench_env.py``), so the serial engine is some 2000-7000x faster.
-
-So the engine is numba with, per game, the list of empty cells and of unused numbers kept as a
-"deck" (swap-remove, with inverse positions) so that sampling a uniform legal move and applying any
-move are O(1), the cheapest paths found by a 16-cell dynamic programme instead of summing all 40
-paths, and random numbers drawn in bulk as raw 64-bit words from a numpy ``Generator`` (one word per
-game per call: two 32-bit halves give the cell and the number), which keeps play reproducible from a
-seed. Splitting the batch over numba's threads (``parallel=True``) gains at most ~1.5x on two idle
-cores from ~1000 games up, but collapses (10-1000x *slower*) as soon as anything else runs on the
-cores (other processes, torch's own threads), because every step waits at a barrier for a
-descheduled thread; so it is off by default. Kernels are compiled with
-``cache=True``: about 3-5 s on first use, well under a second afterwards.
+Why a stateful engine beside the stateless rules of :mod:`highway_env.highway.batch_rules` (which it
+uses for masks, observations and results): random play is its job, and keeping per game the empty
+cells and unused numbers as "decks" (swap-remove, with inverse positions) makes sampling a uniform
+legal move and applying any move O(1). Random numbers are drawn in bulk as raw 64-bit words from a
+numpy ``Generator`` (one word per game per call), so play is reproducible from a seed. Threads
+(``parallel=True``) help only large batches on idle cores: every step waits at a barrier, so a busy
+machine makes them much slower; they are off by default. Throughput against alternatives is in the
+README's benchmark section (``python bench/bench_env.py``).
 """
 
 from __future__ import annotations
@@ -74,24 +51,17 @@ from typing import Iterable, NamedTuple
 import numba as nb
 import numpy as np
 
-from highway_env import core
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, QUARTER_TURN, SIZE, Board, HighwayError
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayError
+from highway_env.highway import batch_rules
+from highway_env.highway.batch_rules import FRAME_ACTIONS, FRAME_ACTIONS_INV, min_paths
 
 __all__ = ["BatchedHighway", "StepResult", "Outcomes", "view_action_perm"]
-
-_QT = np.asarray(QUARTER_TURN, dtype=np.int64)  # cell -> cell in B's view
-
 
 def view_action_perm(player: int) -> np.ndarray:
     """(256,) int64 perm: board action -> the same move in ``player``'s view (identity for A)."""
     if player not in (0, 1):
         raise HighwayError(f"player must be 0 (A) or 1 (B), got {player!r}")
-    cells = np.arange(CELLS) if player == 0 else _QT
-    return (np.arange(NUMBERS)[:, None] * CELLS + cells[None, :]).reshape(-1)
-
-
-_VIEW_PERM = np.stack([view_action_perm(0), view_action_perm(1)])  # (2, 256)
-_VIEW_PERM_INV = np.argsort(_VIEW_PERM, axis=1)  # view action -> board action
+    return FRAME_ACTIONS[player].copy()
 
 
 class StepResult(NamedTuple):
@@ -118,31 +88,6 @@ class Outcomes(NamedTuple):
 # State per game g: boards[g] (cell -> number or 0), ply[g], and two decks: cells_left[g, :16-ply]
 # are the empty cells and nums_left[g, :16-ply] the unused numbers (1..16), in some order; cell_pos
 # [g, cell] / num_pos[g, number-1] give an entry's position in its deck, -1 once it is used.
-
-
-@nb.njit(cache=True, inline="always")
-def _cheapest(boards, g, r, dr):
-    """Cheapest path from (r, 0) to the last column, moving right or by dr rows, on the full board
-    boards[g]: a dynamic programme one row at a time (A: r=0, dr=+1; B: r=3, dr=-1)."""
-    i = r * SIZE
-    x0 = np.int64(boards[g, i])
-    x1 = x0 + boards[g, i + 1]
-    x2 = x1 + boards[g, i + 2]
-    x3 = x2 + boards[g, i + 3]
-    for _ in range(SIZE - 1):
-        r += dr
-        i = r * SIZE
-        x0 = x0 + boards[g, i]
-        x1 = min(x1, x0) + boards[g, i + 1]
-        x2 = min(x2, x1) + boards[g, i + 2]
-        x3 = min(x3, x2) + boards[g, i + 3]
-    return x3
-
-
-@nb.njit(cache=True, inline="always")
-def _min_paths(boards, g):
-    """(min_a, min_b) of the full board boards[g]."""
-    return _cheapest(boards, g, 0, 1), _cheapest(boards, g, SIZE - 1, -1)
 
 
 @nb.njit(cache=True, inline="always")
@@ -201,7 +146,7 @@ def _apply_rows(lo, hi, boards, ply, cells_left, nums_left, cell_pos, num_pos, a
         ply[g] += 1
         if ply[g] == CELLS:
             done[g] = True
-            ma, mb = _min_paths(boards, g)
+            ma, mb = min_paths(boards[g])
             min_a[g] = ma
             min_b[g] = mb
             margin[g] = mb - ma
@@ -267,42 +212,6 @@ def _random_serial(ply, cells_left, nums_left, raw, out):
 def _random_parallel(ply, cells_left, nums_left, raw, out):
     for g in nb.prange(ply.shape[0]):
         _random_game(g, ply, cells_left, nums_left, raw, out)
-
-
-@nb.njit(cache=True)
-def _outcomes(boards, ply, terminal, min_a, min_b):
-    for g in range(boards.shape[0]):
-        if ply[g] >= CELLS:
-            terminal[g] = True
-            ma, mb = _min_paths(boards, g)
-            min_a[g] = ma
-            min_b[g] = mb
-
-
-@nb.njit(cache=True)
-def _legal(boards, ply, num_pos, qt, player_view, out):
-    """out (N, 256) bool <- legal actions: unused number x empty cell (cells turned for B in view)."""
-    for g in range(boards.shape[0]):
-        flip = player_view and ply[g] % 2 == 1 and ply[g] < CELLS
-        empty = np.zeros(CELLS, np.bool_)
-        for i in range(CELLS):
-            if boards[g, i] == 0:
-                empty[qt[i] if flip else i] = True
-        for n in range(NUMBERS):
-            free = num_pos[g, n] >= 0
-            for c in range(CELLS):
-                out[g, n * CELLS + c] = free and empty[c]
-
-
-@nb.njit(cache=True)
-def _observe(boards, ply, qt, out):
-    """out (N, 16 cells, 16 planes) int8 zeros -> one-hot of each board in the mover's frame."""
-    for g in range(boards.shape[0]):
-        flip = ply[g] % 2 == 1 and ply[g] < CELLS
-        for i in range(CELLS):
-            v = boards[g, i]
-            if v != 0:
-                out[g, qt[i] if flip else i, v - 1] = 1
 
 
 @nb.njit(cache=True)
@@ -486,7 +395,7 @@ class BatchedHighway:
         With ``player_view`` the mask is in the frame of ``observation()``: for games with B to move
         the cells are turned by QUARTER_TURN (see ``actions_from_player_view``)."""
         out = np.empty((self.num_envs, NUM_ACTIONS), np.bool_)
-        _legal(self._boards, self._ply, self._num_pos, _QT, bool(player_view), out)
+        batch_rules.legal_masks(self._boards, bool(player_view), out)
         return out
 
     def actions_from_player_view(self, actions) -> np.ndarray:
@@ -495,7 +404,7 @@ class BatchedHighway:
         a = _as_actions(actions, self.num_envs)
         out = a.copy()
         ok = (a >= 0) & (a < NUM_ACTIONS)
-        out[ok] = _VIEW_PERM_INV[self.to_play[ok], a[ok]]
+        out[ok] = FRAME_ACTIONS_INV[self.to_play[ok], a[ok]]
         return out
 
     def actions_to_player_view(self, actions) -> np.ndarray:
@@ -503,7 +412,7 @@ class BatchedHighway:
         a = _as_actions(actions, self.num_envs)
         out = a.copy()
         ok = (a >= 0) & (a < NUM_ACTIONS)
-        out[ok] = _VIEW_PERM[self.to_play[ok], a[ok]]
+        out[ok] = FRAME_ACTIONS[self.to_play[ok], a[ok]]
         return out
 
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -545,10 +454,10 @@ class BatchedHighway:
     def outcomes(self) -> Outcomes:
         """Results of the terminal games (arrays of shape (N,), 0 where the game is not over)."""
         n = self.num_envs
-        terminal = np.zeros(n, np.bool_)
-        min_a = np.zeros(n, np.int16)
-        min_b = np.zeros(n, np.int16)
-        _outcomes(self._boards, self._ply, terminal, min_a, min_b)
+        terminal = self.terminal
+        min_a = np.empty(n, np.int16)
+        min_b = np.empty(n, np.int16)
+        batch_rules.final_min_paths(self._boards, min_a, min_b)
         margin = min_b - min_a
         return Outcomes(terminal, min_a, min_b, margin, np.sign(margin).astype(np.int8))
 
@@ -556,7 +465,7 @@ class BatchedHighway:
         """(N, 4, 4, 16) int8 one-hot number planes from the side to move's view (B's board turned
         by QUARTER_TURN); plane k is number k+1. Terminal games are shown as they are (A's frame)."""
         out = np.zeros((self.num_envs, CELLS, NUMBERS), np.int8)
-        _observe(self._boards, self._ply, _QT, out)
+        batch_rules.observe_planes(self._boards, out)
         return out.reshape(self.num_envs, SIZE, SIZE, NUMBERS)
 
 

@@ -25,7 +25,8 @@ import time
 import numpy as np
 from numba import njit, objmode
 
-from highway_env.core import PATH_TABLE, SYMMETRIES
+from highway_env.core import SYMMETRIES
+from highway_env.highway.batch_rules import PATHS  # (40, 7): 0..19 A-paths, 20..39 B-paths
 
 INF = 1000
 TT_MIN_EMPTY = 4  # positions with fewer empty cells are cheaper to search than to look up
@@ -41,7 +42,6 @@ def _now_us():
 
 # ----------------------------------------------------------------------------- constant tables
 
-PATHS = PATH_TABLE.astype(np.int64)  # (40, 7): 0..19 A-paths, 20..39 B-paths
 PATH_MASK = np.array([sum(1 << int(c) for c in p) for p in PATHS], dtype=np.int64)
 CELL_NPATHS = np.zeros(16, dtype=np.int64)
 CELL_PATHS = np.zeros((16, 40), dtype=np.int64)
