@@ -18,13 +18,20 @@ import sys
 from highway_env.core import HighwayError, parse_board
 
 
+# Limits beyond these are meaningless (a year of search; more nodes than an int64 counter holds)
+# and overflow the compiled search's clock and counters, so they are refused up front.
+MAX_TIME_LIMIT = 365 * 24 * 3600.0
+MAX_NODE_LIMIT = 2 ** 62
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    if not 0 < value <= MAX_TIME_LIMIT:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"must be positive and at most {MAX_TIME_LIMIT:.0f} seconds (a year), "
+                                         f"got {text[:40]!r}")
     return value
 
 
@@ -33,13 +40,20 @@ def _positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    if not 0 < value <= MAX_NODE_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be positive and at most 2**62, got {text[:40]!r}")
     return value
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr and exit code 2 (argparse prints the whole usage first)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m highway_env.solver",
         description="Exact solver for Highway. Values are from A's side: +1 A wins, 0 draw, -1 B wins; "
                     "the margin is minB - minA under perfect play.")
@@ -84,8 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     prove.add_argument("--threshold", type=int, default=1, metavar="T",
                        help="prove that A can force margin minB - minA >= T (default 1: A wins); the "
                             "largest T that can be proven is the value of the game")
-    prove.add_argument("--out", default="proof/certificate.json", metavar="PATH",
-                       help="where to write the certificate (default: %(default)s)")
+    prove.add_argument("--out", metavar="PATH",
+                       help="where to write the certificate (default: results/proof/certificate[-tT][-moveA].json "
+                            "from the arguments; the shipped proof/ files are written only when named here)")
+    prove.add_argument("--force", action="store_true",
+                       help="allow the default output to replace a shipped result")
     prove.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     first = sub.add_parser("first-moves", help="the value of each of A's 96 distinct first moves",
@@ -98,8 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     first.add_argument("--ray-address", metavar="ADDR", help="run the sub-problems on this Ray cluster")
     first.add_argument("--tt-bits", type=int, default=23, metavar="B",
                        help="transposition table per worker: 2**B two-entry buckets (default 23)")
-    first.add_argument("--out", default="proof/first_moves.json", metavar="PATH",
-                       help="results file, also the resume point (default: %(default)s)")
+    first.add_argument("--out", metavar="PATH",
+                       help="results file, also the resume point (default: results/first_moves.json; the "
+                            "shipped proof/first_moves.json is written only when named here)")
+    first.add_argument("--force", action="store_true",
+                       help="allow the default output to replace a shipped result")
     first.add_argument("--certificate", default="proof/certificate.json", metavar="PATH",
                        help="take the proven first move's value from this proof certificate instead of "
                             "proving it again (default: %(default)s; skipped if the file is missing)")
@@ -107,21 +127,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_positions(args) -> list[str]:
-    texts = list(args.positions)
+def _read_positions(args) -> list[tuple[str, str]]:
+    """(where, text) of every position: where names the argument or the --file line, for errors."""
+    texts = [(f"position {i + 1}", text) for i, text in enumerate(args.positions)]
     if args.file:
+        name = "<stdin>" if args.file == "-" else args.file
         try:
-            stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+            if args.file == "-":
+                data = sys.stdin.buffer.read()
+            else:
+                with open(args.file, "rb") as f:
+                    data = f.read()
         except OSError as exc:
             raise HighwayError(f"cannot read --file {args.file!r}: {exc.strerror}") from None
-        with stream:
-            for line in stream:
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    texts.append(line)
+        for number, raw in enumerate(data.split(b"\n"), start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+            except UnicodeDecodeError as exc:
+                raise HighwayError(f"{name} line {number}: not UTF-8 text (byte {raw[exc.start]:#04x} at "
+                                   f"column {exc.start + 1}); save the file as UTF-8") from None
+            if line and not line.startswith("#"):
+                texts.append((f"{name} line {number}", line))
     if not texts:
         raise HighwayError("no position given: pass positions or --file PATH")
     return texts
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """A bad input echoed in a one-line error, cut so that a 5,000-digit cell does not flood it."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
 def _human(board, result) -> str:
@@ -146,11 +180,13 @@ def cmd_solve(args) -> int:
         raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
     # Parse everything first: a bad line anywhere is reported before any work is done.
     boards = []
-    for i, text in enumerate(_read_positions(args)):
+    for where, text in _read_positions(args):
+        if len(text) > 200:  # 16 numbers of two digits and commas: anything longer is not a board
+            raise HighwayError(f"{where} ({_short(text)}): too long for 16 comma-separated numbers")
         try:
             boards.append(parse_board(text))
-        except HighwayError as exc:
-            raise HighwayError(f"position {i + 1} ({text!r}): {exc}") from None
+        except (HighwayError, ValueError) as exc:
+            raise HighwayError(f"{where} ({_short(text)}): {exc}") from None
     from highway_env.solver.solver import Solver
 
     solver = Solver(tt_bits=args.tt_bits)
