@@ -13,9 +13,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 from highway_env.core import HighwayError, parse_board
+from highway_env.shipped import refuse_shipped
+
+DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
+
+
+def default_certificate_path(threshold: int, first_move: int | None) -> str:
+    """Where ``prove`` writes when no --out is given: named by its arguments, never a shipped file."""
+    name = "certificate" + (f"-t{threshold}" if threshold != 1 else "") + (
+        f"-move{first_move}" if first_move is not None else "")
+    return os.path.join("results", "proof", name + ".json")
 
 
 # Limits beyond these are meaningless (a year of search; more nodes than an int64 counter holds)
@@ -207,6 +218,8 @@ def cmd_prove(args) -> int:
 
     if not 10 <= args.tt_bits <= 30:
         raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
+    out = args.out or default_certificate_path(args.threshold, args.first_move)
+    refuse_shipped(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          first_move=args.first_move)
     try:
@@ -214,12 +227,12 @@ def cmd_prove(args) -> int:
     except RuntimeError as exc:  # every candidate first move was refuted: an answer, not a crash
         print(f"not proven: {exc}", file=sys.stderr)
         return 1
-    write_certificate(certificate, args.out)
+    write_certificate(certificate, out)
     fm = certificate["first_move"]
     claim = "A wins" if args.threshold == 1 else f"A forces margin >= {args.threshold}"
     print(f"{claim}: first move {fm['number']} at cell {fm['cell']}; all {certificate['replies_distinct']} "
           f"distinct B replies ({certificate['replies_total']} in all) answered; {certificate['nodes']:,} nodes, "
-          f"{certificate['wall_seconds']} s wall on {certificate['workers']} workers; certificate: {args.out}")
+          f"{certificate['wall_seconds']} s wall on {certificate['workers']} workers; certificate: {out}")
     return 0
 
 
@@ -228,25 +241,50 @@ def cmd_first_moves(args) -> int:
 
     if not 10 <= args.tt_bits <= 30:
         raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
+    out = args.out or DEFAULT_FIRST_MOVES_PATH
+    refuse_shipped(out, allowed=args.out is not None or args.force)
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address)
     certificate = None
     if args.certificate and os.path.exists(args.certificate):
-        with open(args.certificate, encoding="utf-8") as f:
-            certificate = json.load(f)
-    result = first_move_values(config, args.out, progress=not args.no_progress, certificate=certificate)
+        try:
+            with open(args.certificate, encoding="utf-8") as f:
+                certificate = json.load(f)
+            certificate["first_move"]["action"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise HighwayError(f"--certificate {args.certificate!r} is not a proof certificate "
+                               f"({type(exc).__name__}: {exc}); pass another or --certificate ''") from None
+    result = first_move_values(config, out, progress=not args.no_progress, certificate=certificate)
     counts = {v: sum(1 for m in result["moves"] if m["value"] == v) for v in (1, 0, -1)}
     print(f"{len(result['moves'])} first moves solved ({'complete' if result['complete'] else 'partial'}): "
-          f"{counts[1]} win for A, {counts[0]} draw, {counts[-1]} win for B; results: {args.out}")
+          f"{counts[1]} win for A, {counts[0]} draw, {counts[-1]} win for B; results: {out}")
     return 0
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: stop the workers, keep what is written, say so in one line."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated()
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    command = {"solve": cmd_solve, "prove": cmd_prove, "first-moves": cmd_first_moves}[args.command]
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        return {"solve": cmd_solve, "prove": cmd_prove, "first-moves": cmd_first_moves}[args.command](args)
+        return command(args)
     except HighwayError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        name = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
+        kept = {"first-moves": " (results so far are kept: run the same command again to resume)",
+                "prove": " (nothing written: a proof is written when complete)"}.get(args.command, "")
+        print(f"interrupted by {name}; workers stopped{kept}", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
