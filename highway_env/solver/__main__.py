@@ -282,7 +282,7 @@ def main(argv=None) -> int:
         kept = {"first-moves": " (results so far are kept: run the same command again to resume)",
                 "prove": " (nothing written: a proof is written when complete)"}.get(args.command, "")
         print(f"interrupted by {name}; workers stopped{kept}", file=sys.stderr)
-        return 130
+        return 143 if isinstance(exc, _Terminated) else 130  # the shell's 128 + signal number
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -1,0 +1,234 @@
+"""Bad input and hostile use of the command lines: one clear line on stderr and exit code 2, shipped
+results never overwritten by default, signals and killed workers handled (issue 14)."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from highway_env.core import HighwayError, parse_board
+from highway_env.shipped import is_shipped, refuse_shipped
+from highway_env.solver.__main__ import main
+
+REPO = Path(__file__).resolve().parent.parent
+POSITION = "6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,0"
+ENV = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def run_cli(capsys, *argv):
+    try:
+        rc = main(list(argv))
+    except SystemExit as exc:  # argparse usage errors
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def assert_one_line_error(rc, err, *needles):
+    assert rc == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for needle in needles:
+        assert needle in err, err
+
+
+# ----------------------------------------------------------------------------- solve: limits and --file
+
+@pytest.mark.parametrize("flag, value", [("--time-limit", "inf"), ("--time-limit", "1e13"),
+                                         ("--time-limit", "nan"), ("--time-limit", "-3"),
+                                         ("--node-limit", "99999999999999999999999"), ("--node-limit", "0")])
+def test_out_of_range_limits_are_one_line_errors(capsys, flag, value):
+    rc, out, err = run_cli(capsys, "solve", POSITION, flag, value)
+    assert_one_line_error(rc, err, flag, "must be positive")
+    assert out == ""
+
+
+def test_file_with_a_byte_order_mark_is_read(capsys, tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + POSITION.encode() + b"\n")
+    rc, out, err = run_cli(capsys, "solve", "--file", str(path), "--json")
+    assert rc == 0 and json.loads(out)["value"] == 1, err
+
+
+def test_file_errors_name_the_file_line(capsys, tmp_path):
+    path = tmp_path / "positions.txt"
+    path.write_text(f"# header\n\n{POSITION}\n1,2,3\n")
+    rc, out, err = run_cli(capsys, "solve", "--file", str(path))
+    assert_one_line_error(rc, err, "positions.txt line 4", "expected 16 comma-separated numbers")
+    assert out == ""
+
+
+def test_non_utf8_file_is_one_line_error(capsys, tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(POSITION.encode() + b"\n6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,\xe9\n")
+    rc, _, err = run_cli(capsys, "solve", "--file", str(path))
+    assert_one_line_error(rc, err, "latin1.txt line 2", "not UTF-8", "0xe9")
+
+
+@pytest.mark.parametrize("where", ["argument", "file"])
+def test_a_5000_digit_cell_is_a_short_one_line_error(capsys, tmp_path, where):
+    huge = "1" * 5000 + ",0" * 15
+    if where == "file":
+        path = tmp_path / "huge.txt"
+        path.write_text(huge + "\n")
+        rc, _, err = run_cli(capsys, "solve", "--file", str(path))
+    else:
+        rc, _, err = run_cli(capsys, "solve", huge)
+    assert_one_line_error(rc, err, "too long")
+    assert len(err) < 300
+
+
+def test_usage_errors_are_one_line(capsys):
+    rc, _, err = run_cli(capsys, "frobnicate")
+    assert_one_line_error(rc, err, "invalid choice")
+
+
+# ----------------------------------------------------------------------------- shipped results
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_shipped_paths_are_refused_unless_named():
+    shipped = REPO / "proof" / "certificate.json"
+    assert is_shipped(shipped) and is_shipped(REPO / "highway_env" / "data" / "x.npz")
+    assert is_shipped(REPO / "results" / "shipped" / "a" / "b.json")
+    assert not is_shipped(REPO / "results" / "proof" / "certificate.json")
+    with pytest.raises(HighwayError, match="--force"):
+        refuse_shipped(shipped, allowed=False)
+    refuse_shipped(shipped, allowed=True)  # named by the user: allowed
+
+
+@pytest.mark.parametrize("cwd", [pytest.param("repo", marks=pytest.mark.slow), "tmp"])
+def test_prove_without_out_leaves_the_shipped_certificate_alone(tmp_path, cwd):
+    shipped = REPO / "proof" / "certificate.json"
+    before = _digest(shipped)
+    where = REPO if cwd == "repo" else tmp_path
+    expected = where / "results" / "proof" / "certificate-t-100-move243.json"
+    existed = expected.exists()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "highway_env.solver", "prove", "--threshold", "-100",
+                               "--first-move", "243", "--workers", "1", "--tt-bits", "12", "--no-progress"],
+                              cwd=where, env=ENV, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert _digest(shipped) == before
+        assert json.loads(expected.read_text())["threshold"] == -100
+    finally:
+        if not existed and expected.exists() and cwd == "repo":
+            expected.unlink()
+
+
+def test_first_moves_with_a_corrupt_results_file_is_one_line_error(capsys, tmp_path):
+    bad = tmp_path / "first.json"
+    bad.write_text('{"moves": [1, 2')
+    rc, _, err = run_cli(capsys, "first-moves", "--out", str(bad), "--certificate", "", "--no-progress")
+    assert_one_line_error(rc, err, "cannot resume", "first.json", "move it away")
+    bad.write_text('{"moves": [1, 2]}')  # valid JSON, wrong shape
+    rc, _, err = run_cli(capsys, "first-moves", "--out", str(bad), "--certificate", "", "--no-progress")
+    assert_one_line_error(rc, err, "cannot resume")
+
+
+def test_first_moves_with_a_corrupt_certificate_is_one_line_error(capsys, tmp_path):
+    cert = tmp_path / "cert.json"
+    cert.write_text("[]")
+    rc, _, err = run_cli(capsys, "first-moves", "--out", str(tmp_path / "f.json"), "--certificate", str(cert))
+    assert_one_line_error(rc, err, "cert.json", "not a proof certificate")
+
+
+# ----------------------------------------------------------------------------- signals and lost workers
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for path in glob.glob(f"/proc/{pid}/task/*/children"):
+        try:
+            found += [int(x) for x in Path(path).read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+linux_only = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+
+
+def _start_long_prove(tmp_path):
+    """A prove run whose units take minutes, with both workers started."""
+    proc = subprocess.Popen([sys.executable, "-m", "highway_env.solver", "prove", "--first-move", "243",
+                             "--workers", "2", "--tt-bits", "14", "--no-progress"],
+                            cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    workers = _children(proc.pid)
+    assert len(workers) >= 2, "workers did not start"
+    time.sleep(1.0)  # let them start searching
+    return proc, workers
+
+
+def _wait_gone(pids, seconds):
+    deadline = time.monotonic() + seconds
+    while any(_running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [p for p in pids if _running(p)]
+
+
+@linux_only
+@pytest.mark.parametrize("sig, code, name", [
+    (signal.SIGINT, 130, "Ctrl-C"), pytest.param(signal.SIGTERM, 143, "SIGTERM", marks=pytest.mark.slow)])
+def test_a_signal_ends_prove_in_one_line_and_stops_its_workers(tmp_path, sig, code, name):
+    proc, workers = _start_long_prove(tmp_path)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code
+    assert err.count("\n") == 1 and name in err and "Traceback" not in err, err
+    assert _wait_gone(workers, 5) == []
+
+
+@linux_only
+@pytest.mark.slow
+def test_workers_die_with_a_killed_parent(tmp_path):
+    proc, workers = _start_long_prove(tmp_path)
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert _wait_gone(workers, 5) == [], "orphaned workers still running"
+
+
+@linux_only
+@pytest.mark.parametrize("retries", [1, 0])
+def test_a_worker_killed_mid_unit_is_rerun_or_fails_clearly(retries):
+    from highway_env.solver.prove import WorkerLostError, _LocalPool
+
+    board = parse_board("0,5,0,0,0,0,0,0,0,0,14,0,0,6,0,8")  # about a second of search
+    pool = _LocalPool(1, 14, retries=retries)
+    try:
+        task = pool.submit(board.cells, 1)
+        deadline = time.monotonic() + 60
+        while not _children(os.getpid()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        victims = [p for p in _children(os.getpid()) if _running(p)]
+        assert victims
+        time.sleep(0.3)
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        if retries:
+            [(done, result)] = pool.wait_any({task})
+            assert done == task and result["holds"] and pool.lost[task] == 1
+        else:
+            with pytest.raises(WorkerLostError, match="worker died 1 times"):
+                pool.wait_any({task})
+    finally:
+        pool.close(kill=True)
