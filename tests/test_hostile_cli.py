@@ -232,3 +232,152 @@ def test_a_worker_killed_mid_unit_is_rerun_or_fails_clearly(retries):
                 pool.wait_any({task})
     finally:
         pool.close(kill=True)
+
+
+# ----------------------------------------------------------------------------- the position store
+
+def _late_position_and_children():
+    """A position with A to move that A wins, and the value of each of its moves (exact)."""
+    from highway_env.solver import Solver
+
+    board = parse_board(POSITION)
+    result = Solver(tt_bits=14).solve(board, moves=True)
+    assert result.value == 1 and any(m.value < 1 for m in result.moves)
+    return board, {m.action: m.value for m in result.moves}
+
+
+def _tamper(path, key, lo, hi, checksum=None):
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    if checksum is None:  # a plain edit: the checksum no longer matches
+        conn.execute("UPDATE positions SET lo = ?, hi = ? WHERE key = ?", (lo, hi, key))
+    else:  # a forger who recomputes it
+        conn.execute("UPDATE positions SET lo = ?, hi = ?, checksum = ? WHERE key = ?", (lo, hi, checksum, key))
+    conn.commit()
+    conn.close()
+
+
+def test_an_edited_store_entry_is_ignored_and_replaced(tmp_path):
+    from highway_env.solver.store import PositionStore, canonical_key
+
+    path = str(tmp_path / "s.sqlite")
+    board = parse_board(POSITION)
+    with PositionStore(path) as store:
+        store.put(board, 7, 7)
+    _tamper(path, canonical_key(board), -9, -9)
+    with PositionStore(path) as store:
+        assert store.get(board) is None and store.read_status == {"checksum": 1}
+        assert len(store) == 0 and list(store.items()) == []
+        store.put(board, 7, 7)  # the damaged row is replaced, not merged into a contradiction
+    with PositionStore(path) as store:
+        assert store.get(board) == (7, 7)
+
+
+def test_entries_of_another_solver_version_are_ignored(tmp_path, monkeypatch):
+    import highway_env.solver.store as store_module
+
+    path = str(tmp_path / "s.sqlite")
+    board = parse_board(POSITION)
+    with store_module.PositionStore(path) as store:
+        store.put(board, 7, 7)
+    monkeypatch.setattr(store_module, "SOLVER_VERSION", store_module.SOLVER_VERSION + 1)
+    with store_module.PositionStore(path) as store:
+        assert store.get(board) is None and store.read_status == {"version": 1}
+        store.put(board, 1, 9)
+        assert store.get(board) == (1, 9)
+
+
+def test_a_version_1_store_is_upgraded_and_its_unchecked_rows_ignored(tmp_path):
+    import sqlite3
+
+    from highway_env.solver.store import FORMAT_NAME, PositionStore, canonical_key
+
+    path = str(tmp_path / "v1.sqlite")
+    board = parse_board(POSITION)
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                       "CREATE TABLE positions (key TEXT PRIMARY KEY, lo INTEGER NOT NULL, hi INTEGER NOT NULL,"
+                       " CHECK (lo <= hi)) WITHOUT ROWID;")
+    conn.execute("INSERT INTO meta VALUES ('format', ?), ('version', '1')", (FORMAT_NAME,))
+    conn.execute("INSERT INTO positions VALUES (?, -9, -9)", (canonical_key(board),))
+    conn.commit()
+    conn.close()
+    with PositionStore(path) as store:
+        assert store.get(board) is None
+        store.put(board, 7, 7)
+    with PositionStore(path, readonly=True) as store:
+        assert store.get(board) == (7, 7)
+
+
+def test_a_tampered_store_does_not_mislead_the_perfect_player(tmp_path):
+    """Issue 14 item 9: losing moves edited to look winning made the player play one."""
+    from highway_env.solver.player import PerfectPlayer
+    from highway_env.solver.store import PositionStore, canonical_key
+
+    board, values = _late_position_and_children()
+    path = str(tmp_path / "s.sqlite")
+    with PositionStore(path) as store:
+        for action, value in values.items():
+            store.put_value(board.apply(action), value)
+    for action, value in values.items():
+        if value < 1:
+            _tamper(path, canonical_key(board.apply(action)), 1, 1000)
+    for seed in range(4):
+        player = PerfectPlayer(store=path, book=False, seed=seed, progress=False, tt_bits=14)
+        action = player.act(board)
+        assert values[action] == 1, (action, player.last_info)
+        player.close()
+
+
+def _verify(capsys, path, *extra):
+    return run_cli(capsys, "store", "verify", "--path", str(path), "--sample", "50", *extra)
+
+
+def test_store_verify_reports_mismatches_and_exits_1(capsys, tmp_path):
+    from highway_env.solver.store import SOLVER_VERSION, PositionStore, canonical_key, entry_checksum
+
+    board, values = _late_position_and_children()
+    path = tmp_path / "s.sqlite"
+    with PositionStore(str(path)) as store:
+        for action, value in values.items():
+            store.put_value(board.apply(action), value)
+    rc, out, err = _verify(capsys, path)
+    assert rc == 0 and f"{len(values)} re-solved, 0 mismatches" in out, out + err
+    loser = next(a for a, v in values.items() if v == -1)
+    key = canonical_key(board.apply(loser))
+    _tamper(path, key, 1, 1000, checksum=entry_checksum(key, 1, 1000, SOLVER_VERSION))  # passes the checksum
+    rc, out, _ = _verify(capsys, path)
+    assert rc == 1 and f"mismatch: {key}" in out and "1 mismatches" in out
+    _tamper(path, key, 2, 1000)  # a plain edit: caught by the checksum
+    rc, out, _ = _verify(capsys, path)
+    assert rc == 1 and "1 with a wrong checksum" in out
+
+
+@pytest.mark.parametrize("kind", ["directory", "garbage", "missing"])
+def test_bad_store_paths_are_one_line_errors(capsys, tmp_path, kind):
+    path = tmp_path / "store"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "garbage":
+        path.write_bytes(b"not sqlite at all\x00" * 100)
+    rc, _, err = _verify(capsys, path)
+    assert_one_line_error(rc, err, str(path))
+
+
+# ----------------------------------------------------------------------------- the solver's Python API
+
+def test_solver_accepts_what_the_agents_accept_and_names_bad_types():
+    import numpy as np
+
+    from highway_env.solver import Solver
+
+    solver = Solver(tt_bits=12)
+    cells = [int(v) for v in POSITION.split(",")]
+    values = {solver.solve(x).value for x in (POSITION, cells, tuple(cells), np.array(cells), parse_board(POSITION))}
+    assert values == {1}
+    for bad, name in ((3.5, "float"), (np.zeros(16), "float64"), ({"a": 1}, "dict"), (None, "NoneType")):
+        with pytest.raises(TypeError, match=name):
+            solver.solve(bad)
+    with pytest.raises(HighwayError, match="cell 0"):
+        solver.solve([0.5] + [0] * 15)

@@ -4,6 +4,7 @@
     python -m highway_env.solver solve --file positions.txt --json
     python -m highway_env.solver prove [--workers N] [--ray-address ADDR] [--threshold T] [--out PATH]
     python -m highway_env.solver first-moves [--workers N] [--out PATH]
+    python -m highway_env.solver store verify [--sample N] [--path P]
 
 Exit status: 0 on success, 2 on bad input (a clear message on stderr).
 """
@@ -135,6 +136,21 @@ def build_parser() -> argparse.ArgumentParser:
                        help="take the proven first move's value from this proof certificate instead of "
                             "proving it again (default: %(default)s; skipped if the file is missing)")
     first.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    store = sub.add_parser("store", help="check the position store shared by the perfect players")
+    store_sub = store.add_subparsers(dest="store_command", required=True)
+    verify = store_sub.add_parser("verify", help="re-solve a random sample of stored entries",
+                                  description="Re-solve a random sample of the store's entries and report "
+                                              "mismatches; also counts rows ignored for another solver "
+                                              "version or a wrong checksum. Exit 1 on any mismatch or "
+                                              "wrong checksum.")
+    verify.add_argument("--sample", type=_positive_int, default=200, metavar="N",
+                        help="entries to re-solve (default %(default)s)")
+    verify.add_argument("--path", metavar="P", help="store file (default: $HIGHWAY_ENV_CACHE or "
+                                                    "~/.cache/highway_env/solved.sqlite)")
+    verify.add_argument("--seed", type=int, default=0, help="seed of the sample (default %(default)s)")
+    verify.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S",
+                        help="seconds per entry; slower ones are counted as unknown (default %(default)s)")
     return parser
 
 
@@ -260,6 +276,21 @@ def cmd_first_moves(args) -> int:
     return 0
 
 
+def cmd_store(args) -> int:
+    from highway_env.solver.store import PositionStore, default_store_path
+    from highway_env.solver.store_verify import verify_store
+
+    path = args.path or str(default_store_path())
+    with PositionStore(path, readonly=True) as store:
+        report = verify_store(store, args.sample, seed=args.seed, time_limit=args.time_limit)
+    for m in report["mismatches"]:
+        print(f"mismatch: {m['key']} stored {m['stored']} but the solver refutes {m['refuted']}")
+    print(f"{path}: {report['rows']} rows; {report['checked']} re-solved, {len(report['mismatches'])} mismatches, "
+          f"{report['unknown']} over the time limit; ignored: {report['checksum']} with a wrong checksum, "
+          f"{report['version']} from another solver version")
+    return 1 if report["mismatches"] or report["checksum"] else 0
+
+
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C: stop the workers, keep what is written, say so in one line."""
 
@@ -270,7 +301,8 @@ def _raise_terminated(signum, frame):
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    command = {"solve": cmd_solve, "prove": cmd_prove, "first-moves": cmd_first_moves}[args.command]
+    command = {"solve": cmd_solve, "prove": cmd_prove, "first-moves": cmd_first_moves,
+               "store": cmd_store}[args.command]
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         return command(args)

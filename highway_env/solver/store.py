@@ -222,6 +222,9 @@ class PositionStore:
 
     def _open(self) -> None:
         memory = self.path == ":memory:"
+        if not memory and os.path.isdir(self.path):
+            raise StoreError(f"position store path {self.path!r} is a directory; give a file path such as "
+                             f"{os.path.join(self.path, 'solved.sqlite')!r} (HIGHWAY_ENV_CACHE or --store)")
         if not memory:
             if self.readonly and not os.path.exists(self.path):
                 raise StoreError(f"position store {self.path!r} does not exist (opened read-only)")
