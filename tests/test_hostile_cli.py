@@ -382,3 +382,25 @@ def test_solver_accepts_what_the_agents_accept_and_names_bad_types():
             solver.solve(bad)
     with pytest.raises(HighwayError, match="cell 0"):
         solver.solve([0.5] + [0] * 15)
+
+
+# ----------------------------------------------------------------------------- sibling games' CLIs
+
+def test_blackpath_solve_stops_at_its_position_limit(capsys):
+    from highway_env.blackpath.__main__ import main as blackpath_main
+
+    rc = blackpath_main(["solve", "--rows", "10", "--cols", "10", "--max-positions", "20000"])
+    err = capsys.readouterr().err
+    assert_one_line_error(rc, err, "gave up after", "--max-positions")
+    assert blackpath_main(["solve", "--rows", "4", "--cols", "4", "--json"]) == 0  # the default limit fits
+    assert json.loads(capsys.readouterr().out)["winner"] == 1
+
+
+def test_blackpath_time_limit_and_bad_limits(capsys):
+    from highway_env.blackpath.__main__ import main as blackpath_main
+
+    rc = blackpath_main(["solve", "--rows", "10", "--cols", "10", "--time-limit", "0.2"])
+    assert_one_line_error(rc, capsys.readouterr().err, "time limit")
+    with pytest.raises(SystemExit) as exc:
+        blackpath_main(["solve", "--max-positions", "9" * 30])
+    assert exc.value.code == 2 and capsys.readouterr().err.count("\n") == 1

@@ -18,6 +18,7 @@ import signal
 import sys
 
 from highway_env.core import HighwayError, parse_board
+from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int
 from highway_env.shipped import refuse_shipped
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
@@ -28,40 +29,6 @@ def default_certificate_path(threshold: int, first_move: int | None) -> str:
     name = "certificate" + (f"-t{threshold}" if threshold != 1 else "") + (
         f"-move{first_move}" if first_move is not None else "")
     return os.path.join("results", "proof", name + ".json")
-
-
-# Limits beyond these are meaningless (a year of search; more nodes than an int64 counter holds)
-# and overflow the compiled search's clock and counters, so they are refused up front.
-MAX_TIME_LIMIT = 365 * 24 * 3600.0
-MAX_NODE_LIMIT = 2 ** 62
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value <= MAX_TIME_LIMIT:  # also refuses nan and inf
-        raise argparse.ArgumentTypeError(f"must be positive and at most {MAX_TIME_LIMIT:.0f} seconds (a year), "
-                                         f"got {text[:40]!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 < value <= MAX_NODE_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be positive and at most 2**62, got {text[:40]!r}")
-    return value
-
-
-class OneLineErrorParser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr and exit code 2 (argparse prints the whole usage first)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,10 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also compute the exact margin (about 10x the work of the value alone)")
     solve.add_argument("--moves", action="store_true",
                        help="also give the value (and with --margin the margin) of every legal move")
-    solve.add_argument("--time-limit", type=_positive_float, metavar="S",
+    solve.add_argument("--time-limit", type=positive_float, metavar="S",
                        help="give up on a position after S seconds and report it as unknown "
                             "(value null, status 'unknown')")
-    solve.add_argument("--node-limit", type=_positive_int, metavar="N",
+    solve.add_argument("--node-limit", type=positive_int, metavar="N",
                        help="give up on a position after about N nodes and report it as unknown")
     solve.add_argument("--tt-bits", type=int, default=22, metavar="B",
                        help="transposition table of 2**B two-entry buckets (default 22, ~180 MB)")
@@ -97,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Solve the empty board from scratch on all cores: for each "
                                        "candidate first move of A, every reply of B modulo symmetry is a "
                                        "sub-problem solved by a worker; writes a JSON certificate.")
-    prove.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+    prove.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                        help="worker processes (default: all cores, here %(default)s)")
     prove.add_argument("--ray-address", metavar="ADDR",
                        help="run the sub-problems as tasks on this Ray cluster ('auto' for the local "
@@ -122,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "B reply is won, a draw if every reply still leaves A margin >= 0, "
                                        "else B wins. Long (hours on 2 cores); resumable: results are "
                                        "rewritten atomically after each move and skipped on a rerun.")
-    first.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+    first.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                        help="worker processes (default: all cores, here %(default)s)")
     first.add_argument("--ray-address", metavar="ADDR", help="run the sub-problems on this Ray cluster")
     first.add_argument("--tt-bits", type=int, default=23, metavar="B",
@@ -144,12 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
                                               "mismatches; also counts rows ignored for another solver "
                                               "version or a wrong checksum. Exit 1 on any mismatch or "
                                               "wrong checksum.")
-    verify.add_argument("--sample", type=_positive_int, default=200, metavar="N",
+    verify.add_argument("--sample", type=positive_int, default=200, metavar="N",
                         help="entries to re-solve (default %(default)s)")
     verify.add_argument("--path", metavar="P", help="store file (default: $HIGHWAY_ENV_CACHE or "
                                                     "~/.cache/highway_env/solved.sqlite)")
     verify.add_argument("--seed", type=int, default=0, help="seed of the sample (default %(default)s)")
-    verify.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S",
+    verify.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",
                         help="seconds per entry; slower ones are counted as unknown (default %(default)s)")
     return parser
 
