@@ -404,3 +404,24 @@ def test_blackpath_time_limit_and_bad_limits(capsys):
     with pytest.raises(SystemExit) as exc:
         blackpath_main(["solve", "--max-positions", "9" * 30])
     assert exc.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content", [b"garbage\n", bytes(range(256)) * 8, None])
+def test_demo_with_a_bad_checkpoint_is_one_line_error(capsys, tmp_path, content):
+    pytest.importorskip("torch")
+    from highway_env.demo import main as demo_main
+
+    path = tmp_path / "bad.pt"
+    if content is not None:
+        path.write_bytes(content)
+    rc = demo_main(["--a", f"az:{path}"])
+    assert_one_line_error(rc, capsys.readouterr().err, "bad.pt")
+
+
+def test_demo_png_into_a_missing_folder_is_refused_before_the_game(capsys, tmp_path):
+    from highway_env.demo import main as demo_main
+
+    rc, = (demo_main(["--png", str(tmp_path / "no" / "x.png")]),)
+    out, err = capsys.readouterr()
+    assert_one_line_error(rc, err, "does not exist")
+    assert "move" not in out
