@@ -436,3 +436,16 @@ def test_sibling_usage_errors_are_one_line(capsys, module, argv):
     with pytest.raises(SystemExit) as exc:
         importlib.import_module(module).main(argv)
     assert_one_line_error(exc.value.code, capsys.readouterr().err, "error:")
+
+
+@pytest.mark.parametrize("kind", ["directory", "garbage"])
+def test_evaluate_with_a_bad_store_path_is_one_line_error(tmp_path, kind):
+    store = tmp_path / "store"
+    if kind == "directory":
+        store.mkdir()
+    else:
+        store.write_bytes(b"\x00garbage" * 600)
+    proc = subprocess.run([sys.executable, str(REPO / "evaluate.py"), "--agent", "random", "--quick", "--no-plots",
+                           "--no-progress", "--out", str(tmp_path / "ev")],
+                          env={**ENV, "HIGHWAY_ENV_CACHE": str(store)}, capture_output=True, text=True, timeout=300)
+    assert_one_line_error(proc.returncode, proc.stderr, str(store))
