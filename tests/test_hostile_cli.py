@@ -449,3 +449,14 @@ def test_evaluate_with_a_bad_store_path_is_one_line_error(tmp_path, kind):
                            "--no-progress", "--out", str(tmp_path / "ev")],
                           env={**ENV, "HIGHWAY_ENV_CACHE": str(store)}, capture_output=True, text=True, timeout=300)
     assert_one_line_error(proc.returncode, proc.stderr, str(store))
+
+
+@pytest.mark.parametrize("argv", [["build", "--games-per-source", "1", "--no-progress"],
+                                  ["add-early", "--no-progress"]])
+def test_positions_commands_refuse_the_shipped_default_output(capsys, argv):
+    from highway_env.evaluation.positions import DEFAULT_PATH, main as positions_main
+
+    before = _digest(DEFAULT_PATH) if DEFAULT_PATH.exists() else None
+    rc = positions_main(argv)
+    assert_one_line_error(rc, capsys.readouterr().err, "refusing to overwrite", "--force")
+    assert (_digest(DEFAULT_PATH) if DEFAULT_PATH.exists() else None) == before
