@@ -310,6 +310,13 @@ def main(argv=None) -> int:
             ps = load_positions(args.positions_file)
         except PositionSetError as e:
             raise UsageError(str(e)) from None
+        if args.store != "none":  # a bad store path is a usage error here, not a traceback in a worker
+            from highway_env.solver.store import PositionStore, StoreError
+
+            try:
+                PositionStore(None if args.store == "default" else args.store).close()
+            except StoreError as e:
+                raise UsageError(str(e)) from None
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

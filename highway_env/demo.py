@@ -7,17 +7,19 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import numpy as np
 
 from highway_env import highway_v0
+from highway_env.cli_args import OneLineErrorParser
 from highway_env.core import Board, HighwayError, action_str
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m highway_env.demo", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineErrorParser(prog="python -m highway_env.demo", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--a", default="greedy",
                         help="agent spec for player A: random, greedy, mcts:N, az:PATH[:SIMS], "
                              "perfect[:TIEBREAK] (default: %(default)s)")
@@ -30,9 +32,15 @@ def main(argv=None) -> int:
 
     try:
         players = [agents.make_agent(args.a, seed=args.seed), agents.make_agent(args.b, seed=args.seed + 1)]
-    except (ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (ValueError, OSError, RuntimeError) as exc:  # RuntimeError: CheckpointError, a bad .pt file
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"error: {first_line}", file=sys.stderr)
         return 2
+    if args.png:  # checked before the game, not after it
+        folder = os.path.dirname(os.path.abspath(args.png))
+        if not os.path.isdir(folder):
+            print(f"error: --png {args.png!r}: folder {folder!r} does not exist", file=sys.stderr)
+            return 2
     env = highway_v0.env(render_mode="ansi")
     env.reset(seed=args.seed)
     rng = np.random.default_rng(args.seed)

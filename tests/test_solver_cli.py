@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from highway_env.core import Board, random_board
+from highway_env.core import Board, HighwayError, random_board
 from highway_env.solver import kernel
 from highway_env.solver.__main__ import main
 from highway_env.solver.prove import ProofConfig, distinct_moves, first_move_values, prove
@@ -137,7 +137,7 @@ def test_first_move_values_on_a_small_root_and_resume(tmp_path):
     again = first_move_values(config, str(out), progress=False)  # resumes: nothing left to do
     assert again == result
     out.write_text("{broken")
-    with pytest.raises(RuntimeError, match="cannot resume"):
+    with pytest.raises(HighwayError, match="cannot resume"):  # a clear error the CLI turns into exit 2
         first_move_values(config, str(out), progress=False)
 
 

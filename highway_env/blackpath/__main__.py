@@ -15,7 +15,8 @@ import json
 import sys
 
 from highway_env.blackpath.game import MAX_COLS, MAX_ROWS, BlackPathError, new_game, replay
-from highway_env.blackpath.solver import solve, solve_all_starts, solve_state
+from highway_env.blackpath.solver import DEFAULT_MAX_POSITIONS, solve, solve_all_starts, solve_state
+from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int
 
 
 def _size(text: str) -> int:
@@ -40,7 +41,7 @@ def _add_board_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m highway_env.blackpath",
         description="The Black Path Game (Larry Black, 1960): exact solver and game replay. Tiles: T1 joins "
                     "top-left and bottom-right, T2 top-right and bottom-left, T3 top-bottom and left-right; "
@@ -56,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="solve the position after these moves instead of the empty board, e.g. 'A1-T2 B1-T2'")
     ps.add_argument("--all-starts", action="store_true",
                     help="solve every start side on the board's edge (ignores --start and --moves)")
+    ps.add_argument("--max-positions", type=positive_int, default=DEFAULT_MAX_POSITIONS, metavar="N",
+                    help="give up (exit 2) once the search holds N positions, about 100 bytes each "
+                         "(default %(default)s, ~400 MB; 6x6 needs 1.1 million)")
+    ps.add_argument("--time-limit", type=positive_float, metavar="S",
+                    help="give up (exit 2) after S seconds (default: no limit)")
     pr = sub.add_parser("replay", help="replay a game given as square-tile moves and show the position",
                         description="Replay moves such as 'A1-T2 B1-T2 B2-T3' from the start and print the board.")
     pr.add_argument("moves", help="the moves, separated by spaces or commas, each SQUARE-TILE, e.g. 'B2-T3'")
@@ -69,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "solve":
             if args.all_starts:
                 new_game(args.rows, args.cols)  # validates the size
-                table = solve_all_starts(args.rows, args.cols)
+                table = solve_all_starts(args.rows, args.cols, args.max_positions, args.time_limit)
                 winners = sorted(set(table.values()))
                 out = {"winner": winners[0] if len(winners) == 1 else None, "rows": args.rows,
                        "cols": args.cols, "starts": table}
@@ -80,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"{start:>10}: player {w} wins")
                 return 0
             state = replay(args.moves, args.rows, args.cols, args.start)
-            res = solve_state(state) if args.moves else solve(args.rows, args.cols, args.start)
+            res = solve_state(state, args.max_positions, args.time_limit)
             out = res.to_dict()
             if args.moves:
                 out["moves"] = args.moves

@@ -16,9 +16,18 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from highway_env.blackpath.game import _DELTA, EXIT, TILE_NAMES, State, new_game, move_name
+from highway_env.blackpath.game import _DELTA, EXIT, TILE_NAMES, BlackPathError, State, new_game, move_name
 
-__all__ = ["Result", "solve", "solve_state", "brute_force_winner", "solve_all_starts"]
+__all__ = ["Result", "SearchLimitError", "solve", "solve_state", "brute_force_winner", "solve_all_starts",
+           "DEFAULT_MAX_POSITIONS"]
+
+#: Memo entries a search may hold by default: about 100 bytes each in Python, so ~400 MB. 6x6 needs
+#: 1.1 million; 10x10 would grow without bound (past 1.8 GB) without this.
+DEFAULT_MAX_POSITIONS = 4_000_000
+
+
+class SearchLimitError(BlackPathError):
+    """The search reached its position or time limit before it was solved."""
 
 
 @dataclass
@@ -48,7 +57,11 @@ class Result:
 
 
 class _Search:
-    def __init__(self, rows: int, cols: int):
+    def __init__(self, rows: int, cols: int, max_positions: int | None = DEFAULT_MAX_POSITIONS,
+                 time_limit: float | None = None):
+        self.max_positions = max_positions
+        self.time_limit = time_limit
+        self.started = time.perf_counter()
         n = rows * cols
         self.n = n
         # NEXT[square * 4 + exit_side] = neighbour * 4 + entry side, or -1 at the edge
@@ -100,7 +113,19 @@ class _Search:
                 result = True
                 break
         memo[key] = result
+        if len(memo) & 4095 == 0:  # limits are checked now and then: cheap, and precise enough
+            self._check_limits()
         return result
+
+    def _check_limits(self) -> None:
+        seconds = time.perf_counter() - self.started
+        if self.max_positions is not None and len(self.memo) >= self.max_positions:
+            raise SearchLimitError(
+                f"gave up after {len(self.memo):,} positions in {seconds:.0f} s (the position limit, about "
+                f"{len(self.memo) * 100 // 2**20} MB): allow more with --max-positions N, or solve a smaller board")
+        if self.time_limit is not None and seconds > self.time_limit:
+            raise SearchLimitError(f"gave up after {seconds:.0f} s and {len(self.memo):,} positions (the time "
+                                   f"limit): allow more with --time-limit S, or solve a smaller board")
 
 
 def _move_outcome(search: _Search, key: int, sq: int, entry: int, t: int) -> bool:
@@ -115,8 +140,11 @@ def _move_outcome(search: _Search, key: int, sq: int, entry: int, t: int) -> boo
     return not search.wins(k2, pos >> 2, pos & 3)
 
 
-def solve_state(state: State) -> Result:
-    """Solve a position exactly: the winner and every winning tile for the side to move."""
+def solve_state(state: State, max_positions: int | None = DEFAULT_MAX_POSITIONS,
+                time_limit: float | None = None) -> Result:
+    """Solve a position exactly: the winner and every winning tile for the side to move. Raises
+    :class:`SearchLimitError` once the memo holds ``max_positions`` positions or ``time_limit``
+    seconds have passed (None: no limit)."""
     t0 = time.perf_counter()
     if state.is_over:
         return Result(state.rows, state.cols, state.start, state.winner, state.to_move,
@@ -124,7 +152,7 @@ def solve_state(state: State) -> Result:
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 4 * state.rows * state.cols + 1000))
     try:
-        search = _Search(state.rows, state.cols)
+        search = _Search(state.rows, state.cols, max_positions, time_limit)
         key = state.key()
         winning = [t for t in (1, 2, 3) if _move_outcome(search, key, state.square, state.entry, t)]
     finally:
@@ -138,16 +166,18 @@ def solve_state(state: State) -> Result:
     )
 
 
-def solve(rows: int = 4, cols: int = 4, start: str | tuple[int, int] = "A1:top") -> Result:
+def solve(rows: int = 4, cols: int = 4, start: str | tuple[int, int] = "A1:top",
+          max_positions: int | None = DEFAULT_MAX_POSITIONS, time_limit: float | None = None) -> Result:
     """Who wins the empty ``rows x cols`` board from ``start`` with perfect play (1 or 2)."""
-    return solve_state(new_game(rows, cols, start))
+    return solve_state(new_game(rows, cols, start), max_positions, time_limit)
 
 
-def solve_all_starts(rows: int, cols: int) -> dict[str, int]:
-    """{start ("A1:top", ...): winner} for every boundary side of the board."""
+def solve_all_starts(rows: int, cols: int, max_positions: int | None = DEFAULT_MAX_POSITIONS,
+                     time_limit: float | None = None) -> dict[str, int]:
+    """{start ("A1:top", ...): winner} for every boundary side of the board (limits per start)."""
     from highway_env.blackpath.game import boundary_starts, start_name
 
-    return {start_name(sq, side, cols): solve(rows, cols, (sq, side)).winner
+    return {start_name(sq, side, cols): solve(rows, cols, (sq, side), max_positions, time_limit).winner
             for sq, side in boundary_starts(rows, cols)}
 
 

@@ -53,9 +53,10 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import atomic_write_bytes
-from highway_env.core import CELLS, NUM_ACTIONS, Board
+from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
 from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, VERSION,  # noqa: F401
                                                   PositionSet, PositionSetError, load_positions, save_positions)
+from highway_env.shipped import refuse_shipped
 
 SOURCES = ("random", "mcts", "az", "perfect")
 
@@ -531,7 +532,8 @@ def main(argv=None) -> int:
                        description="Draw positions from random / MCTS / AlphaZero / noisy-perfect games, "
                                    "deduplicate modulo symmetry, label each with the solver. Interrupt and "
                                    "rerun with the same --work to resume (labelled chunks are kept).")
-    b.add_argument("--out", default=str(DEFAULT_PATH), help="output .npz (default: %(default)s)")
+    b.add_argument("--out", help=f"output .npz (default: {DEFAULT_PATH}, a shipped file: replaced only with --force)")
+    b.add_argument("--force", action="store_true", help="allow replacing the shipped default output")
     b.add_argument("--work", default="build/positions-v1",
                    help="work directory for the selection and labelled chunks; reuse it to resume "
                         "(default: %(default)s)")
@@ -561,7 +563,9 @@ def main(argv=None) -> int:
                                    "first-moves table and plies 1-3 from the opening book: its positions and "
                                    "the children of the positions after its ply-1 replies, labelled from the "
                                    "book where it settles them, else by the solver (a few per ply).")
-    e.add_argument("file", nargs="?", default=str(DEFAULT_PATH), help="set to extend in place (default: %(default)s)")
+    e.add_argument("file", nargs="?", help=f"set to extend in place (default: {DEFAULT_PATH}, a shipped file: "
+                                           f"extended in place only with --force or --out elsewhere)")
+    e.add_argument("--force", action="store_true", help="allow extending the shipped default set in place")
     e.add_argument("--book", default=None, help="opening book (default: the shipped one)")
     e.add_argument("--first-moves", default="proof/first_moves.json", help="complete first-moves table for ply 0 "
                                                                             "(default: %(default)s)")
@@ -582,16 +586,19 @@ def main(argv=None) -> int:
             for name in ("games_per_source", "workers", "chunk"):
                 if getattr(args, name) < 1:
                     p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-            ps = build(Path(args.out), Path(args.work), args.per_ply, args.games_per_source, args.seed,
+            refuse_shipped(args.out or DEFAULT_PATH, allowed=args.out is not None or args.force)
+            ps = build(Path(args.out or DEFAULT_PATH), Path(args.work), args.per_ply, args.games_per_source, args.seed,
                        args.workers, args.margin_min_ply, args.chunk, args.first_moves,
                        progress=not args.no_progress, perfect_games=args.perfect_games)
             print(json.dumps(ps.meta, indent=1))
         elif args.cmd == "add-early":
             from highway_env.solver.book import load_book
 
-            ps = add_early(load_positions(args.file), load_book(args.book), args.first_moves, args.solve_per_ply,
+            refuse_shipped(args.out or args.file or DEFAULT_PATH,
+                           allowed=args.out is not None or args.file is not None or args.force)
+            ps = add_early(load_positions(args.file or DEFAULT_PATH), load_book(args.book), args.first_moves, args.solve_per_ply,
                            args.time_limit, args.seed, progress=not args.no_progress)
-            save_positions(args.out or args.file, ps)
+            save_positions(args.out or args.file or DEFAULT_PATH, ps)
             print(json.dumps(ps.meta["counts"], indent=1))
         elif args.cmd == "info":
             ps = load_positions(args.file)
@@ -601,7 +608,7 @@ def main(argv=None) -> int:
             bad = check(ps, args.sample)
             print(f"{bad} mismatches in {min(args.sample, len(ps))} re-solved positions")
             return 1 if bad else 0
-    except PositionSetError as e:
+    except HighwayError as e:  # PositionSetError, or a refused shipped output
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from highway_env.cli_args import MAX_NODE_LIMIT, OneLineErrorParser
 from highway_env.jumping.game import MAX_N, MIN_N
 
 
@@ -24,13 +25,13 @@ def _nonneg(text: str) -> int:
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v}")
+    if not 0 <= v <= MAX_NODE_LIMIT:  # larger overflows the compiled search's counter
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer up to 2**62, got {text[:40]!r}")
     return v
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineErrorParser(
         prog="python -m highway_env.jumping",
         description="Jumping Farther & Farther (Leroy Quet): exact solver.",
     )

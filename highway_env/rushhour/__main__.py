@@ -9,11 +9,12 @@ import argparse
 import json
 import sys
 
+from highway_env.cli_args import OneLineErrorParser
 from highway_env.rushhour.game import NUM_LEVELS, RushHourError, level, parse_board, solve
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineErrorParser(
         prog="python -m highway_env.rushhour",
         description="Rush Hour / Traffic! (Nob Yoshigahara) puzzle tools.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -4,6 +4,7 @@
     python -m highway_env.solver solve --file positions.txt --json
     python -m highway_env.solver prove [--workers N] [--ray-address ADDR] [--threshold T] [--out PATH]
     python -m highway_env.solver first-moves [--workers N] [--out PATH]
+    python -m highway_env.solver store verify [--sample N] [--path P]
 
 Exit status: 0 on success, 2 on bad input (a clear message on stderr).
 """
@@ -13,33 +14,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 from highway_env.core import HighwayError, parse_board
+from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int
+from highway_env.shipped import refuse_shipped
+
+DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
-    return value
+def default_certificate_path(threshold: int, first_move: int | None) -> str:
+    """Where ``prove`` writes when no --out is given: named by its arguments, never a shipped file."""
+    name = "certificate" + (f"-t{threshold}" if threshold != 1 else "") + (
+        f"-move{first_move}" if first_move is not None else "")
+    return os.path.join("results", "proof", name + ".json")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m highway_env.solver",
         description="Exact solver for Highway. Values are from A's side: +1 A wins, 0 draw, -1 B wins; "
                     "the margin is minB - minA under perfect play.")
@@ -59,10 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also compute the exact margin (about 10x the work of the value alone)")
     solve.add_argument("--moves", action="store_true",
                        help="also give the value (and with --margin the margin) of every legal move")
-    solve.add_argument("--time-limit", type=_positive_float, metavar="S",
+    solve.add_argument("--time-limit", type=positive_float, metavar="S",
                        help="give up on a position after S seconds and report it as unknown "
                             "(value null, status 'unknown')")
-    solve.add_argument("--node-limit", type=_positive_int, metavar="N",
+    solve.add_argument("--node-limit", type=positive_int, metavar="N",
                        help="give up on a position after about N nodes and report it as unknown")
     solve.add_argument("--tt-bits", type=int, default=22, metavar="B",
                        help="transposition table of 2**B two-entry buckets (default 22, ~180 MB)")
@@ -71,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Solve the empty board from scratch on all cores: for each "
                                        "candidate first move of A, every reply of B modulo symmetry is a "
                                        "sub-problem solved by a worker; writes a JSON certificate.")
-    prove.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+    prove.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                        help="worker processes (default: all cores, here %(default)s)")
     prove.add_argument("--ray-address", metavar="ADDR",
                        help="run the sub-problems as tasks on this Ray cluster ('auto' for the local "
@@ -84,8 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     prove.add_argument("--threshold", type=int, default=1, metavar="T",
                        help="prove that A can force margin minB - minA >= T (default 1: A wins); the "
                             "largest T that can be proven is the value of the game")
-    prove.add_argument("--out", default="proof/certificate.json", metavar="PATH",
-                       help="where to write the certificate (default: %(default)s)")
+    prove.add_argument("--out", metavar="PATH",
+                       help="where to write the certificate (default: results/proof/certificate[-tT][-moveA].json "
+                            "from the arguments; the shipped proof/ files are written only when named here)")
+    prove.add_argument("--force", action="store_true",
+                       help="allow the default output to replace a shipped result")
     prove.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     first = sub.add_parser("first-moves", help="the value of each of A's 96 distinct first moves",
@@ -93,35 +89,67 @@ def build_parser() -> argparse.ArgumentParser:
                                        "B reply is won, a draw if every reply still leaves A margin >= 0, "
                                        "else B wins. Long (hours on 2 cores); resumable: results are "
                                        "rewritten atomically after each move and skipped on a rerun.")
-    first.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+    first.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                        help="worker processes (default: all cores, here %(default)s)")
     first.add_argument("--ray-address", metavar="ADDR", help="run the sub-problems on this Ray cluster")
     first.add_argument("--tt-bits", type=int, default=23, metavar="B",
                        help="transposition table per worker: 2**B two-entry buckets (default 23)")
-    first.add_argument("--out", default="proof/first_moves.json", metavar="PATH",
-                       help="results file, also the resume point (default: %(default)s)")
+    first.add_argument("--out", metavar="PATH",
+                       help="results file, also the resume point (default: results/first_moves.json; the "
+                            "shipped proof/first_moves.json is written only when named here)")
+    first.add_argument("--force", action="store_true",
+                       help="allow the default output to replace a shipped result")
     first.add_argument("--certificate", default="proof/certificate.json", metavar="PATH",
                        help="take the proven first move's value from this proof certificate instead of "
                             "proving it again (default: %(default)s; skipped if the file is missing)")
     first.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    store = sub.add_parser("store", help="check the position store shared by the perfect players")
+    store_sub = store.add_subparsers(dest="store_command", required=True)
+    verify = store_sub.add_parser("verify", help="re-solve a random sample of stored entries",
+                                  description="Re-solve a random sample of the store's entries and report "
+                                              "mismatches; also counts rows ignored for another solver "
+                                              "version or a wrong checksum. Exit 1 on any mismatch or "
+                                              "wrong checksum.")
+    verify.add_argument("--sample", type=positive_int, default=200, metavar="N",
+                        help="entries to re-solve (default %(default)s)")
+    verify.add_argument("--path", metavar="P", help="store file (default: $HIGHWAY_ENV_CACHE or "
+                                                    "~/.cache/highway_env/solved.sqlite)")
+    verify.add_argument("--seed", type=int, default=0, help="seed of the sample (default %(default)s)")
+    verify.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",
+                        help="seconds per entry; slower ones are counted as unknown (default %(default)s)")
     return parser
 
 
-def _read_positions(args) -> list[str]:
-    texts = list(args.positions)
+def _read_positions(args) -> list[tuple[str, str]]:
+    """(where, text) of every position: where names the argument or the --file line, for errors."""
+    texts = [(f"position {i + 1}", text) for i, text in enumerate(args.positions)]
     if args.file:
+        name = "<stdin>" if args.file == "-" else args.file
         try:
-            stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+            if args.file == "-":
+                data = sys.stdin.buffer.read()
+            else:
+                with open(args.file, "rb") as f:
+                    data = f.read()
         except OSError as exc:
             raise HighwayError(f"cannot read --file {args.file!r}: {exc.strerror}") from None
-        with stream:
-            for line in stream:
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    texts.append(line)
+        for number, raw in enumerate(data.split(b"\n"), start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+            except UnicodeDecodeError as exc:
+                raise HighwayError(f"{name} line {number}: not UTF-8 text (byte {raw[exc.start]:#04x} at "
+                                   f"column {exc.start + 1}); save the file as UTF-8") from None
+            if line and not line.startswith("#"):
+                texts.append((f"{name} line {number}", line))
     if not texts:
         raise HighwayError("no position given: pass positions or --file PATH")
     return texts
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """A bad input echoed in a one-line error, cut so that a 5,000-digit cell does not flood it."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
 def _human(board, result) -> str:
@@ -146,11 +174,13 @@ def cmd_solve(args) -> int:
         raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
     # Parse everything first: a bad line anywhere is reported before any work is done.
     boards = []
-    for i, text in enumerate(_read_positions(args)):
+    for where, text in _read_positions(args):
+        if len(text) > 200:  # 16 numbers of two digits and commas: anything longer is not a board
+            raise HighwayError(f"{where} ({_short(text)}): too long for 16 comma-separated numbers")
         try:
             boards.append(parse_board(text))
-        except HighwayError as exc:
-            raise HighwayError(f"position {i + 1} ({text!r}): {exc}") from None
+        except (HighwayError, ValueError) as exc:
+            raise HighwayError(f"{where} ({_short(text)}): {exc}") from None
     from highway_env.solver.solver import Solver
 
     solver = Solver(tt_bits=args.tt_bits)
@@ -171,6 +201,8 @@ def cmd_prove(args) -> int:
 
     if not 10 <= args.tt_bits <= 30:
         raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
+    out = args.out or default_certificate_path(args.threshold, args.first_move)
+    refuse_shipped(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          first_move=args.first_move)
     try:
@@ -178,12 +210,12 @@ def cmd_prove(args) -> int:
     except RuntimeError as exc:  # every candidate first move was refuted: an answer, not a crash
         print(f"not proven: {exc}", file=sys.stderr)
         return 1
-    write_certificate(certificate, args.out)
+    write_certificate(certificate, out)
     fm = certificate["first_move"]
     claim = "A wins" if args.threshold == 1 else f"A forces margin >= {args.threshold}"
     print(f"{claim}: first move {fm['number']} at cell {fm['cell']}; all {certificate['replies_distinct']} "
           f"distinct B replies ({certificate['replies_total']} in all) answered; {certificate['nodes']:,} nodes, "
-          f"{certificate['wall_seconds']} s wall on {certificate['workers']} workers; certificate: {args.out}")
+          f"{certificate['wall_seconds']} s wall on {certificate['workers']} workers; certificate: {out}")
     return 0
 
 
@@ -192,25 +224,66 @@ def cmd_first_moves(args) -> int:
 
     if not 10 <= args.tt_bits <= 30:
         raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
+    out = args.out or DEFAULT_FIRST_MOVES_PATH
+    refuse_shipped(out, allowed=args.out is not None or args.force)
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address)
     certificate = None
     if args.certificate and os.path.exists(args.certificate):
-        with open(args.certificate, encoding="utf-8") as f:
-            certificate = json.load(f)
-    result = first_move_values(config, args.out, progress=not args.no_progress, certificate=certificate)
+        try:
+            with open(args.certificate, encoding="utf-8") as f:
+                certificate = json.load(f)
+            certificate["first_move"]["action"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise HighwayError(f"--certificate {args.certificate!r} is not a proof certificate "
+                               f"({type(exc).__name__}: {exc}); pass another or --certificate ''") from None
+    result = first_move_values(config, out, progress=not args.no_progress, certificate=certificate)
     counts = {v: sum(1 for m in result["moves"] if m["value"] == v) for v in (1, 0, -1)}
     print(f"{len(result['moves'])} first moves solved ({'complete' if result['complete'] else 'partial'}): "
-          f"{counts[1]} win for A, {counts[0]} draw, {counts[-1]} win for B; results: {args.out}")
+          f"{counts[1]} win for A, {counts[0]} draw, {counts[-1]} win for B; results: {out}")
     return 0
+
+
+def cmd_store(args) -> int:
+    from highway_env.solver.store import PositionStore, default_store_path
+    from highway_env.solver.store_verify import verify_store
+
+    path = args.path or str(default_store_path())
+    with PositionStore(path, readonly=True) as store:
+        report = verify_store(store, args.sample, seed=args.seed, time_limit=args.time_limit)
+    for m in report["mismatches"]:
+        print(f"mismatch: {m['key']} stored {m['stored']} but the solver refutes {m['refuted']}")
+    print(f"{path}: {report['rows']} rows; {report['checked']} re-solved, {len(report['mismatches'])} mismatches, "
+          f"{report['unknown']} over the time limit; ignored: {report['checksum']} with a wrong checksum, "
+          f"{report['version']} from another solver version")
+    return 1 if report["mismatches"] or report["checksum"] else 0
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: stop the workers, keep what is written, say so in one line."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated()
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    command = {"solve": cmd_solve, "prove": cmd_prove, "first-moves": cmd_first_moves,
+               "store": cmd_store}[args.command]
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        return {"solve": cmd_solve, "prove": cmd_prove, "first-moves": cmd_first_moves}[args.command](args)
+        return command(args)
     except HighwayError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        name = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
+        kept = {"first-moves": " (results so far are kept: run the same command again to resume)",
+                "prove": " (nothing written: a proof is written when complete)"}.get(args.command, "")
+        print(f"interrupted by {name}; workers stopped{kept}", file=sys.stderr)
+        return 143 if isinstance(exc, _Terminated) else 130  # the shell's 128 + signal number
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

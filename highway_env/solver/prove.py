@@ -14,17 +14,17 @@ of the proof. The shipped one is ``proof/certificate.json``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
-import multiprocessing
 import os
 import platform
-import queue
+import signal
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from highway_env.core import SYMMETRIES, Board, decode_action, transform_action
+from highway_env.core import SYMMETRIES, Board, HighwayError, decode_action, transform_action
 from highway_env.atomic_files import atomic_write_text
 from highway_env.solver import kernel
 
@@ -52,8 +52,27 @@ def distinct_moves(board: Board) -> list[tuple[int, int]]:
 _SOLVER = None
 
 
-def _init_worker(tt_bits: int) -> None:
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when its parent ends: the search is compiled code that holds
+    the interpreter, so no Python-level watcher could run; elsewhere this is a no-op."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux
+        pass
+
+
+def _init_worker(tt_bits: int, parent_pid: int | None = None) -> None:
     global _SOLVER
+    if parent_pid is not None:  # a local worker process (not a Ray task, not the tests' direct call)
+        # Ctrl-C reaches the whole process group: the driver alone handles it, so workers print nothing
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _die_with_parent()
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(1)
     from highway_env.solver.solver import Solver
 
     _SOLVER = Solver(tt_bits=tt_bits)
@@ -82,42 +101,94 @@ class ProofConfig:
     ray_address: str | None = None
     first_move: int | None = None  # try only this first move (for re-checking a certificate)
     root: Board = field(default_factory=Board)  # the empty board; tests use small positions
+    retries: int = 2  # times a unit is re-run after its worker died (killed, out of memory)
+
+
+class WorkerLostError(HighwayError):
+    """A unit's worker process died more often than the configured retries allow."""
 
 
 class _LocalPool:
-    """Worker processes (multiprocessing.Pool: terminate() stops abandoned work cleanly)."""
+    """Worker processes. A ``ProcessPoolExecutor`` (not ``multiprocessing.Pool``, which waits forever
+    when a worker is killed mid-unit): a dead worker breaks the pool, which is then rebuilt and the
+    unfinished units are submitted again."""
 
-    def __init__(self, workers: int, tt_bits: int):
-        self.pool = multiprocessing.Pool(workers, initializer=_init_worker, initargs=(tt_bits,))
-        self.tt_bits = tt_bits
-        self.done: queue.Queue = queue.Queue()
+    def __init__(self, workers: int, tt_bits: int, retries: int = 2):
+        self.workers, self.tt_bits, self.retries = workers, tt_bits, retries
+        self.units: dict[int, tuple] = {}  # task -> (cells, threshold)
+        self.futures: dict[int, concurrent.futures.Future] = {}
+        self.lost: dict[int, int] = {}  # task -> times its worker died
         self.next_id = 0
+        self.executor = self._new_executor()
+
+    def _new_executor(self):
+        return concurrent.futures.ProcessPoolExecutor(
+            self.workers, initializer=_init_worker, initargs=(self.tt_bits, os.getpid()))
+
+    def _run(self, task: int) -> None:
+        cells, threshold = self.units[task]
+        self.futures[task] = self.executor.submit(solve_task, cells, threshold, self.tt_bits)
 
     def submit(self, cells, threshold):
         task = self.next_id
         self.next_id += 1
-        self.pool.apply_async(solve_task, (cells, threshold, self.tt_bits),
-                              callback=lambda r, t=task: self.done.put((t, r, None)),
-                              error_callback=lambda e, t=task: self.done.put((t, None, e)))
+        self.units[task] = (tuple(cells), threshold)
+        self._run(task)
         return task
 
     def wait_any(self, pending):
         while True:
-            task, result, error = self.done.get()
-            if error is not None:
-                raise error
-            if task in pending:
-                return [(task, result)]
+            done, _ = concurrent.futures.wait([self.futures[t] for t in pending],
+                                              return_when=concurrent.futures.FIRST_COMPLETED)
+            finished, broken = [], False
+            for task in pending:
+                future = self.futures[task]
+                if future not in done:
+                    continue
+                error = future.exception()
+                if isinstance(error, concurrent.futures.process.BrokenProcessPool):
+                    broken = True
+                elif error is not None:
+                    raise error
+                else:
+                    finished.append((task, future.result()))
+            if broken:
+                self._recover([t for t in pending if t not in dict(finished)])
+            if finished:
+                for task, _ in finished:
+                    self.futures.pop(task), self.units.pop(task)
+                return finished
+
+    def _recover(self, unfinished) -> None:
+        """A worker died: kill the broken pool and run the unfinished units again on a new one."""
+        self._kill()
+        self.executor = self._new_executor()
+        for task in unfinished:
+            self.lost[task] = self.lost.get(task, 0) + 1
+            if self.lost[task] > self.retries:
+                raise WorkerLostError(
+                    f"a worker died {self.lost[task]} times solving {','.join(map(str, self.units[task][0]))}; "
+                    f"out of memory? try fewer --workers or a smaller --tt-bits")
+        for task in unfinished:
+            self._run(task)
 
     def cancel(self, pending):
         pass  # the caller restarts the pool, which ends the work
 
+    def _kill(self) -> None:
+        # shutdown() alone lets running units finish (minutes); their processes are killed instead
+        processes = list((getattr(self.executor, "_processes", None) or {}).values())
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.join(5)
+
     def close(self, kill: bool = False):
         if kill:
-            self.pool.terminate()
+            self._kill()
         else:
-            self.pool.close()
-        self.pool.join()
+            self.executor.shutdown(wait=True)
 
 
 class _RayPool:
@@ -149,7 +220,7 @@ class _RayPool:
 def _make_pool(config: ProofConfig):
     if config.ray_address:
         return _RayPool(config.ray_address, config.tt_bits)
-    return _LocalPool(config.workers, config.tt_bits)
+    return _LocalPool(config.workers, config.tt_bits, config.retries)
 
 
 def check_first_move(pool, first: int, threshold: int, progress: bool, root: Board = Board()
@@ -238,7 +309,7 @@ def _restart(pool, config):
     """A local pool still busy with cancelled work would stall the next question: replace it."""
     if isinstance(pool, _LocalPool):
         pool.close(kill=True)
-        return _LocalPool(config.workers, config.tt_bits)
+        return _LocalPool(config.workers, config.tt_bits, config.retries)
     return pool
 
 
@@ -256,7 +327,8 @@ def first_move_values(config: ProofConfig, out_path: str, progress: bool = True,
             with open(out_path, encoding="utf-8") as f:
                 done = {m["action"]: m for m in json.load(f)["moves"]}
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise RuntimeError(f"cannot resume from {out_path}: {exc}; move it away to start afresh") from None
+            raise HighwayError(f"cannot resume from {out_path!r} ({type(exc).__name__}: {exc}); it is not a "
+                               f"first-moves results file: move it away to start afresh") from None
     # weakest first (reverse search order): their refutations are cheap, so results come early
     moves = distinct_moves(config.root)[::-1]
     if (certificate and certificate.get("threshold", 1) == 1

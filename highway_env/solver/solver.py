@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
-from highway_env.core import Board, HighwayError, decode_action, encode_action
+from highway_env.core import Board, HighwayError, decode_action, encode_action, parse_board
 from highway_env.solver import kernel
 
 INF = kernel.INF
@@ -79,6 +80,22 @@ class SolveResult:
         if self.moves is not None:
             out["moves"] = [m.to_dict() for m in self.moves]
         return out
+
+
+def as_board(position) -> Board:
+    """A ``Board`` from what the agents accept: a Board, a board string, or 16 integers (list, tuple
+    or integer array); anything else is a ``TypeError`` naming its type."""
+    if isinstance(position, Board):
+        return position
+    if isinstance(position, str):
+        return parse_board(position)
+    if isinstance(position, np.ndarray) and position.dtype.kind in "iu" and position.ndim == 1:
+        return Board(tuple(int(v) for v in position))
+    if isinstance(position, (list, tuple)):
+        return Board(tuple(position))  # Board validates: 16 integers in 0..16, no repeats
+    raise TypeError(f"a position must be a Board, a board string or 16 integers, got "
+                    f"{type(position).__name__}" + (f" of dtype {position.dtype}" if isinstance(position, np.ndarray)
+                                                    else ""))
 
 
 class LimitReached(Exception):
@@ -190,12 +207,14 @@ class Solver:
         raise AssertionError(f"no move keeps value {value} in {board.to_string()}")  # unreachable
 
     # ------------------------------------------------------------------ public API
-    def solve(self, board: Board, *, margin: bool = False, moves: bool = False,
+    def solve(self, board: Board | str | Sequence[int], *, margin: bool = False, moves: bool = False,
               time_limit: float | None = None, node_limit: int | None = None) -> SolveResult:
-        """Value (and on request the exact margin and every move's value) of ``board``.
+        """Value (and on request the exact margin and every move's value) of ``board`` (see
+        :func:`as_board` for the forms accepted).
 
         A time or node limit that runs out gives a result with ``value`` None ("unknown").
         """
+        board = as_board(board)
         if time_limit is not None and time_limit <= 0:
             raise HighwayError(f"time_limit must be positive, got {time_limit!r}")
         if node_limit is not None and node_limit <= 0:

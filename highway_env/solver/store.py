@@ -13,6 +13,12 @@ Writes are merged: the stored bounds become the intersection of old and new (``m
 that do not intersect mean a bug somewhere (or a damaged file) and raise :class:`StoreConflictError`
 instead of being stored.
 
+Integrity: each row records the :data:`~highway_env.solver.version.SOLVER_VERSION` that wrote it and
+a checksum of (key, lo, hi, version). A row from another solver version, or whose checksum does not
+match (an edited or damaged entry), is ignored on reading and replaced on the next write. The checksum
+catches edits and damage, not a forger who recomputes it. ``python -m highway_env.solver store verify``
+re-solves a sample of entries.
+
 Speed and safety: the file is in WAL mode (readers never block the writer), a busy timeout lets
 several processes share it, and writes are buffered in memory and committed in one transaction per
 ``batch_size`` positions (or at :meth:`PositionStore.flush` / :meth:`PositionStore.close` / exit).
@@ -31,6 +37,7 @@ the bad file aside (``<name>.corrupt-<time>``) and starts an empty one instead.
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import sqlite3
 import threading
@@ -40,12 +47,13 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from highway_env.core import SYMMETRIES, Board, HighwayError, inverse_perm
+from highway_env.solver.version import SOLVER_VERSION
 
 #: Bounds meaning "nothing known" (the solver's infinity; real margins are far inside).
 UNKNOWN_LO, UNKNOWN_HI = -1000, 1000
 
 FORMAT_NAME = "highway-solved-positions"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: rows carry the solver version and a checksum (version 1 files are upgraded)
 
 _INV = tuple(inverse_perm(p) for p in SYMMETRIES.values())
 _PERMS = tuple(tuple(p) for p in SYMMETRIES.values())
@@ -115,6 +123,21 @@ def default_store_path() -> Path:
     return Path.home() / ".cache" / "highway_env" / "solved.sqlite"
 
 
+def entry_checksum(key: str, lo: int, hi: int, solver: int) -> int:
+    """Checksum of one stored entry (a signed 64-bit integer, as SQLite stores it)."""
+    digest = hashlib.blake2b(f"{key}|{lo}|{hi}|{solver}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def entry_status(key: str, lo, hi, solver, checksum) -> str:
+    """'ok', 'version' (written by another solver version) or 'checksum' (edited or damaged)."""
+    if solver != SOLVER_VERSION:
+        return "version"
+    if not isinstance(lo, int) or not isinstance(hi, int) or checksum != entry_checksum(key, lo, hi, solver):
+        return "checksum"
+    return "ok"
+
+
 # ----------------------------------------------------------------------------- the store
 
 _SCHEMA = """
@@ -123,14 +146,23 @@ CREATE TABLE IF NOT EXISTS positions (
     key TEXT PRIMARY KEY,
     lo INTEGER NOT NULL,
     hi INTEGER NOT NULL,
+    solver INTEGER NOT NULL DEFAULT 0,
+    checksum INTEGER NOT NULL DEFAULT 0,
     CHECK (lo <= hi)
 ) WITHOUT ROWID;
 """
 
-_UPSERT = """
-INSERT INTO positions (key, lo, hi) VALUES (?, ?, ?)
-ON CONFLICT(key) DO UPDATE SET lo = max(lo, excluded.lo), hi = min(hi, excluded.hi)
+# A stored row is merged only if it is valid (this solver version, checksum right); an invalid one is
+# replaced. SET expressions see the old row, so the new bounds are spelled out again for the checksum.
+_VALID = "(solver = excluded.solver AND checksum = entry_checksum(key, lo, hi, solver))"
+_NEW_LO = f"CASE WHEN {_VALID} THEN max(lo, excluded.lo) ELSE excluded.lo END"
+_NEW_HI = f"CASE WHEN {_VALID} THEN min(hi, excluded.hi) ELSE excluded.hi END"
+_UPSERT = f"""
+INSERT INTO positions (key, lo, hi, solver, checksum) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT(key) DO UPDATE SET lo = {_NEW_LO}, hi = {_NEW_HI}, solver = excluded.solver,
+    checksum = entry_checksum(key, {_NEW_LO}, {_NEW_HI}, excluded.solver)
 """
+_SELECT = "SELECT key, lo, hi, solver, checksum FROM positions"
 
 
 def _flush_at_exit(ref):
@@ -164,6 +196,7 @@ class PositionStore:
         self._pending: dict[str, tuple[int, int]] = {}
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
+        self.read_status: dict[str, int] = {}  # rows read so far, by entry_status: how many were trusted or ignored
         try:
             self._open()
         except StoreCorruptError:
@@ -189,6 +222,9 @@ class PositionStore:
 
     def _open(self) -> None:
         memory = self.path == ":memory:"
+        if not memory and os.path.isdir(self.path):
+            raise StoreError(f"position store path {self.path!r} is a directory; give a file path such as "
+                             f"{os.path.join(self.path, 'solved.sqlite')!r} (HIGHWAY_ENV_CACHE or --store)")
         if not memory:
             if self.readonly and not os.path.exists(self.path):
                 raise StoreError(f"position store {self.path!r} does not exist (opened read-only)")
@@ -205,6 +241,7 @@ class PositionStore:
         except sqlite3.Error as e:
             raise StoreError(f"cannot open position store {self.path!r}: {e}") from e
         self._conn = conn
+        conn.create_function("entry_checksum", 4, entry_checksum, deterministic=True)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             if not memory and not self.readonly:
@@ -230,10 +267,18 @@ class PositionStore:
             meta = dict(conn.execute("SELECT name, value FROM meta"))
             if meta.get("format") != FORMAT_NAME:
                 raise StoreCorruptError(f"{self.path!r} is not a position store (format {meta.get('format')!r})")
+            if meta.get("version") == "1" and not self.readonly:  # add the integrity columns
+                conn.execute("BEGIN IMMEDIATE")
+                if "solver" not in {r[1] for r in conn.execute("PRAGMA table_info(positions)")}:
+                    conn.execute("ALTER TABLE positions ADD COLUMN solver INTEGER NOT NULL DEFAULT 0")
+                    conn.execute("ALTER TABLE positions ADD COLUMN checksum INTEGER NOT NULL DEFAULT 0")
+                conn.execute("UPDATE meta SET value = ? WHERE name = 'version'", (str(FORMAT_VERSION),))
+                conn.execute("COMMIT")
+                meta["version"] = str(FORMAT_VERSION)
             if meta.get("version") != str(FORMAT_VERSION):
                 raise StoreError(f"position store {self.path!r} has format version {meta.get('version')!r}; "
                                  f"this code reads version {FORMAT_VERSION}")
-            conn.execute("SELECT key, lo, hi FROM positions LIMIT 1").fetchall()
+            conn.execute(_SELECT + " LIMIT 1").fetchall()
         except StoreError:
             raise
         except sqlite3.DatabaseError as e:
@@ -258,19 +303,20 @@ class PositionStore:
         return self._conn
 
     # -- reads
-    def _row_check(self, key: str, lo, hi) -> tuple[int, int]:
-        if not isinstance(lo, int) or not isinstance(hi, int) or lo > hi:
-            raise StoreCorruptError(f"position store {self.path!r}: bad row for {key!r}: lo={lo!r} hi={hi!r}")
-        return lo, hi
+    def _row_check(self, key: str, lo, hi, solver, checksum) -> tuple[int, int] | None:
+        """The bounds of a stored row, or None for a row to ignore (other version, bad checksum)."""
+        status = entry_status(key, lo, hi, solver, checksum)
+        self.read_status[status] = self.read_status.get(status, 0) + 1
+        return (lo, hi) if status == "ok" else None
 
     def get_key(self, key: str) -> tuple[int, int] | None:
         with self._lock:
             pending = self._pending.get(key)
             try:
-                row = self._connection().execute("SELECT lo, hi FROM positions WHERE key = ?", (key,)).fetchone()
+                row = self._connection().execute(_SELECT + " WHERE key = ?", (key,)).fetchone()
             except sqlite3.DatabaseError as e:
                 raise self._corrupt(e) from e
-            stored = None if row is None else self._row_check(key, *row)
+            stored = None if row is None else self._row_check(*row)
             return intersect(stored, pending)
 
     def get(self, board: Board | Sequence[int]) -> tuple[int, int] | None:
@@ -286,9 +332,11 @@ class PositionStore:
             try:
                 for i in range(0, len(keys), 500):
                     chunk = keys[i:i + 500]
-                    q = f"SELECT key, lo, hi FROM positions WHERE key IN ({','.join('?' * len(chunk))})"
-                    for key, lo, hi in conn.execute(q, chunk):
-                        out[key] = self._row_check(key, lo, hi)
+                    q = _SELECT + f" WHERE key IN ({','.join('?' * len(chunk))})"
+                    for row in conn.execute(q, chunk):
+                        bounds = self._row_check(*row)
+                        if bounds is not None:
+                            out[row[0]] = bounds
             except sqlite3.DatabaseError as e:
                 raise self._corrupt(e) from e
             for key in keys:
@@ -307,20 +355,27 @@ class PositionStore:
         with self._lock:
             self.flush()
             try:
-                return self._connection().execute("SELECT count(*) FROM positions").fetchone()[0]
+                return self._connection().execute(
+                    "SELECT count(*) FROM positions WHERE solver = ? AND checksum = entry_checksum(key, lo, hi, solver)",
+                    (SOLVER_VERSION,)).fetchone()[0]
+            except sqlite3.DatabaseError as e:
+                raise self._corrupt(e) from e
+
+    def rows(self) -> list[tuple[str, int, int, int, int]]:
+        """Every stored row as (key, lo, hi, solver version, checksum), valid or not (flushes first)."""
+        with self._lock:
+            self.flush()
+            try:
+                return self._connection().execute(_SELECT).fetchall()
             except sqlite3.DatabaseError as e:
                 raise self._corrupt(e) from e
 
     def items(self) -> Iterable[tuple[str, tuple[int, int]]]:
-        """Every (key, (lo, hi)) stored (flushes first)."""
-        with self._lock:
-            self.flush()
-            try:
-                rows = self._connection().execute("SELECT key, lo, hi FROM positions").fetchall()
-            except sqlite3.DatabaseError as e:
-                raise self._corrupt(e) from e
-        for key, lo, hi in rows:
-            yield key, self._row_check(key, lo, hi)
+        """Every valid (key, (lo, hi)) stored (flushes first); invalid rows are left out."""
+        for row in self.rows():
+            bounds = self._row_check(*row)
+            if bounds is not None:
+                yield row[0], bounds
 
     # -- writes
     def put_key(self, key: str, lo: int, hi: int) -> None:
@@ -359,7 +414,8 @@ class PositionStore:
             if not self._pending:
                 return
             conn = self._connection()
-            rows = [(k, lo, hi) for k, (lo, hi) in self._pending.items()]
+            rows = [(k, lo, hi, SOLVER_VERSION, entry_checksum(k, lo, hi, SOLVER_VERSION))
+                    for k, (lo, hi) in self._pending.items()]
             conflicts = []
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -370,12 +426,12 @@ class PositionStore:
                     conn.execute("ROLLBACK")
                     conn.execute("BEGIN IMMEDIATE")
                     good = []
-                    for key, lo, hi in rows:
+                    for key, lo, hi, solver, checksum in rows:
                         old = self._stored(conn, key)
                         if old is not None and max(lo, old[0]) > min(hi, old[1]):
                             conflicts.append((key, (lo, hi), old))
                         else:
-                            good.append((key, lo, hi))
+                            good.append((key, lo, hi, solver, checksum))
                     conn.executemany(_UPSERT, good)
                 conn.execute("COMMIT")
             except sqlite3.DatabaseError as e:
@@ -390,8 +446,9 @@ class PositionStore:
 
     @staticmethod
     def _stored(conn, key: str):
-        row = conn.execute("SELECT lo, hi FROM positions WHERE key = ?", (key,)).fetchone()
-        return None if row is None else tuple(row)
+        """Valid stored bounds of ``key`` or None (no row, or one to ignore)."""
+        row = conn.execute(_SELECT + " WHERE key = ?", (key,)).fetchone()
+        return None if row is None or entry_status(*row) != "ok" else tuple(row[1:3])
 
     def close(self) -> None:
         with self._lock:

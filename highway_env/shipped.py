@@ -1,0 +1,29 @@
+"""Shipped results (``proof/``, ``results/shipped/``, ``highway_env/data/``) are never overwritten by a
+command's default output: only a path the user names (``--out``) or ``--force`` may replace them.
+
+Commands call :func:`refuse_shipped` before writing; their defaults point under ``results/`` instead.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from highway_env.core import HighwayError
+
+_REPO = Path(__file__).resolve().parent.parent
+SHIPPED_DIRS = (_REPO / "proof", _REPO / "results" / "shipped", _REPO / "highway_env" / "data")
+
+
+def is_shipped(path: str | os.PathLike) -> bool:
+    """Does ``path`` lie inside one of the folders of shipped results of this checkout?"""
+    target = Path(path).expanduser().resolve()
+    return any(target == d or d in target.parents for d in SHIPPED_DIRS)
+
+
+def refuse_shipped(path: str | os.PathLike, allowed: bool, option: str = "--out") -> None:
+    """Raise a one-line :class:`HighwayError` if ``path`` is a shipped result and writing it was not
+    asked for by name (``allowed``: the user gave the path or ``--force``)."""
+    if not allowed and is_shipped(path):
+        raise HighwayError(f"refusing to overwrite the shipped result {os.fspath(path)!r}: name it with "
+                           f"{option} PATH or pass --force to replace it, or write elsewhere")

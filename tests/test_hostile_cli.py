@@ -1,0 +1,462 @@
+"""Bad input and hostile use of the command lines: one clear line on stderr and exit code 2, shipped
+results never overwritten by default, signals and killed workers handled (issue 14)."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from highway_env.core import HighwayError, parse_board
+from highway_env.shipped import is_shipped, refuse_shipped
+from highway_env.solver.__main__ import main
+
+REPO = Path(__file__).resolve().parent.parent
+POSITION = "6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,0"
+ENV = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def run_cli(capsys, *argv):
+    try:
+        rc = main(list(argv))
+    except SystemExit as exc:  # argparse usage errors
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def assert_one_line_error(rc, err, *needles):
+    assert rc == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for needle in needles:
+        assert needle in err, err
+
+
+# ----------------------------------------------------------------------------- solve: limits and --file
+
+@pytest.mark.parametrize("flag, value", [("--time-limit", "inf"), ("--time-limit", "1e13"),
+                                         ("--time-limit", "nan"), ("--time-limit", "-3"),
+                                         ("--node-limit", "99999999999999999999999"), ("--node-limit", "0")])
+def test_out_of_range_limits_are_one_line_errors(capsys, flag, value):
+    rc, out, err = run_cli(capsys, "solve", POSITION, flag, value)
+    assert_one_line_error(rc, err, flag, "must be positive")
+    assert out == ""
+
+
+def test_file_with_a_byte_order_mark_is_read(capsys, tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + POSITION.encode() + b"\n")
+    rc, out, err = run_cli(capsys, "solve", "--file", str(path), "--json")
+    assert rc == 0 and json.loads(out)["value"] == 1, err
+
+
+def test_file_errors_name_the_file_line(capsys, tmp_path):
+    path = tmp_path / "positions.txt"
+    path.write_text(f"# header\n\n{POSITION}\n1,2,3\n")
+    rc, out, err = run_cli(capsys, "solve", "--file", str(path))
+    assert_one_line_error(rc, err, "positions.txt line 4", "expected 16 comma-separated numbers")
+    assert out == ""
+
+
+def test_non_utf8_file_is_one_line_error(capsys, tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(POSITION.encode() + b"\n6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,\xe9\n")
+    rc, _, err = run_cli(capsys, "solve", "--file", str(path))
+    assert_one_line_error(rc, err, "latin1.txt line 2", "not UTF-8", "0xe9")
+
+
+@pytest.mark.parametrize("where", ["argument", "file"])
+def test_a_5000_digit_cell_is_a_short_one_line_error(capsys, tmp_path, where):
+    huge = "1" * 5000 + ",0" * 15
+    if where == "file":
+        path = tmp_path / "huge.txt"
+        path.write_text(huge + "\n")
+        rc, _, err = run_cli(capsys, "solve", "--file", str(path))
+    else:
+        rc, _, err = run_cli(capsys, "solve", huge)
+    assert_one_line_error(rc, err, "too long")
+    assert len(err) < 300
+
+
+def test_usage_errors_are_one_line(capsys):
+    rc, _, err = run_cli(capsys, "frobnicate")
+    assert_one_line_error(rc, err, "invalid choice")
+
+
+# ----------------------------------------------------------------------------- shipped results
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_shipped_paths_are_refused_unless_named():
+    shipped = REPO / "proof" / "certificate.json"
+    assert is_shipped(shipped) and is_shipped(REPO / "highway_env" / "data" / "x.npz")
+    assert is_shipped(REPO / "results" / "shipped" / "a" / "b.json")
+    assert not is_shipped(REPO / "results" / "proof" / "certificate.json")
+    with pytest.raises(HighwayError, match="--force"):
+        refuse_shipped(shipped, allowed=False)
+    refuse_shipped(shipped, allowed=True)  # named by the user: allowed
+
+
+@pytest.mark.parametrize("cwd", [pytest.param("repo", marks=pytest.mark.slow), "tmp"])
+def test_prove_without_out_leaves_the_shipped_certificate_alone(tmp_path, cwd):
+    shipped = REPO / "proof" / "certificate.json"
+    before = _digest(shipped)
+    where = REPO if cwd == "repo" else tmp_path
+    expected = where / "results" / "proof" / "certificate-t-100-move243.json"
+    existed = expected.exists()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "highway_env.solver", "prove", "--threshold", "-100",
+                               "--first-move", "243", "--workers", "1", "--tt-bits", "12", "--no-progress"],
+                              cwd=where, env=ENV, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert _digest(shipped) == before
+        assert json.loads(expected.read_text())["threshold"] == -100
+    finally:
+        if not existed and expected.exists() and cwd == "repo":
+            expected.unlink()
+
+
+def test_first_moves_with_a_corrupt_results_file_is_one_line_error(capsys, tmp_path):
+    bad = tmp_path / "first.json"
+    bad.write_text('{"moves": [1, 2')
+    rc, _, err = run_cli(capsys, "first-moves", "--out", str(bad), "--certificate", "", "--no-progress")
+    assert_one_line_error(rc, err, "cannot resume", "first.json", "move it away")
+    bad.write_text('{"moves": [1, 2]}')  # valid JSON, wrong shape
+    rc, _, err = run_cli(capsys, "first-moves", "--out", str(bad), "--certificate", "", "--no-progress")
+    assert_one_line_error(rc, err, "cannot resume")
+
+
+def test_first_moves_with_a_corrupt_certificate_is_one_line_error(capsys, tmp_path):
+    cert = tmp_path / "cert.json"
+    cert.write_text("[]")
+    rc, _, err = run_cli(capsys, "first-moves", "--out", str(tmp_path / "f.json"), "--certificate", str(cert))
+    assert_one_line_error(rc, err, "cert.json", "not a proof certificate")
+
+
+# ----------------------------------------------------------------------------- signals and lost workers
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for path in glob.glob(f"/proc/{pid}/task/*/children"):
+        try:
+            found += [int(x) for x in Path(path).read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+linux_only = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+
+
+def _start_long_prove(tmp_path):
+    """A prove run whose units take minutes, with both workers started."""
+    proc = subprocess.Popen([sys.executable, "-m", "highway_env.solver", "prove", "--first-move", "243",
+                             "--workers", "2", "--tt-bits", "14", "--no-progress"],
+                            cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    workers = _children(proc.pid)
+    assert len(workers) >= 2, "workers did not start"
+    time.sleep(1.0)  # let them start searching
+    return proc, workers
+
+
+def _wait_gone(pids, seconds):
+    deadline = time.monotonic() + seconds
+    while any(_running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [p for p in pids if _running(p)]
+
+
+@linux_only
+@pytest.mark.parametrize("sig, code, name", [
+    (signal.SIGINT, 130, "Ctrl-C"), pytest.param(signal.SIGTERM, 143, "SIGTERM", marks=pytest.mark.slow)])
+def test_a_signal_ends_prove_in_one_line_and_stops_its_workers(tmp_path, sig, code, name):
+    proc, workers = _start_long_prove(tmp_path)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code
+    assert err.count("\n") == 1 and name in err and "Traceback" not in err, err
+    assert _wait_gone(workers, 5) == []
+
+
+@linux_only
+@pytest.mark.slow
+def test_workers_die_with_a_killed_parent(tmp_path):
+    proc, workers = _start_long_prove(tmp_path)
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert _wait_gone(workers, 5) == [], "orphaned workers still running"
+
+
+@linux_only
+@pytest.mark.parametrize("retries", [1, 0])
+def test_a_worker_killed_mid_unit_is_rerun_or_fails_clearly(retries):
+    from highway_env.solver.prove import WorkerLostError, _LocalPool
+
+    board = parse_board("0,5,0,0,0,0,0,0,0,0,14,0,0,6,0,8")  # about a second of search
+    # the worker is killed right after the submit, while it starts: the unit cannot have finished
+    pool = _LocalPool(1, 14, retries=retries)
+    try:
+        task = pool.submit(board.cells, 1)
+        victims = list(pool.executor._processes)  # this pool's workers only (other children may exist)
+        assert victims and all(_running(p) for p in victims)
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        if retries:
+            [(done, result)] = pool.wait_any({task})
+            assert done == task and result["holds"] and pool.lost[task] == 1
+        else:
+            with pytest.raises(WorkerLostError, match="worker died 1 times"):
+                pool.wait_any({task})
+    finally:
+        pool.close(kill=True)
+
+
+# ----------------------------------------------------------------------------- the position store
+
+def _late_position_and_children():
+    """A position with A to move that A wins, and the value of each of its moves (exact)."""
+    from highway_env.solver import Solver
+
+    board = parse_board(POSITION)
+    result = Solver(tt_bits=14).solve(board, moves=True)
+    assert result.value == 1 and any(m.value < 1 for m in result.moves)
+    return board, {m.action: m.value for m in result.moves}
+
+
+def _tamper(path, key, lo, hi, checksum=None):
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    if checksum is None:  # a plain edit: the checksum no longer matches
+        conn.execute("UPDATE positions SET lo = ?, hi = ? WHERE key = ?", (lo, hi, key))
+    else:  # a forger who recomputes it
+        conn.execute("UPDATE positions SET lo = ?, hi = ?, checksum = ? WHERE key = ?", (lo, hi, checksum, key))
+    conn.commit()
+    conn.close()
+
+
+def test_an_edited_store_entry_is_ignored_and_replaced(tmp_path):
+    from highway_env.solver.store import PositionStore, canonical_key
+
+    path = str(tmp_path / "s.sqlite")
+    board = parse_board(POSITION)
+    with PositionStore(path) as store:
+        store.put(board, 7, 7)
+    _tamper(path, canonical_key(board), -9, -9)
+    with PositionStore(path) as store:
+        assert store.get(board) is None and store.read_status == {"checksum": 1}
+        assert len(store) == 0 and list(store.items()) == []
+        store.put(board, 7, 7)  # the damaged row is replaced, not merged into a contradiction
+    with PositionStore(path) as store:
+        assert store.get(board) == (7, 7)
+
+
+def test_entries_of_another_solver_version_are_ignored(tmp_path, monkeypatch):
+    import highway_env.solver.store as store_module
+
+    path = str(tmp_path / "s.sqlite")
+    board = parse_board(POSITION)
+    with store_module.PositionStore(path) as store:
+        store.put(board, 7, 7)
+    monkeypatch.setattr(store_module, "SOLVER_VERSION", store_module.SOLVER_VERSION + 1)
+    with store_module.PositionStore(path) as store:
+        assert store.get(board) is None and store.read_status == {"version": 1}
+        store.put(board, 1, 9)
+        assert store.get(board) == (1, 9)
+
+
+def test_a_version_1_store_is_upgraded_and_its_unchecked_rows_ignored(tmp_path):
+    import sqlite3
+
+    from highway_env.solver.store import FORMAT_NAME, PositionStore, canonical_key
+
+    path = str(tmp_path / "v1.sqlite")
+    board = parse_board(POSITION)
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                       "CREATE TABLE positions (key TEXT PRIMARY KEY, lo INTEGER NOT NULL, hi INTEGER NOT NULL,"
+                       " CHECK (lo <= hi)) WITHOUT ROWID;")
+    conn.execute("INSERT INTO meta VALUES ('format', ?), ('version', '1')", (FORMAT_NAME,))
+    conn.execute("INSERT INTO positions VALUES (?, -9, -9)", (canonical_key(board),))
+    conn.commit()
+    conn.close()
+    with PositionStore(path) as store:
+        assert store.get(board) is None
+        store.put(board, 7, 7)
+    with PositionStore(path, readonly=True) as store:
+        assert store.get(board) == (7, 7)
+
+
+@pytest.mark.slow  # ~30 s: the player warms up; the fast store-level tests above cover the same rows
+def test_a_tampered_store_does_not_mislead_the_perfect_player(tmp_path):
+    """Issue 14 item 9: losing moves edited to look winning made the player play one."""
+    from highway_env.solver.player import PerfectPlayer
+    from highway_env.solver.store import PositionStore, canonical_key
+
+    board, values = _late_position_and_children()
+    path = str(tmp_path / "s.sqlite")
+    with PositionStore(path) as store:
+        for action, value in values.items():
+            store.put_value(board.apply(action), value)
+    for action, value in values.items():
+        if value < 1:
+            _tamper(path, canonical_key(board.apply(action)), 1, 1000)
+    for seed in range(2):
+        player = PerfectPlayer(store=path, book=False, seed=seed, progress=False, tt_bits=14)
+        action = player.act(board)
+        assert values[action] == 1, (action, player.last_info)
+        player.close()
+
+
+def _verify(capsys, path, *extra):
+    return run_cli(capsys, "store", "verify", "--path", str(path), "--sample", "50", *extra)
+
+
+def test_store_verify_reports_mismatches_and_exits_1(capsys, tmp_path):
+    from highway_env.solver.store import SOLVER_VERSION, PositionStore, canonical_key, entry_checksum
+
+    board, values = _late_position_and_children()
+    path = tmp_path / "s.sqlite"
+    with PositionStore(str(path)) as store:
+        for action, value in values.items():
+            store.put_value(board.apply(action), value)
+    rc, out, err = _verify(capsys, path)
+    assert rc == 0 and f"{len(values)} re-solved, 0 mismatches" in out, out + err
+    loser = next(a for a, v in values.items() if v == -1)
+    key = canonical_key(board.apply(loser))
+    _tamper(path, key, 1, 1000, checksum=entry_checksum(key, 1, 1000, SOLVER_VERSION))  # passes the checksum
+    rc, out, _ = _verify(capsys, path)
+    assert rc == 1 and f"mismatch: {key}" in out and "1 mismatches" in out
+    _tamper(path, key, 2, 1000)  # a plain edit: caught by the checksum
+    rc, out, _ = _verify(capsys, path)
+    assert rc == 1 and "1 with a wrong checksum" in out
+
+
+@pytest.mark.parametrize("kind", ["directory", "garbage", "missing"])
+def test_bad_store_paths_are_one_line_errors(capsys, tmp_path, kind):
+    path = tmp_path / "store"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "garbage":
+        path.write_bytes(b"not sqlite at all\x00" * 100)
+    rc, _, err = _verify(capsys, path)
+    assert_one_line_error(rc, err, str(path))
+
+
+# ----------------------------------------------------------------------------- the solver's Python API
+
+def test_solver_accepts_what_the_agents_accept_and_names_bad_types():
+    import numpy as np
+
+    from highway_env.solver import Solver
+
+    solver = Solver(tt_bits=12)
+    cells = [int(v) for v in POSITION.split(",")]
+    values = {solver.solve(x).value for x in (POSITION, cells, tuple(cells), np.array(cells), parse_board(POSITION))}
+    assert values == {1}
+    for bad, name in ((3.5, "float"), (np.zeros(16), "float64"), ({"a": 1}, "dict"), (None, "NoneType")):
+        with pytest.raises(TypeError, match=name):
+            solver.solve(bad)
+    with pytest.raises(HighwayError, match="cell 0"):
+        solver.solve([0.5] + [0] * 15)
+
+
+# ----------------------------------------------------------------------------- sibling games' CLIs
+
+def test_blackpath_solve_stops_at_its_position_limit(capsys):
+    from highway_env.blackpath.__main__ import main as blackpath_main
+
+    rc = blackpath_main(["solve", "--rows", "10", "--cols", "10", "--max-positions", "20000"])
+    err = capsys.readouterr().err
+    assert_one_line_error(rc, err, "gave up after", "--max-positions")
+    assert blackpath_main(["solve", "--rows", "4", "--cols", "4", "--json"]) == 0  # the default limit fits
+    assert json.loads(capsys.readouterr().out)["winner"] == 1
+
+
+def test_blackpath_time_limit_and_bad_limits(capsys):
+    from highway_env.blackpath.__main__ import main as blackpath_main
+
+    rc = blackpath_main(["solve", "--rows", "10", "--cols", "10", "--time-limit", "0.2"])
+    assert_one_line_error(rc, capsys.readouterr().err, "time limit")
+    with pytest.raises(SystemExit) as exc:
+        blackpath_main(["solve", "--max-positions", "9" * 30])
+    assert exc.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content", [b"garbage\n", bytes(range(256)) * 8, None])
+def test_demo_with_a_bad_checkpoint_is_one_line_error(capsys, tmp_path, content):
+    pytest.importorskip("torch")
+    from highway_env.demo import main as demo_main
+
+    path = tmp_path / "bad.pt"
+    if content is not None:
+        path.write_bytes(content)
+    rc = demo_main(["--a", f"az:{path}"])
+    assert_one_line_error(rc, capsys.readouterr().err, "bad.pt")
+
+
+def test_demo_png_into_a_missing_folder_is_refused_before_the_game(capsys, tmp_path):
+    from highway_env.demo import main as demo_main
+
+    rc, = (demo_main(["--png", str(tmp_path / "no" / "x.png")]),)
+    out, err = capsys.readouterr()
+    assert_one_line_error(rc, err, "does not exist")
+    assert "move" not in out
+
+
+@pytest.mark.parametrize("module, argv", [
+    ("highway_env.jumping.__main__", ["solve", "--max-states", "9" * 30]),
+    ("highway_env.jumping.__main__", ["solve", "--n", "x"]),
+    ("highway_env.rushhour.__main__", []),
+    ("highway_env.blackpath.__main__", ["solve", "--rows", "x"]),
+])
+def test_sibling_usage_errors_are_one_line(capsys, module, argv):
+    import importlib
+
+    with pytest.raises(SystemExit) as exc:
+        importlib.import_module(module).main(argv)
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, "error:")
+
+
+@pytest.mark.parametrize("kind", ["directory", "garbage"])
+def test_evaluate_with_a_bad_store_path_is_one_line_error(tmp_path, kind):
+    store = tmp_path / "store"
+    if kind == "directory":
+        store.mkdir()
+    else:
+        store.write_bytes(b"\x00garbage" * 600)
+    proc = subprocess.run([sys.executable, str(REPO / "evaluate.py"), "--agent", "random", "--quick", "--no-plots",
+                           "--no-progress", "--out", str(tmp_path / "ev")],
+                          env={**ENV, "HIGHWAY_ENV_CACHE": str(store)}, capture_output=True, text=True, timeout=300)
+    assert_one_line_error(proc.returncode, proc.stderr, str(store))
+
+
+@pytest.mark.parametrize("argv", [["build", "--games-per-source", "1", "--no-progress"],
+                                  ["add-early", "--no-progress"]])
+def test_positions_commands_refuse_the_shipped_default_output(capsys, argv):
+    from highway_env.evaluation.positions import DEFAULT_PATH, main as positions_main
+
+    before = _digest(DEFAULT_PATH) if DEFAULT_PATH.exists() else None
+    rc = positions_main(argv)
+    assert_one_line_error(rc, capsys.readouterr().err, "refusing to overwrite", "--force")
+    assert (_digest(DEFAULT_PATH) if DEFAULT_PATH.exists() else None) == before
