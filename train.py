@@ -111,7 +111,7 @@ def main(argv=None) -> int:
         terminated.append(signum)
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, on_sigterm)
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         out = trainer.run()
     except KeyboardInterrupt:
@@ -119,6 +119,8 @@ def main(argv=None) -> int:
     except TrainingDiverged as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     c = out["counters"]
     print(f"done: {c['iteration']} iterations, {c['games']} games, {c['steps']} steps in "
           f"{c['elapsed'] / 60:.1f} min; last eval {out['eval']}; checkpoints in {trainer.run_dir}")
