@@ -213,11 +213,11 @@ class ProcessPool:
                     if not w.proc.is_alive():
                         self._replace(w)
 
-    def _receive(self, w: _Worker) -> None:
+    def _receive(self, w: _Worker) -> bool:
         try:
             key, res, err = w.conn.recv()
         except Exception:  # EOF or a message cut short: it died, handled by _replace
-            return
+            return False
         w.task, w.finished_any = None, True
         self._failed_starts = 0
         if err is not None:
@@ -225,12 +225,13 @@ class ProcessPool:
             self._cond.notify_all()
         else:
             self._store(key, res)
+        return True
 
     def _replace(self, dead: _Worker) -> None:
-        try:
-            while dead.conn.poll():  # a result sent just before it died still counts
-                self._receive(dead)
-        except (EOFError, OSError):
+        try:  # a result sent just before it died still counts (poll is also true at EOF)
+            while dead.conn.poll() and self._receive(dead):
+                pass
+        except OSError:
             pass
         self._workers.remove(dead)
         dead.conn.close()
