@@ -185,7 +185,7 @@ class Trainer:
             score_loss = torch.mean((score - torch.from_numpy(b.score).to(self.device)) ** 2)
             loss = policy_loss + c.value_weight * value_loss + c.score_weight * score_loss
             if not torch.isfinite(loss):  # before the step: what is in memory and on disk stays good
-                raise TrainingDiverged(self._diverged_message(float(loss), lr))
+                raise TrainingDiverged(self._diverged_message(loss.item(), lr))
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()
