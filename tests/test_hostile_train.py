@@ -167,7 +167,6 @@ def test_checkpoints_without_checksum_still_load(tmp_path):
 
 def test_sigterm_saves_like_ctrl_c(tmp_path, capsys):
     cfg = tiny(tmp_path, iterations=10_000, checkpoint_every=10_000)
-    killer = threading.Timer(0.0, lambda: None)
 
     def term_when_training():
         deadline = time.time() + 120
