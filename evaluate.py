@@ -198,7 +198,7 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
 
     from tqdm import tqdm
 
-    from highway_env.evaluation.tasks import load_done, run_task, worker_init
+    from highway_env.evaluation.tasks import load_done, pool_worker_init, run_task, worker_init
 
     results = {}
     todo = []
@@ -215,7 +215,7 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
     if todo:
         if workers > 1 and len(todo) > 1:
             ctx = mp.get_context("spawn")
-            with ctx.Pool(min(workers, len(todo)), initializer=worker_init) as pool:
+            with ctx.Pool(min(workers, len(todo)), initializer=pool_worker_init) as pool:
                 for r in pool.imap_unordered(run_task, [(t, str(out_dir)) for t in todo]):
                     results[r["id"]] = r
                     bar.update(1)

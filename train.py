@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import signal
 import sys
 from pathlib import Path
 
@@ -101,10 +102,25 @@ def main(argv=None) -> int:
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    from agents.trainer import TrainingDiverged
+
+    terminated = []
+
+    def on_sigterm(signum, frame):  # stop as Ctrl-C does: save latest.pt, then exit
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second TERM must not cut the save short
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         out = trainer.run()
     except KeyboardInterrupt:
-        return 130
+        return 128 + signal.SIGTERM if terminated else 130
+    except TrainingDiverged as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     c = out["counters"]
     print(f"done: {c['iteration']} iterations, {c['games']} games, {c['steps']} steps in "
           f"{c['elapsed'] / 60:.1f} min; last eval {out['eval']}; checkpoints in {trainer.run_dir}")

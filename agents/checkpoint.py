@@ -3,12 +3,18 @@
 A checkpoint is a ``torch.save``d dict of plain values and tensors (loadable with
 ``weights_only=True``): ``format``, ``game``, ``net_config``, ``search_config``, ``model`` (the
 state dict) and, for training checkpoints, the optimizer, counters, RNG states and config.
+Checkpoints written since the checksum was added also carry ``sha256``, a digest of every other
+entry (tensor bytes included), checked on load so a damaged file (a flipped bit in the weights
+loads fine with torch) is refused; files without it (older ones, e.g. the shipped pretrained
+agent) load unchecked.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from highway_env.atomic_files import atomic_write
@@ -20,8 +26,39 @@ class CheckpointError(RuntimeError):
     """A checkpoint file is missing, unreadable, corrupt or of the wrong kind."""
 
 
+def content_digest(data) -> str:
+    """sha256 over a nested structure of dicts, lists/tuples, tensors, arrays and plain values, in
+    a canonical order (dict keys sorted), so the same content gives the same digest after a
+    save/load round trip whatever the file's byte layout."""
+    h = hashlib.sha256()
+
+    def feed(x):
+        if isinstance(x, dict):
+            h.update(b"{%d" % len(x))
+            for k in sorted(x, key=repr):
+                h.update(repr(k).encode())
+                feed(x[k])
+            h.update(b"}")
+        elif isinstance(x, (list, tuple)):  # the same tag: a round trip may turn one into the other
+            h.update(b"[%d" % len(x))
+            for v in x:
+                feed(v)
+            h.update(b"]")
+        elif isinstance(x, (torch.Tensor, np.ndarray)):
+            a = x.detach().cpu().contiguous() if isinstance(x, torch.Tensor) else np.ascontiguousarray(x)
+            h.update(f"T{a.dtype}{tuple(a.shape)}".encode())
+            h.update(a.reshape(-1).view(torch.uint8).numpy().tobytes() if isinstance(a, torch.Tensor)
+                     else a.tobytes())
+        else:
+            h.update(f"{type(x).__name__}:{x!r};".encode())
+
+    feed(data)
+    return h.hexdigest()
+
+
 def save_checkpoint(path, data: dict) -> None:
-    data = {"format": FORMAT, **data}
+    data = {"format": FORMAT, **{k: v for k, v in data.items() if k != "sha256"}}
+    data["sha256"] = content_digest(data)
     atomic_write(path, lambda tmp: torch.save(data, tmp))
 
 
@@ -37,6 +74,12 @@ def load_checkpoint(path) -> dict:
                               f"({type(e).__name__}: {e})") from e
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {str(path)!r} is not an {FORMAT} file")
+    if "sha256" in data:
+        body = {k: v for k, v in data.items() if k != "sha256"}
+        if content_digest(body) != data["sha256"]:
+            raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its content does not match "
+                                  "its sha256 checksum; restore it from a backup or use another "
+                                  "checkpoint (e.g. best.pt, or start a fresh run)")
     for key in ("game", "net_config", "model"):
         if key not in data:
             raise CheckpointError(f"checkpoint {str(path)!r} lacks the {key!r} entry")

@@ -60,7 +60,9 @@ class TrainConfig:
     random_opening_share: float = _f(0.5, "self-play: share of the games with a random opening")
     games_per_iter: int = _f(256, "self-play games per iteration")
     selfplay_batch: int = _f(128, "games played concurrently by one worker task (one chunk); "
-                                  "games_per_iter is split into chunks of this size")
+                                  "games_per_iter is split into chunks of this size, or into one "
+                                  "equal chunk per worker when that gives more chunks (so every "
+                                  "worker is busy; set --workers to the Ray cluster's CPUs too)")
     # -- learning
     replay_size: int = _f(150_000, "replay buffer capacity in positions (oldest dropped first)")
     min_replay: int = _f(4000, "positions in the buffer before training starts")
@@ -140,7 +142,24 @@ class TrainConfig:
         for spec in self.opponents():
             if spec.partition(":")[0] not in agent_kinds():
                 raise ConfigError(f"eval_opponents: unknown agent kind in {spec!r}; known: {agent_kinds()}")
+        if self.eval_every:
+            self.eval_agents()  # a bad spec fails now, not at the first evaluation after training
         return self
+
+    def eval_agents(self) -> list:
+        """``[(spec, agent)]`` of the evaluation opponents; raises ConfigError naming a spec that
+        cannot be built (bad argument, missing or corrupt checkpoint, a checkpoint of another game)."""
+        from agents.checkpoint import CheckpointError
+        from agents.registry import AgentSpecError, get_game, make_agent
+
+        game = get_game(self.game, self.game_config())
+        out = []
+        for spec in self.opponents():
+            try:
+                out.append((spec, make_agent(spec, game, seed=self.seed)))
+            except (AgentSpecError, CheckpointError, ConfigError, ValueError, OSError) as e:
+                raise ConfigError(f"eval_opponents: cannot use {spec!r}: {e}") from e
+        return out
 
     def game_config(self) -> dict:
         """Keyword options of the game (``agents.registry.get_game(game, config)``)."""

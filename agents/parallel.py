@@ -7,8 +7,12 @@ number of workers does not change a training run.
 
 from __future__ import annotations
 
+import collections
 import multiprocessing as mp
-import queue
+import multiprocessing.connection as mp_connection
+import os
+import threading
+import time
 import traceback
 
 from agents.selfplay import ChunkResult, ChunkTask, run_chunk
@@ -33,79 +37,232 @@ class InlinePool:
         pass
 
 
-def _worker_loop(tasks, results):
+def _worker_main(conn, parent_pid: int) -> None:
+    """A worker process: holds the weights it was last sent and plays the chunks it is given."""
+    import signal
+
+    from highway_env.parent_watch import exit_with_parent
+
+    exit_with_parent(parent_pid)  # never outlive the trainer (kill -9, SIGTERM, out of memory)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the trainer, which closes the pool
     import torch
 
     torch.set_num_threads(1)
+    weights = None
     while True:
-        item = tasks.get()
-        if item is None:
-            return
-        key, task = item
         try:
-            results.put((key, run_chunk(task), None))
+            msg = conn.recv()
+        except (EOFError, OSError):  # the trainer closed the pipe or is gone
+            return
+        if msg[0] == "stop":
+            return
+        if msg[0] == "weights":
+            weights = msg[1]
+            continue
+        _, key, task = msg
+        try:
+            conn.send((key, run_chunk(task._replace(weights=weights)), None))
         except BaseException:  # report, keep serving
-            results.put((key, None, traceback.format_exc()))
+            conn.send((key, None, traceback.format_exc()))
+
+
+class _Worker:
+    """One worker process, its pipe, the weights version it holds and the chunk it is running."""
+
+    def __init__(self, ctx):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True,
+                                name="highway-selfplay")
+        self.proc.start()
+        child.close()
+        self.version = None
+        self.task = None  # (key, task) in flight
+        self.finished_any = False
 
 
 class ProcessPool:
-    """``workers`` local processes (spawned, 1 torch thread each) fed from one task queue. While
-    waiting in ``collect`` the calling process takes queued chunks too, so no core idles."""
+    """``workers`` local processes (spawned, 1 torch thread each), fed by a dispatcher thread.
 
-    def __init__(self, workers: int):
-        ctx = mp.get_context("spawn")  # fork after torch/numba threads start is unsafe
+    The weights of an iteration go to each worker once (not inside every chunk). A worker that
+    dies (kill -9, out of memory) is noticed by its process sentinel: its chunk is queued again
+    and a replacement is started, so collect() still returns every chunk, the same results as an
+    undisturbed run (chunks are seeded). Only when no worker can be started (``max_failed_starts``
+    replacements in a row died before finishing a chunk, none left alive) does collect() raise.
+    While waiting in collect() the calling process plays queued chunks too, so no core idles."""
+
+    def __init__(self, workers: int, max_failed_starts: int = 3):
+        self._ctx = mp.get_context("spawn")  # fork after torch/numba threads start is unsafe
         self.workers = workers
-        self._tasks = ctx.Queue()
-        self._results = ctx.Queue()
-        self._procs = [ctx.Process(target=_worker_loop, args=(self._tasks, self._results), daemon=True)
-                       for _ in range(workers)]
-        for p in self._procs:
-            p.start()
+        self.replaced = 0  # workers started to replace dead ones (for logs and tests)
+        self._max_failed = max_failed_starts
+        self._failed_starts = 0
+        self._cond = threading.Condition()
+        self._pending: collections.deque = collections.deque()  # (key, task) not started anywhere
+        self._results: dict[int, ChunkResult] = {}
+        self._error: str | None = None
         self._batch = 0
         self._expected = 0
+        self._weights = None
+        self._version = 0
+        self._closing = False
+        self._workers = [_Worker(self._ctx) for _ in range(workers)]
+        self._thread = threading.Thread(target=self._dispatch, name="selfplay-dispatch", daemon=True)
+        self._thread.start()
 
+    # -- called by the trainer
     def submit(self, tasks: list[ChunkTask]) -> None:
-        self._batch += 1
-        self._expected = len(tasks)
-        for i, t in enumerate(tasks):
-            self._tasks.put(((self._batch, i), t))
+        with self._cond:
+            self._batch += 1
+            self._expected = len(tasks)
+            self._results = {}
+            if tasks and tasks[0].weights is not self._weights:
+                self._weights, self._version = tasks[0].weights, self._version + 1
+            for i, t in enumerate(tasks):
+                if t.weights is not self._weights:
+                    raise ValueError("all chunks of one submit must share one weights dict")
+                self._pending.append(((self._batch, i), t._replace(weights=None)))
+            self._cond.notify_all()
 
     def collect(self) -> list[ChunkResult]:
-        got: dict[int, ChunkResult] = {}
-        while len(got) < self._expected:
-            try:
-                (batch, i), res, err = self._results.get_nowait()
-            except queue.Empty:
-                try:  # help: run a queued chunk here
-                    (batch, i), task = self._tasks.get_nowait()
-                    res, err = run_chunk(task), None
-                except queue.Empty:
+        with self._cond:
+            while len(self._results) < self._expected:
+                if self._error is not None:
+                    raise RuntimeError(self._error)
+                if self._pending:  # help: run a queued chunk here
+                    key, task = self._pending.popleft()
+                    weights = self._weights
+                    self._cond.release()
                     try:
-                        (batch, i), res, err = self._results.get(timeout=1.0)
-                    except queue.Empty:
-                        if not any(p.is_alive() for p in self._procs):
-                            raise RuntimeError("all self-play worker processes died") from None
-                        continue
-            if err is not None:
-                raise RuntimeError(f"self-play worker failed:\n{err}")
-            if batch == self._batch:
-                got[i] = res
-        self._expected = 0
-        return [got[i] for i in range(len(got))]
+                        res = run_chunk(task._replace(weights=weights))
+                    finally:
+                        self._cond.acquire()
+                    self._store(key, res)
+                    continue
+                self._cond.wait(timeout=1.0)
+            out = [self._results[i] for i in range(self._expected)]
+            self._expected, self._results = 0, {}
+            return out
 
     def close(self) -> None:
-        for _ in self._procs:
-            self._tasks.put(None)
-        for p in self._procs:
-            p.join(timeout=5)
-            if p.is_alive():
-                p.terminate()
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join(timeout=5)
+        for w in self._workers:
+            if w.task is None and w.proc.is_alive():
+                try:
+                    w.conn.send(("stop",))
+                except OSError:
+                    pass
+            else:  # busy: its chunk is of no use any more
+                w.proc.terminate()
+        for w in self._workers:
+            w.proc.join(timeout=5)
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join(timeout=5)
+            w.conn.close()
+
+    def worker_pids(self) -> list[int]:
+        with self._cond:
+            return [w.proc.pid for w in self._workers]
+
+    # -- the dispatcher thread
+    def _store(self, key, res) -> None:
+        if key[0] == self._batch and key[1] not in self._results:  # a re-run chunk may report twice
+            self._results[key[1]] = res
+            self._cond.notify_all()
+
+    def _dispatch(self) -> None:
+        try:
+            self._dispatch_loop()
+        except BaseException:  # a dispatcher bug must fail the run, not hang collect() forever
+            with self._cond:
+                self._error = f"self-play dispatcher failed:\n{traceback.format_exc()}"
+                self._cond.notify_all()
+
+    def _dispatch_loop(self) -> None:
+        while True:
+            sends = []
+            with self._cond:
+                if self._closing:
+                    return
+                for w in self._workers:
+                    if w.task is None and self._pending:
+                        w.task = self._pending.popleft()
+                        if w.version != self._version:
+                            sends.append((w, ("weights", self._weights)))
+                            w.version = self._version
+                        sends.append((w, ("task", *w.task)))
+                watch = {w.conn: w for w in self._workers}
+                watch.update({w.proc.sentinel: w for w in self._workers})
+            for w, msg in sends:  # outside the lock: a starting worker reads only once imported
+                try:
+                    w.conn.send(msg)
+                except OSError:  # it died; its sentinel reports it below
+                    pass
+            ready = mp_connection.wait(list(watch), timeout=0.5) if watch else []
+            if not watch:
+                time.sleep(0.1)
+            with self._cond:
+                for r in ready:
+                    w = watch[r]
+                    if r is w.conn and w in self._workers:
+                        self._receive(w)
+                for w in list(self._workers):
+                    if not w.proc.is_alive():
+                        self._replace(w)
+
+    def _receive(self, w: _Worker) -> bool:
+        try:
+            key, res, err = w.conn.recv()
+        except Exception:  # EOF or a message cut short: it died, handled by _replace
+            return False
+        w.task, w.finished_any = None, True
+        self._failed_starts = 0
+        if err is not None:
+            self._error = f"self-play worker failed:\n{err}"
+            self._cond.notify_all()
+        else:
+            self._store(key, res)
+        return True
+
+    def _replace(self, dead: _Worker) -> None:
+        try:  # a result sent just before it died still counts (poll is also true at EOF)
+            while dead.conn.poll() and self._receive(dead):
+                pass
+        except OSError:
+            pass
+        self._workers.remove(dead)
+        dead.conn.close()
+        dead.proc.join(timeout=1)
+        if dead.task is not None:
+            self._pending.appendleft(dead.task)
+        if not dead.finished_any:
+            self._failed_starts += 1
+        if self._failed_starts > self._max_failed and not self._workers:
+            self._error = (f"no self-play worker could be started: {self._failed_starts} worker "
+                           f"processes in a row died before finishing a chunk (last exit code "
+                           f"{dead.proc.exitcode}); check memory, or run with --workers 0")
+            self._cond.notify_all()
+            return
+        try:
+            self._workers.append(_Worker(self._ctx))
+            self.replaced += 1
+        except OSError as e:
+            self._failed_starts += 1
+            if not self._workers:
+                self._error = f"no self-play worker could be started: {e}"
+        self._cond.notify_all()
 
 
 class RayPool:
-    """Chunks as Ray tasks (1 CPU each) on the cluster at ``address`` ('local' starts one here)."""
+    """Chunks as Ray tasks (1 CPU each) on the cluster at ``address`` ('local' starts one here).
+    The weights go into the object store once per iteration (``ray.put``), not inside every task;
+    a task lost with its node is retried (``max_retries``); it is seeded, so a retry plays the
+    same games."""
 
-    def __init__(self, address: str, workers: int = 0):
+    def __init__(self, address: str, workers: int = 0, max_retries: int = 3):
         try:
             import ray
         except ImportError:
@@ -115,12 +272,16 @@ class RayPool:
         if not ray.is_initialized():
             ray.init(address=None if address == "local" else address, include_dashboard=False,
                      **({"num_cpus": max(workers, 1)} if address == "local" else {}))
-        self._remote = ray.remote(num_cpus=1)(run_chunk)
+        self._remote = ray.remote(num_cpus=1, max_retries=max_retries)(_run_chunk_with)
         self.workers = workers
         self._refs = []
+        self._weights = None
+        self._weights_ref = None
 
     def submit(self, tasks: list[ChunkTask]) -> None:
-        self._refs = [self._remote.remote(t) for t in tasks]
+        if tasks and tasks[0].weights is not self._weights:
+            self._weights, self._weights_ref = tasks[0].weights, self._ray.put(tasks[0].weights)
+        self._refs = [self._remote.remote(t._replace(weights=None), self._weights_ref) for t in tasks]
 
     def collect(self) -> list[ChunkResult]:
         refs, self._refs = self._refs, []
@@ -128,6 +289,11 @@ class RayPool:
 
     def close(self) -> None:
         pass
+
+
+def _run_chunk_with(task: ChunkTask, weights: dict) -> ChunkResult:
+    """A chunk whose weights travel separately (Ray resolves the object reference)."""
+    return run_chunk(task._replace(weights=weights))
 
 
 def make_pool(workers: int, ray_address: str = ""):

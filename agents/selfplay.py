@@ -111,7 +111,9 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
 
     t0 = time.perf_counter()
     game, net = _net_for(task)
-    net.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in task.weights.items()})
+    # torch.tensor copies: arrays from a pipe or Ray's object store may be read-only, which
+    # torch.from_numpy warns about ("The given NumPy array is not writable")
+    net.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in task.weights.items()})
     net.eval()
     search = BatchedMCTS(game, NetworkEvaluator(game, net), SearchConfig(**task.search_config))
     rng = np.random.default_rng(list(task.seed))

@@ -7,9 +7,12 @@ position, then maybe evaluate and checkpoint.
 
 Determinism: every chunk is seeded by (seed, iteration, chunk) and results are merged in chunk
 order, torch runs with one thread on CPU, and the trainer's sampling uses its own seeded generator.
-So with a fixed ``iterations`` count, the same seed and config give the same weights whatever
-``workers`` is (0, 1, N or Ray), and an interrupted run resumed with ``--resume`` ends with the same
-weights as an uninterrupted one (tests/test_train.py checks both). A run bounded by ``minutes``
+So with a fixed ``iterations`` count, the same seed and config give the same weights wherever the
+chunks run (in-process, local workers, Ray; a worker killed mid-chunk has its chunk re-run), and
+an interrupted run resumed with ``--resume`` ends with the same weights as an uninterrupted one
+(tests/test_train.py checks both). ``workers`` does change the games when it exceeds the number
+of ``selfplay_batch`` chunks, as the games are then split into one chunk per worker
+(:func:`chunk_sizes`). A run bounded by ``minutes``
 only stops (and, with iterations=0, decays its learning rate) by the clock, so it is not
 reproducible in length. CUDA training is not bit-reproducible.
 """
@@ -31,9 +34,26 @@ from agents.checkpoint import CheckpointError, atomic_write, load_checkpoint, sa
 from agents.config import TrainConfig
 from agents.network import ConfigError, NetConfig, build_network, masked_log_softmax
 from agents.parallel import make_pool
-from agents.registry import get_game, make_agent
+from agents.registry import get_game
 from agents.replay import ReplayBuffer, Samples
 from agents.selfplay import ChunkTask
+
+
+def chunk_sizes(games: int, batch: int, workers: int) -> list[int]:
+    """Games per self-play chunk: chunks of ``batch`` games, but at least one chunk per worker
+    (equal shares), so every worker is busy whatever ``workers`` is. With no more workers than
+    ``ceil(games / batch)`` chunks the split is the batch split (as before workers counted), so
+    runs with 0 or 1 worker, or few, play the very same games; more workers split them further,
+    which changes the games (reproducible for the same seed, config and worker count)."""
+    sizes = [batch] * (games // batch) + ([games % batch] if games % batch else [])
+    if len(sizes) >= workers:
+        return sizes
+    n = min(games, workers)
+    return [games // n + (1 if i < games % n else 0) for i in range(n)]
+
+
+class TrainingDiverged(RuntimeError):
+    """A training loss became NaN or infinite: the run stops without saving the broken weights."""
 
 
 def _np_weights(net: torch.nn.Module) -> dict:
@@ -73,7 +93,9 @@ class Trainer:
                 "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()}}
 
     def save(self) -> Path:
-        """Write latest.pt (+ the replay buffer it refers to) atomically."""
+        """Write latest.pt (+ the replay buffer it refers to) atomically; never non-finite weights."""
+        if not all(torch.isfinite(v).all() for v in self.net.state_dict().values() if v.is_floating_point()):
+            raise TrainingDiverged(self._diverged_message(math.nan, self._lr()))
         self.run_dir.mkdir(parents=True, exist_ok=True)
         replay_file = None
         if self.cfg.save_replay:
@@ -122,20 +144,19 @@ class Trainer:
             try:
                 with np.load(rp) as z:
                     self.replay.load_state_dict({k: z[k] for k in z.files})
-            except (OSError, ValueError, KeyError) as e:
-                raise CheckpointError(f"replay file {str(rp)!r} of checkpoint {str(path)!r} is "
-                                      f"missing or corrupt: {e}") from e
+            except Exception as e:  # missing, truncated (BadZipFile, EOFError), or not a replay file
+                raise CheckpointError(
+                    f"replay file {str(rp)!r} of checkpoint {str(path)!r} is missing or corrupt "
+                    f"({type(e).__name__}: {e}); restore it, or start a fresh run (without --resume; "
+                    f"az:{path} still plays)") from e
 
     # ------------------------------------------------------------------ pieces of an iteration
     def _tasks(self, iteration: int, weights: dict) -> list[ChunkTask]:
         c = self.cfg
-        sizes = [c.selfplay_batch] * (c.games_per_iter // c.selfplay_batch)
-        if c.games_per_iter % c.selfplay_batch:
-            sizes.append(c.games_per_iter % c.selfplay_batch)
         return [ChunkTask(c.game, self.net_config.to_dict(), weights, c.search_config().to_dict(), n,
                           (c.seed, iteration, i), c.temperature_moves, self.game.config(),
                           c.random_opening, c.random_opening_share)
-                for i, n in enumerate(sizes)]
+                for i, n in enumerate(chunk_sizes(c.games_per_iter, c.selfplay_batch, c.workers))]
 
     def _lr(self) -> float:
         c = self.cfg
@@ -163,6 +184,8 @@ class Trainer:
             value_loss = torch.mean((value - torch.from_numpy(b.value).to(self.device)) ** 2)
             score_loss = torch.mean((score - torch.from_numpy(b.score).to(self.device)) ** 2)
             loss = policy_loss + c.value_weight * value_loss + c.score_weight * score_loss
+            if not torch.isfinite(loss):  # before the step: what is in memory and on disk stays good
+                raise TrainingDiverged(self._diverged_message(loss.item(), lr))
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()
@@ -173,10 +196,18 @@ class Trainer:
         self.last_losses["lr"] = lr
         return self.last_losses
 
+    def _diverged_message(self, loss: float, lr: float) -> str:
+        latest = self.run_dir / "latest.pt"
+        kept = (f"the last good checkpoint {latest} (iteration {load_checkpoint(latest)['counters']['iteration']}) "
+                "is kept" if latest.exists() else "no checkpoint had been written yet")
+        return (f"training diverged: loss is {loss} at iteration {self.counters['iteration'] + 1} "
+                f"(learning rate {lr:g}); stopped without saving, {kept}; "
+                "try a lower --lr (or --resume with one)")
+
     def evaluate(self) -> dict[str, float]:
         c = self.cfg
         if self._opponents is None:
-            self._opponents = [(s, make_agent(s, self.game, seed=c.seed)) for s in c.opponents()]
+            self._opponents = c.eval_agents()
         agent = AlphaZeroAgent(self.game, self.net, c.search_config(c.eval_simulations), seed=c.seed,
                                device=c.device)
         seed = c.seed * 1_000_003 + self.counters["iteration"]

@@ -484,6 +484,9 @@ def add_early(ps: PositionSet, book, first_moves: str | None, solve_per_ply: dic
 
 
 def _worker_init():
+    from highway_env.parent_watch import exit_with_parent
+
+    exit_with_parent()  # a pool worker: end with the parent, never run on as an orphan
     try:
         import torch
 

@@ -65,6 +65,15 @@ def worker_init():
         pass
 
 
+def pool_worker_init():
+    """Initializer of a pool worker process: it ends with its parent (no orphan left running its
+    task after evaluate.py is killed), then is set up as ``worker_init``."""
+    from highway_env.parent_watch import exit_with_parent
+
+    exit_with_parent()
+    worker_init()
+
+
 def _game():
     if "game" not in _CACHE:
         from agents.registry import get_game

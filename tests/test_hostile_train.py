@@ -1,0 +1,346 @@
+"""Training under faults a careless or hostile user causes (issue 14 items 6-8, issue 13 item 1):
+bad evaluation specs, SIGTERM and kill -9, diverging losses, damaged replay and checkpoint files,
+self-play workers that die mid-chunk."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import train
+from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from agents.config import TrainConfig
+from agents.network import ConfigError
+from agents.parallel import InlinePool, ProcessPool
+from agents.selfplay import run_chunk
+from agents.trainer import Trainer, TrainingDiverged, chunk_sizes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny(tmp_path, run="t", **kw):
+    base = dict(run=run, out_dir=str(tmp_path), iterations=4, minutes=0, games_per_iter=12,
+                selfplay_batch=6, simulations=6, max_considered=4, min_replay=40, batch_size=32,
+                hidden=32, layers=1, eval_every=0, eval_games=4, eval_opponents="random",
+                eval_simulations=4, workers=0, progress=False, tensorboard=False, checkpoint_every=2)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def _flags(cfg: TrainConfig, **over) -> list[str]:
+    out = []
+    for k, v in {**cfg.to_dict(), **over}.items():
+        flag = "--" + k.replace("_", "-")
+        if isinstance(v, bool):
+            out.append(flag if v else "--no-" + k.replace("_", "-"))
+        else:
+            out += [flag, str(v)]
+    return out
+
+
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has already exited
+
+
+def _wait_gone(pids, seconds=5.0) -> list[int]:
+    deadline = time.time() + seconds
+    while time.time() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
+# ------------------------------------------------------------------ (6) every spec checked first
+
+@pytest.mark.parametrize("opponents,named", [("random,mcts:-5", "mcts:-5"),
+                                             ("az:/nonexistent.pt", "/nonexistent.pt"),
+                                             ("random,perfect:bogus", "perfect:bogus")])
+def test_bad_eval_opponent_fails_before_training(tmp_path, capsys, opponents, named):
+    cfg = tiny(tmp_path, eval_every=1)
+    rc = train.main(_flags(cfg, eval_opponents=opponents))
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.count("\n") == 1 and err.startswith("error: eval_opponents") and named in err
+    assert not (tmp_path / "t" / "latest.pt").exists() and not (tmp_path / "t" / "log.csv").exists()
+    with pytest.raises(ConfigError, match="eval_opponents"):
+        TrainConfig(**{**cfg.to_dict(), "eval_opponents": opponents}).validate()
+
+
+def test_eval_opponents_unused_when_never_evaluating(tmp_path):
+    tiny(tmp_path, eval_every=0, eval_opponents="az:/nonexistent.pt").validate()
+
+
+# ------------------------------------------------------------------ (8) divergence, damaged files
+
+def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, capsys):
+    cfg = tiny(tmp_path, iterations=6)
+    Trainer(cfg).run(stop_after=2)  # a good checkpoint at iteration 2
+    before = load_checkpoint(tmp_path / "t" / "latest.pt")
+    rc = train.main(["--resume", "--out-dir", str(tmp_path), "--run", "t", "--lr", "1e30"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "diverged" in err and "--lr" in err
+    assert "latest.pt (iteration 2) is kept" in err
+    after = load_checkpoint(tmp_path / "t" / "latest.pt")
+    assert after["counters"] == before["counters"]
+    assert all(torch.isfinite(v).all() for v in after["model"].values())
+    assert not (tmp_path / "t" / "best.pt").exists() or all(
+        torch.isfinite(v).all() for v in load_checkpoint(tmp_path / "t" / "best.pt")["model"].values())
+
+
+def test_nan_loss_in_a_fresh_run_saves_nothing(tmp_path):
+    t = Trainer(tiny(tmp_path, lr=1e30))
+    with pytest.raises(TrainingDiverged, match="no checkpoint had been written yet"):
+        t.run()
+    assert not (tmp_path / "t" / "latest.pt").exists() and not (tmp_path / "t" / "best.pt").exists()
+
+
+def test_truncated_replay_on_resume_is_a_clear_error(tmp_path, capsys):
+    Trainer(tiny(tmp_path)).run(stop_after=2)
+    (replay,) = (tmp_path / "t").glob("replay_*.npz")
+    replay.write_bytes(replay.read_bytes()[:500])
+    with pytest.raises(CheckpointError, match=replay.name) as e:
+        Trainer(tiny(tmp_path), resume=True)
+    assert "without --resume" in str(e.value)
+    rc = train.main(["--resume", "--out-dir", str(tmp_path), "--run", "t"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and replay.name in err
+
+
+def _flip_a_weight_bit(path: Path, tensor: torch.Tensor) -> None:
+    raw = bytearray(path.read_bytes())
+    data = tensor.numpy().tobytes()
+    at = raw.find(data)
+    assert at >= 0, "the tensor's bytes are stored as they are in the file"
+    raw[at + len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(raw))
+
+
+def test_bit_flip_in_weights_is_refused(tmp_path):
+    w = torch.linspace(-1, 1, 257)
+    entry = {"game": "highway", "net_config": {}, "model": {"w": w}}
+    ck = tmp_path / "a.pt"
+    save_checkpoint(ck, entry)
+    assert torch.equal(load_checkpoint(ck)["model"]["w"], w)
+    _flip_a_weight_bit(ck, w)
+    assert not torch.equal(torch.load(ck, weights_only=True)["model"]["w"], w)  # torch loads it
+    with pytest.raises(CheckpointError, match="a.pt.*checksum"):
+        load_checkpoint(ck)
+
+
+def test_checkpoints_without_checksum_still_load(tmp_path):
+    shipped = ROOT / "agents" / "pretrained" / "highway_az.pt"
+    stamp = shipped.stat().st_mtime_ns
+    data = load_checkpoint(shipped)
+    assert "sha256" not in data and shipped.stat().st_mtime_ns == stamp
+    old = tmp_path / "old.pt"
+    torch.save({"format": data["format"], "game": "highway", "net_config": {}, "model": {}}, old)
+    assert load_checkpoint(old)["game"] == "highway"
+
+
+# ------------------------------------------------------------------ (7) signals and orphans
+
+def test_sigterm_saves_like_ctrl_c(tmp_path, capsys):
+    cfg = tiny(tmp_path, iterations=10_000, checkpoint_every=10_000)
+
+    def term_when_training():
+        deadline = time.time() + 120
+        while not (tmp_path / "t" / "log.csv").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    killer = threading.Thread(target=term_when_training, daemon=True)
+    killer.start()
+    rc = train.main(_flags(cfg))
+    killer.join()
+    assert rc == 128 + signal.SIGTERM
+    assert "interrupted: saved" in capsys.readouterr().out
+    assert load_checkpoint(tmp_path / "t" / "latest.pt")["counters"]["iteration"] >= 1
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handler restored
+
+
+_GRANDCHILD = """
+import sys, time
+from highway_env.parent_watch import exit_with_parent
+exit_with_parent()
+print("ready", flush=True)
+time.sleep(120)
+"""
+_CHILD = """
+import subprocess, sys, time
+p = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdout=subprocess.PIPE, text=True)
+p.stdout.readline()
+print(p.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_worker_ends_soon_after_its_parent_is_killed():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, _GRANDCHILD], stdout=subprocess.PIPE,
+                             text=True, env=env)
+    try:
+        grandchild = int(child.stdout.readline())
+        assert _alive(grandchild)
+        child.kill()
+        child.wait()
+        assert _wait_gone([grandchild], 5.0) == []
+    finally:
+        child.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_train_py_killed_leaves_no_process(tmp_path, sig):
+    cfg = tiny(tmp_path, iterations=10_000, checkpoint_every=10_000, workers=1)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *_flags(cfg)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.time() + 180
+        while not (tmp_path / "t" / "log.csv").exists() and time.time() < deadline:
+            time.sleep(0.1)
+        kids = _children(proc.pid)
+        assert kids, "a self-play worker (and the resource tracker) run beside the trainer"
+        proc.send_signal(sig)
+        rc = proc.wait(timeout=60)
+        assert _wait_gone(kids, 5.0) == []
+        if sig == signal.SIGTERM:
+            assert rc == 128 + signal.SIGTERM
+            assert load_checkpoint(tmp_path / "t" / "latest.pt")["counters"]["iteration"] >= 1
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# ------------------------------------------------------------------ (issue 13) the local pool
+
+def test_chunks_fill_every_worker():
+    assert chunk_sizes(256, 128, 0) == [128, 128] == chunk_sizes(256, 128, 2)
+    assert chunk_sizes(12, 5, 1) == [5, 5, 2]  # as before: few workers keep the batch split
+    assert chunk_sizes(256, 128, 8) == [32] * 8
+    assert chunk_sizes(10, 128, 4) == [3, 3, 2, 2]
+    assert chunk_sizes(3, 128, 16) == [1, 1, 1]
+    for g, b, w in [(256, 128, 5), (100, 7, 30), (1, 1, 3)]:
+        assert sum(chunk_sizes(g, b, w)) == g and len(chunk_sizes(g, b, w)) >= min(g, w)
+
+
+def _tasks(tmp_path, n_workers=0):
+    t = Trainer(tiny(tmp_path, workers=n_workers))
+    return t._tasks(0, t.actor_weights)
+
+
+def _same_results(a, b):
+    return len(a) == len(b) and all(
+        np.array_equal(x.samples.states, y.samples.states) and np.array_equal(x.samples.policy, y.samples.policy)
+        and x.outcomes == y.outcomes for x, y in zip(a, b))
+
+
+def test_read_only_weights_load_without_warning(tmp_path):
+    task = _tasks(tmp_path)[0]
+    frozen = {k: v.copy() for k, v in task.weights.items()}
+    for v in frozen.values():
+        v.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_chunk(task._replace(weights=frozen, games=2))
+
+
+def _kill_when_busy(pool, timeout=60.0) -> int:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with pool._cond:
+            busy = [w.proc.pid for w in pool._workers if w.task is not None]
+        if busy:
+            os.kill(busy[0], signal.SIGKILL)
+            return busy[0]
+        time.sleep(0.01)
+    raise AssertionError("no worker took a chunk")
+
+
+def test_worker_killed_mid_chunk_is_replaced_and_its_chunk_rerun(tmp_path):
+    tasks = _tasks(tmp_path)
+    inline = InlinePool()
+    inline.submit(tasks)
+    expected = inline.collect()
+    pool = ProcessPool(1)
+    try:
+        for _ in range(2):  # the replacement serves the next iteration too
+            pool.submit(tasks)
+            victim = _kill_when_busy(pool)
+            assert _same_results(pool.collect(), expected)
+            assert victim not in pool.worker_pids()
+        assert pool.replaced >= 2 and len(pool.worker_pids()) == 1
+    finally:
+        pool.close()
+
+
+def test_no_worker_can_be_started_is_a_clear_error(tmp_path):
+    tasks = _tasks(tmp_path)
+    pool = ProcessPool(1, max_failed_starts=0)
+    try:
+        pool.submit(tasks)
+        _kill_when_busy(pool)
+        deadline = time.time() + 30
+        while pool._error is None and time.time() < deadline:
+            time.sleep(0.05)
+        with pytest.raises(RuntimeError, match="no self-play worker could be started"):
+            pool.collect()
+    finally:
+        pool.close()
+
+
+def test_training_with_a_killed_worker_ends_with_the_undisturbed_weights(tmp_path):
+    a = Trainer(tiny(tmp_path, "calm", iterations=3))
+    a.run()
+    b = Trainer(tiny(tmp_path, "hit", iterations=3, workers=1))
+    me = os.getpid()
+    killed = []
+
+    def kill_a_worker():
+        deadline = time.time() + 120
+        while time.time() < deadline and not killed:
+            for pid in _children(me):
+                try:
+                    cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"spawn_main" in cmd and b"resource_tracker" not in cmd:
+                    time.sleep(1.0)  # let it start playing
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                    return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_a_worker, daemon=True)
+    killer.start()
+    b.run()
+    killer.join()
+    assert killed and b.counters["iteration"] == 3
+    sa, sb = a.net.state_dict(), b.net.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
