@@ -12,9 +12,12 @@ game, and hints from the exact solver (the verdict and the value of every move).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import webbrowser
+
+from highway_env.play.limits import MAX_AZ_SIMULATIONS, MAX_ENGINES, MAX_MCTS_SIMULATIONS
 
 
 def _has_display() -> bool:
@@ -24,9 +27,48 @@ def _has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad flags: one line on stderr and exit code 2 (not argparse's usage block)."""
+
+    def error(self, message):
+        self.exit(2, f"error: {message} (see --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if not 1 <= value <= 10**9:
+        raise argparse.ArgumentTypeError(f"must be in 1..1000000000, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds in (0, 3600], got {text!r}")
+    return value
+
+
+def _host_name(text: str) -> str:
+    if not text.strip() or any(c.isspace() or c in "/@?#" for c in text):
+        raise argparse.ArgumentTypeError(f"must be a host name or address, got {text!r}")
+    return text.strip()
+
+
+def _checkpoint(text: str) -> str:
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"no checkpoint file {text!r}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     prog = "highway-play" if os.path.basename(sys.argv[0]) == "highway-play" else "python -m highway_env.play"
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
+    parser = _Parser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default: %(default)s, this machine only; 0.0.0.0 "
@@ -39,9 +81,24 @@ def build_parser() -> argparse.ArgumentParser:
                               "graphical desktop is detected)")
     browser.add_argument("--no-browser", dest="browser", action="store_const", const=False,
                          help="do not open a browser; just print the address")
-    parser.add_argument("--hint-seconds", type=float, default=5.0,
+    parser.add_argument("--hint-seconds", type=_seconds, default=5.0,
                         help="time limit of the solver for one hint request (default: %(default)s); "
                              "a hint not finished in time is continued by the next request")
+    parser.add_argument("--allow-host", action="append", default=[], type=_host_name, metavar="NAME",
+                        help="also answer requests addressed to NAME (repeatable; localhost, 127.0.0.1, "
+                             "::1 and the --host address always work; others get 403, which stops "
+                             "DNS-rebinding pages)")
+    parser.add_argument("--checkpoint", action="append", default=[], type=_checkpoint, metavar="PATH",
+                        help="an AlphaZero checkpoint the page may choose (repeatable; without it only "
+                             "the shipped network can be loaded)")
+    parser.add_argument("--max-mcts-sims", type=_positive_int, default=MAX_MCTS_SIMULATIONS, metavar="N",
+                        help="most simulations an mcts:N opponent may ask for (default: %(default)s)")
+    parser.add_argument("--max-az-sims", type=_positive_int, default=MAX_AZ_SIMULATIONS, metavar="N",
+                        help="most simulations an az:PATH:N opponent may ask for (default: %(default)s)")
+    parser.add_argument("--max-engines", type=_positive_int, default=MAX_ENGINES, metavar="N",
+                        help="most opponent processes at once (perfect, mcts, az; a perfect player "
+                             "takes ~340 MB): beyond it the least recently used idle one is closed, "
+                             "and a new game gets 429 while all are thinking (default: %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="log every HTTP request to stderr")
     return parser
 
@@ -51,13 +108,14 @@ def main(argv=None) -> int:
     if not 0 <= args.port <= 65535:
         print(f"error: --port must be in 0..65535, got {args.port}", file=sys.stderr)
         return 2
-    if args.hint_seconds <= 0:
-        print(f"error: --hint-seconds must be positive, got {args.hint_seconds}", file=sys.stderr)
-        return 2
+    from highway_env.play.limits import ServerLimits
     from highway_env.play.server import PlayServer
 
+    limits = ServerLimits(max_mcts_simulations=args.max_mcts_sims, max_az_simulations=args.max_az_sims,
+                          max_engines=args.max_engines, checkpoints=tuple(args.checkpoint))
     try:
-        server = PlayServer(args.host, args.port, hint_seconds=args.hint_seconds, verbose=args.verbose)
+        server = PlayServer(args.host, args.port, hint_seconds=args.hint_seconds, verbose=args.verbose,
+                            allow_hosts=args.allow_host, limits=limits)
     except OSError as e:
         print(f"error: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 2

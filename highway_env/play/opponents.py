@@ -4,9 +4,11 @@ Specs as everywhere in the project (``random``, ``greedy``, ``mcts:N``, ``az:PAT
 ``perfect[:TIEBREAK]``), with one convenience: ``az:agents/pretrained/highway_az.pt`` (or plain
 ``az``) means the checkpoint shipped inside the installed package, wherever the server runs from.
 
-The perfect player runs in a process of its own (:class:`AgentProcess`): its solver searches run in
-numba without releasing the GIL, for up to ~30 s early in a game, which would freeze every thread of
-the web server meanwhile. The other agents are quick or release the GIL, and run in the server.
+The searching agents (perfect player, MCTS, AlphaZero) run in a process of their own
+(:class:`AgentProcess`): the perfect player's solver holds the GIL for up to ~30 s early in a game,
+which would freeze every thread of the web server meanwhile, and a search in a process can be
+stopped when its game is replaced, deleted or dropped (a thread cannot be). Random and greedy are
+instant and run in the server.
 """
 
 from __future__ import annotations
@@ -57,10 +59,16 @@ def resolve_spec(spec: str) -> str:
     return ":".join(["az", path, *sims])
 
 
-#: Agent kinds that get their own process (their searches hold the GIL for seconds).
-ISOLATED_KINDS = ("perfect",)
+#: Agent kinds that get their own process (searches that hold the GIL or must be stoppable).
+ISOLATED_KINDS = ("perfect", "mcts", "az")
 #: How long a new agent process may take to start (imports, the opening book, the solver tables).
 START_TIMEOUT = 120.0
+
+
+def is_engine(spec) -> bool:
+    """Whether ``spec``'s agent runs in a process of its own (these count against the server's
+    ``max_engines``)."""
+    return isinstance(spec, str) and spec.strip().partition(":")[0] in ISOLATED_KINDS
 
 
 def build_opponent(spec, seed: int | None = None, isolate: bool | None = None):
@@ -72,7 +80,7 @@ def build_opponent(spec, seed: int | None = None, isolate: bool | None = None):
         raise OpponentSpecError(f"opponent spec is {len(spec)} characters long (at most {MAX_SPEC_LENGTH})")
     spec = spec.strip()
     if isolate is None:
-        isolate = spec.partition(":")[0] in ISOLATED_KINDS
+        isolate = is_engine(spec)
     if isolate:
         return AgentProcess(spec, seed)
     from agents import CheckpointError, make_agent

@@ -8,11 +8,17 @@
     POST /api/games/<id>/move       {"number": 1..16, "cell": 0..15} or {"action": 0..255}
     POST /api/games/<id>/undo       take back your last move and the opponent's reply
     POST /api/games/<id>/new        a new game; optional "side", "opponent", "seed"
+    DELETE /api/games/<id>          end the game (its opponent's search stops)
     GET  /api/games/<id>/hint[?number=N]  the solver's verdict and the value of every move (N's first)
 
-Errors are JSON ``{"error": message}`` with a 4xx status (400 malformed, 404 unknown, 409 not
-possible now) and leave the game as it was. POST bodies must be ``application/json``: a foreign web
-page cannot send that to localhost without a CORS preflight, which this server never grants.
+Errors are JSON ``{"error": message}`` with a 4xx status (400 malformed, 403 foreign host, 404
+unknown, 409 not possible now, 429 every engine busy) and leave the game as it was. POST bodies
+must be ``application/json``: a foreign web page cannot send that to localhost without a CORS
+preflight, which this server never grants. Requests whose ``Host`` (or ``Origin``) is not a name
+of this server get 403, so a DNS-rebinding page cannot reach the API either.
+
+Each connection reads its whole request body or is closed, so an unread body can never be taken
+for the next request; a connection stalled for ``socket_timeout`` seconds is closed.
 """
 
 from __future__ import annotations
@@ -27,11 +33,20 @@ from importlib import resources
 from urllib.parse import parse_qs, urlsplit
 
 from highway_env.play.hints import HintService
+from highway_env.play.limits import ServerLimits, checkpoint_presets
 from highway_env.play.opponents import PRESETS
 from highway_env.play.session import BadRequest, NotFound, PlayError, SessionManager, parse_action
 
 MAX_BODY = 64 * 1024
 MAX_WAIT = 30.0
+#: Seconds a connection may stall (reading a request, writing a reply) before it is closed.
+SOCKET_TIMEOUT = 30.0
+#: Connections served at once; more wait in the listen queue (each holds a thread).
+MAX_CONNECTIONS = 256
+#: Pending connections the kernel queues before refusing (was the stdlib's 5).
+LISTEN_BACKLOG = 1024
+#: Names every server answers to; the bound address and ``allow_hosts`` are added.
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                 ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml"}
 _GAME_ROUTE = re.compile(r"^/api/games/([A-Za-z0-9_-]{1,64})(?:/(move|undo|new|hint))?$")
@@ -45,12 +60,30 @@ def _static_file(name: str) -> bytes | None:
     return entry.read_bytes() if entry.is_file() else None
 
 
+def host_name(value: str) -> str:
+    """The host name of a ``Host`` header value (``name``, ``name:port``, ``[v6]:port``), lower case."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    if value.count(":") == 1:
+        value = value.split(":")[0]
+    return value.rstrip(".")
+
+
+def _no_constants(name: str):
+    raise ValueError(f"{name} is not a JSON value")
+
+
 class PlayHandler(BaseHTTPRequestHandler):
     server: "PlayServer"
     server_version = "HighwayPlay/1"
     protocol_version = "HTTP/1.1"
 
     # -- plumbing
+    def setup(self) -> None:
+        self.timeout = self.server.socket_timeout  # StreamRequestHandler sets it on the socket
+        super().setup()
+
     def log_message(self, format, *args):  # noqa: A002  (the base class's name)
         if self.server.verbose:
             super().log_message(format, *args)
@@ -61,6 +94,8 @@ class PlayHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
+        if self._unread_body is not None:  # a body we cannot drain: no request may follow it
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -68,33 +103,94 @@ class PlayHandler(BaseHTTPRequestHandler):
     def _json(self, status: int, payload) -> None:
         self._send(status, json.dumps(payload).encode(), "application/json")
 
+    def _body_length(self) -> int:
+        """The declared body length (0 when none); a body that cannot be delimited closes the
+        connection after the reply."""
+        if self.headers.get("Transfer-Encoding") is not None:
+            self._unread_body = -1
+            raise PlayError("chunked request bodies are not supported: send a Content-Length",
+                            HTTPStatus.LENGTH_REQUIRED)
+        length = self.headers.get("Content-Length")
+        if length is None:
+            return 0
+        if not length.strip().isdigit() or len(length) > 12:
+            self._unread_body = -1
+            raise BadRequest(f"Content-Length must be a number of bytes, got {length!r}")
+        return int(length)
+
     def _body(self) -> dict:
         ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
+        if self.headers.get("Content-Length") is None and self.headers.get("Transfer-Encoding") is None:
             raise PlayError("a POST needs a Content-Length header", HTTPStatus.LENGTH_REQUIRED)
-        if int(length) > MAX_BODY:
+        length = self._pending
+        if length > MAX_BODY:
             raise PlayError(f"request body of {length} bytes is too large (at most {MAX_BODY})",
                             HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
-        raw = self.rfile.read(int(length))
+        raw = self.rfile.read(length)
+        self._pending = 0
+        if len(raw) < length:
+            raise ConnectionError("the client closed the connection in the middle of its body")
         if ctype != "application/json":
             raise PlayError(f"Content-Type must be application/json, got {ctype or 'none'!r}",
                             HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
         if not raw.strip():
             return {}
         try:
-            body = json.loads(raw)
+            body = json.loads(raw, parse_constant=_no_constants)
+        except RecursionError:
+            raise BadRequest("request body is nested too deeply to be a request") from None
         except (UnicodeDecodeError, ValueError) as e:
-            raise BadRequest(f"request body is not valid JSON ({e})") from None
+            raise BadRequest(f"request body is not valid JSON ({str(e)[:200]})") from None
         if not isinstance(body, dict):
             raise BadRequest(f"request body must be a JSON object, got {type(body).__name__}")
         return body
 
+    def _check_host(self) -> None:
+        """403 unless ``Host`` (and ``Origin``, when sent) names this server: a page on another
+        site that rebinds its name to 127.0.0.1 sends its own name."""
+        host = self.headers.get("Host")
+        if host is None:
+            raise PlayError("a request needs a Host header", HTTPStatus.FORBIDDEN)
+        allowed = self.server.allowed_hosts
+        if host_name(host) not in allowed:
+            raise PlayError(f"host {host[:100]!r} is not a name of this server (start it with "
+                            "--allow-host NAME to answer to that name)", HTTPStatus.FORBIDDEN)
+        origin = self.headers.get("Origin")
+        if origin is not None and (urlsplit(origin.strip()).hostname or "") not in allowed:
+            raise PlayError(f"origin {origin[:100]!r} is not this server (start it with --allow-host "
+                            "NAME to accept requests from pages at that name)", HTTPStatus.FORBIDDEN)
+
+    def _finish_body(self) -> None:
+        """Read what is left of the request body, so it cannot be taken for the next request; one
+        too large to read closes the connection instead."""
+        if self._pending and self._pending <= MAX_BODY:
+            left = self._pending
+            while left > 0:
+                chunk = self.rfile.read(min(left, 16384))
+                if not chunk:
+                    break
+                left -= len(chunk)
+            self._pending = 0
+        if self._pending:
+            self._unread_body = self._pending
+        if self._unread_body is not None:
+            self.close_connection = True
+
     def _dispatch(self, method: str) -> None:
+        self._unread_body, self._pending = None, 0
         try:
-            status, payload = self._route(method)
+            try:
+                self._pending = self._body_length()
+                self._check_host()
+                status, payload = self._route(method)
+            finally:
+                self._finish_body()
         except PlayError as e:
             status, payload = int(e.status), {"error": str(e)}
+        except (TimeoutError, ConnectionError) as e:  # a stalled or vanished client
+            self.close_connection = True
+            self.log_error("connection dropped: %r", e)
+            return
         except Exception as e:  # a bug: say so in JSON rather than drop the connection
             self.log_error("internal error: %r", e)
             status, payload = 500, {"error": f"internal error: {type(e).__name__}: {e}"}
@@ -103,7 +199,7 @@ class PlayHandler(BaseHTTPRequestHandler):
                 self._send(status, *payload)
             else:
                 self._json(status, payload)
-        except ConnectionError:
+        except (ConnectionError, TimeoutError):
             self.close_connection = True  # the page went away (closed tab, stopped long poll)
 
     def do_GET(self):
@@ -114,6 +210,14 @@ class PlayHandler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self._dispatch("POST")
+
+    def do_DELETE(self):
+        self._dispatch("DELETE")
+
+    def do_PUT(self):  # not used, but answered (405) like the others: its body is read or closed
+        self._dispatch("PUT")
+
+    do_PATCH = do_OPTIONS = do_PUT
 
     # -- routes
     def _route(self, method: str):
@@ -129,7 +233,7 @@ class PlayHandler(BaseHTTPRequestHandler):
                 raise NotFound(f"no static file {name!r}")
             return 200, (data, STATIC_TYPES.get("." + name.rsplit(".", 1)[-1], "application/octet-stream"))
         if path == "/api/opponents" and method == "GET":
-            return 200, {"presets": list(PRESETS), "default": "greedy"}
+            return 200, {"presets": [*PRESETS, *checkpoint_presets(games.limits)], "default": "greedy"}
         if path == "/api/games":
             self._need(method, "POST")
             body = self._body()
@@ -140,7 +244,9 @@ class PlayHandler(BaseHTTPRequestHandler):
             raise NotFound(f"no such page or API route: {path!r}")
         game_id, action = m.groups()
         if action is None:
-            self._need(method, "GET")
+            self._need(method, "GET", "DELETE")
+            if method == "DELETE":
+                return 200, games.delete(game_id)
             session = games.get(game_id)
             wait = self._wait_seconds(query)
             return 200, session.wait(wait) if wait else session.state()
@@ -157,9 +263,10 @@ class PlayHandler(BaseHTTPRequestHandler):
         return 200, games.restart(game_id, body.get("side"), body.get("opponent"), body.get("seed"))
 
     @staticmethod
-    def _need(method: str, allowed: str) -> None:
-        if method != allowed:
-            raise PlayError(f"method {method} not allowed here (use {allowed})", HTTPStatus.METHOD_NOT_ALLOWED)
+    def _need(method: str, *allowed: str) -> None:
+        if method not in allowed:
+            raise PlayError(f"method {method} not allowed here (use {' or '.join(allowed)})",
+                            HTTPStatus.METHOD_NOT_ALLOWED)
 
     @staticmethod
     def _number(query) -> int | None:
@@ -194,20 +301,50 @@ def _import_agents() -> None:
 
 
 class PlayServer(ThreadingHTTPServer):
-    """The server; ``url`` is its address (with the real port when started on port 0)."""
+    """The server; ``url`` is its address (with the real port when started on port 0).
+
+    ``allow_hosts``: names besides localhost and the bound address that requests may use (a LAN
+    name when serving on 0.0.0.0). ``limits``: search sizes, engine processes and checkpoints a
+    request may ask for (used when ``sessions`` is not given)."""
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, host: str = "127.0.0.1", port: int = 8000, sessions: SessionManager | None = None,
-                 hint_seconds: float = 5.0, verbose: bool = False):
-        self.sessions = sessions if sessions is not None else SessionManager(HintService(hint_seconds))
+                 hint_seconds: float = 5.0, verbose: bool = False, allow_hosts=(),
+                 limits: ServerLimits | None = None, socket_timeout: float = SOCKET_TIMEOUT,
+                 max_connections: int = MAX_CONNECTIONS):
+        self.sessions = sessions if sessions is not None else SessionManager(HintService(hint_seconds),
+                                                                             limits=limits)
         self.verbose = verbose
+        self.socket_timeout = socket_timeout
+        self._slots = threading.BoundedSemaphore(max_connections)
+        names = {*LOCAL_HOSTS, *(host_name(h) for h in allow_hosts)}
+        if host not in ("", "0.0.0.0", "::"):
+            names.add(host_name(f"[{host}]" if ":" in host else host))
+        self.allowed_hosts = frozenset(names)
         if ":" in host:  # an IPv6 address such as ::1
             self.address_family = socket.AF_INET6
         super().__init__((host, port), PlayHandler)
         _import_agents()
         if self.sessions.hints is not None:  # load the book and the solver before the first hint
             threading.Thread(target=self.sessions.hints.warm_up, name="hint-warm-up", daemon=True).start()
+
+    def process_request(self, request, client_address):
+        """One thread a connection, at most ``max_connections`` at once: beyond that the accept
+        loop waits and new connections queue in the listen backlog instead of being refused."""
+        self._slots.acquire()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def server_close(self) -> None:
         super().server_close()

@@ -12,10 +12,12 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from highway_env.core import CELLS, NUMBERS, PLAYER_NAMES, Board, cell_rc, decode_action, encode_action
-from highway_env.play.opponents import OpponentSpecError, build_opponent
+from highway_env.play.limits import LimitError, ServerLimits
+from highway_env.play.opponents import OpponentSpecError, build_opponent, is_engine
 from highway_env.play.view import board_view
 
 DEFAULT_OPPONENT = "greedy"
@@ -44,6 +46,12 @@ class Conflict(PlayError):
     """Well formed, but not possible in the current position (occupied cell, not your turn...)."""
 
     status = 409
+
+
+class TooBusy(PlayError):
+    """Every engine process the server allows is busy thinking: try again when one is free."""
+
+    status = 429
 
 
 @dataclass(frozen=True)
@@ -270,33 +278,74 @@ def _close_agent(agent) -> None:
 
 
 class SessionManager:
-    """Sessions by id. Old idle sessions are dropped beyond ``max_sessions`` (each may hold an
-    agent with a solver table of up to ~180 MB)."""
+    """Sessions by id. Old idle sessions are dropped beyond ``max_sessions``; opponents that run in
+    a process of their own (each up to ~340 MB) are capped by ``limits.max_engines``, and the
+    search sizes a spec may ask for by ``limits`` too. A game that is replaced, deleted or dropped
+    stops its engine's search (the process ends)."""
 
-    def __init__(self, hints=None, max_sessions: int = 32, build=build_opponent):
+    def __init__(self, hints=None, max_sessions: int = 32, build=build_opponent,
+                 limits: ServerLimits | None = None):
         self.hints = hints
         self.max_sessions = max_sessions
+        self.limits = limits if limits is not None else ServerLimits()
         self._build = build
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
+        self._engines_starting = 0
 
     def _agent(self, opponent, seed):
         try:
+            self.limits.check(opponent)
             return self._build(opponent, seed)
-        except OpponentSpecError as e:
+        except (OpponentSpecError, LimitError) as e:
             raise BadRequest(str(e)) from e
+
+    @contextmanager
+    def _engine_slot(self, opponent, replacing: Session | None = None):
+        """Hold a place for ``opponent``'s process while it starts (none needed for in-server
+        agents). When all places are taken, the least recently used idle engine games are
+        dropped; when every engine is thinking, :class:`TooBusy`."""
+        if not is_engine(opponent):
+            yield
+            return
+        with self._lock:
+            engines = [s for s in self._sessions.values() if s is not replacing and is_engine(s.opponent)]
+            excess = len(engines) + self._engines_starting + 1 - self.limits.max_engines
+            idle = sorted((s for s in engines if not s.thinking), key=lambda s: s.last_used)
+            if excess > len(idle):
+                raise TooBusy(f"all {self.limits.max_engines} engine processes this server allows are busy "
+                              "(perfect, mcts and az opponents): try again when a game has finished thinking, "
+                              "or start the server with a larger --max-engines")
+            self._drop(idle[:max(0, excess)])
+            self._engines_starting += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._engines_starting -= 1
 
     def create(self, side="A", opponent=DEFAULT_OPPONENT, seed=None) -> Session:
         human = parse_side(side)
         seed = parse_seed(seed)
         if seed is None:
             seed = secrets.randbelow(2**31)
-        agent = self._agent(opponent, seed)  # may take seconds (a checkpoint): outside any lock
-        session = Session(secrets.token_urlsafe(9), human, opponent.strip(), agent, seed)
-        with self._lock:
-            self._sessions[session.id] = session
-            self._evict()
+        with self._engine_slot(opponent):
+            agent = self._agent(opponent, seed)  # may take seconds (a process): outside any lock
+            session = Session(secrets.token_urlsafe(9), human, opponent.strip(), agent, seed)
+            with self._lock:
+                self._sessions[session.id] = session
+                self._evict()
         return session
+
+    def delete(self, game_id) -> dict:
+        """End a game: its opponent's search stops and its process ends."""
+        session = self.get(game_id)
+        with self._lock:
+            if self._sessions.get(game_id) is not session:
+                raise NotFound(f"unknown game id {game_id!r}")
+            del self._sessions[game_id]
+        session.close()
+        return {"id": game_id, "deleted": True}
 
     def get(self, game_id) -> Session:
         with self._lock:
@@ -311,13 +360,16 @@ class SessionManager:
         seed = parse_seed(seed)
         if opponent is not None and not isinstance(opponent, str):
             raise BadRequest(f"opponent must be an agent spec string, got {opponent!r}")
-        agent = None
-        if (opponent is not None and opponent.strip() != session.opponent) or seed is not None:
+        # a new opponent, a new seed, or an engine still searching the old game: a new agent
+        # (the old one is closed, which stops its search)
+        if ((opponent is not None and opponent.strip() != session.opponent) or seed is not None
+                or (session.thinking and is_engine(session.opponent))):
             opponent = session.opponent if opponent is None else opponent
             seed = secrets.randbelow(2**31) if seed is None else seed
-            agent = self._agent(opponent, seed)
-            opponent = opponent.strip()
-        return session.restart(human, opponent, agent, seed)
+            with self._engine_slot(opponent, replacing=session):
+                agent = self._agent(opponent, seed)
+                return session.restart(human, opponent.strip(), agent, seed)
+        return session.restart(human, None, None, None)
 
     def hint(self, game_id, first: int | None = None) -> dict:
         """The hint for the game's position (computed outside the game's lock: moves go on)."""
@@ -341,7 +393,10 @@ class SessionManager:
     def _evict(self) -> None:
         """Drop the least recently used idle sessions beyond ``max_sessions`` (lock held)."""
         idle = sorted((s for s in self._sessions.values() if not s.thinking), key=lambda s: s.last_used)
-        dropped = idle[:max(0, len(self._sessions) - self.max_sessions)]
+        self._drop(idle[:max(0, len(self._sessions) - self.max_sessions)])
+
+    def _drop(self, dropped) -> None:
+        """Forget these sessions and stop their agents (lock held)."""
         for s in dropped:
             del self._sessions[s.id]
         for s in dropped:

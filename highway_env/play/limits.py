@@ -1,0 +1,89 @@
+"""What the play server lets a request ask for: search sizes, engine processes and checkpoints.
+
+A page (or anything that reaches the port) picks the opponent by a spec string, so without limits
+one request could start a search that grows the server by gigabytes (``mcts:2000000``), or load
+any ``.pt`` file on the machine. :class:`ServerLimits` is checked before an opponent is built; its
+errors name the bad value and the flag that raises the limit, and say the same thing whether or
+not a checkpoint path exists (no file-existence oracle).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from highway_env.play.opponents import SHIPPED_AZ
+
+#: Defaults: mcts:20000 is ~6 s a move on one core; the shipped network searches 400 simulations.
+MAX_MCTS_SIMULATIONS = 20_000
+MAX_AZ_SIMULATIONS = 2_000
+#: Opponents in processes of their own (perfect player ~340 MB each, mcts, az).
+MAX_ENGINES = 4
+
+
+#: The names of the shipped checkpoint in an ``az`` spec (see ``opponents.resolve_spec``).
+SHIPPED_NAMES = ("", "pretrained", "shipped", SHIPPED_AZ)
+
+
+class LimitError(ValueError):
+    """A spec the server's limits refuse; the message names the value and the flag to change."""
+
+
+def _canonical(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    max_mcts_simulations: int = MAX_MCTS_SIMULATIONS
+    max_az_simulations: int = MAX_AZ_SIMULATIONS
+    max_engines: int = MAX_ENGINES
+    #: Checkpoints a request may name besides the shipped one (``--checkpoint``).
+    checkpoints: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self):
+        for name in ("max_mcts_simulations", "max_az_simulations", "max_engines"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        object.__setattr__(self, "checkpoints", tuple(_canonical(str(p)) for p in self.checkpoints))
+
+    def allowed_checkpoints(self) -> list[str]:
+        """The checkpoints a request may load: the shipped one first."""
+        import agents
+
+        return [_canonical(str(agents.PRETRAINED)), *self.checkpoints]
+
+    def check(self, spec) -> None:
+        """Raise :class:`LimitError` when ``spec`` asks for more than this server allows. Specs
+        that are malformed in other ways pass, so the agent registry names their fault."""
+        if not isinstance(spec, str):
+            return
+        name, _, rest = spec.strip().partition(":")
+        args = rest.split(":") if rest else []
+        if name == "mcts" and len(args) == 1:
+            self._simulations(spec, args[0], self.max_mcts_simulations, "--max-mcts-sims")
+        elif name == "az":
+            if len(args) > 1 and args[-1].isdigit():
+                self._simulations(spec, args[-1], self.max_az_simulations, "--max-az-sims")
+            path = ":".join(args[:-1] if len(args) > 1 and args[-1].isdigit() else args)
+            if path in SHIPPED_NAMES:
+                return
+            if _canonical(path) not in self.allowed_checkpoints():
+                # the same words whether or not the file exists
+                raise LimitError(f"checkpoint {path!r} is not one this server loads: it loads the shipped "
+                                 f"network (az or az:{SHIPPED_AZ}) and the files given to it with --checkpoint")
+
+    @staticmethod
+    def _simulations(spec: str, text: str, cap: int, flag: str) -> None:
+        # compared as text first: int() of thousands of digits is refused (and slow)
+        if text.isdigit() and (len(text.lstrip("0")) > len(str(cap)) or int(text) > cap):
+            shown = text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
+            raise LimitError(f"opponent {spec[:40]!r} asks for {shown} simulations, more than this server's "
+                             f"limit of {cap} (start it with {flag} N to raise it)")
+
+
+def checkpoint_presets(limits: ServerLimits) -> list[dict]:
+    """Page presets for the checkpoints given with ``--checkpoint``."""
+    return [{"spec": f"az:{p}", "label": f"AlphaZero, {Path(p).name}"} for p in limits.checkpoints]

@@ -1,0 +1,388 @@
+"""The play server against careless or hostile clients (issue 14, "The play server"): search sizes
+and engine processes are capped, a replaced game stops its search, foreign Host/Origin names get 403
+and no error tells whether a file exists, an unread body is never taken for the next request,
+stalled connections are closed, bad JSON of any shape is a 400, bad flags stop the start, and 100
+concurrent clients lose no request. Loopback only, bounded in count and time."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from highway_env.core import encode_action
+from highway_env.play.limits import ServerLimits
+from highway_env.play.opponents import build_opponent
+from highway_env.play.server import MAX_BODY, host_name, start_server
+from highway_env.play.session import BadRequest, SessionManager, TooBusy
+
+
+class FirstLegal:
+    def act(self, board):
+        return encode_action(board.unused_numbers()[0], board.empty_cells()[0])
+
+
+class FakeEngine(FirstLegal):
+    """Stands for an opponent process: thinks until its gate opens, records that it was closed."""
+
+    def __init__(self):
+        self.gate = threading.Event()
+        self.closed = threading.Event()
+
+    def act(self, board):
+        self.gate.wait(10)
+        return super().act(board)
+
+    def close(self):
+        self.closed.set()
+        self.gate.set()
+
+
+@pytest.fixture()
+def server():
+    srv, thread = start_server(sessions=SessionManager(build=build_opponent), socket_timeout=2.0)
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+    thread.join(5)
+
+
+def request(srv, method, path, body=None, headers=None, timeout=30):
+    """(status, JSON payload) of one request on a fresh connection."""
+    host, port = srv.server_address[:2]
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        hdrs = {"Content-Type": "application/json", **(headers or {})}
+        conn.request(method, path, body=data, headers=hdrs)
+        r = conn.getresponse()
+        payload = r.read()
+        return r.status, json.loads(payload) if r.getheader("Content-Type") == "application/json" else payload
+    finally:
+        conn.close()
+
+
+def raw_exchange(srv, data: bytes, timeout=5.0) -> bytes:
+    """Send raw bytes on one connection and read until the server closes it or goes quiet."""
+    s = socket.create_connection(srv.server_address[:2], timeout=timeout)
+    try:
+        s.sendall(data)
+        out = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except (TimeoutError, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+    finally:
+        s.close()
+
+
+def statuses(raw: bytes) -> list[int]:
+    """The status of each response in ``raw`` (a JSON body is not followed by a line break)."""
+    return [int(code) for code in re.findall(rb"HTTP/1\.[01] (\d{3}) ", raw)]
+
+
+# ----------------------------------------------------------------------------- 1. search sizes
+
+@pytest.mark.parametrize("spec, value, flag", [
+    ("mcts:2000000", "2000000", "--max-mcts-sims"),
+    ("az:agents/pretrained/highway_az.pt:100000", "100000", "--max-az-sims"),
+])
+def test_search_sizes_over_the_cap_are_refused(server, spec, value, flag):
+    status, err = request(server, "POST", "/api/games", {"side": "B", "opponent": spec})
+    assert status == 400 and value in err["error"] and flag in err["error"], err
+    assert len(server.sessions) == 0
+
+
+def test_limits_are_configurable():
+    limits = ServerLimits(max_mcts_simulations=50, max_az_simulations=8)
+    limits.check("mcts:50")
+    limits.check("az:agents/pretrained/highway_az.pt:8")
+    with pytest.raises(ValueError, match="51 simulations.*limit of 50"):
+        limits.check("mcts:51")
+    with pytest.raises(ValueError, match="max_engines must be a positive integer, got 0"):
+        ServerLimits(max_engines=0)
+
+
+def test_engine_processes_are_capped_and_idle_ones_make_room():
+    engines = []
+
+    def build(spec, seed):
+        engines.append(FakeEngine())
+        return engines[-1]
+
+    games = SessionManager(build=build, limits=ServerLimits(max_engines=2))
+    one = games.create("B", "perfect:random")  # B: the engine opens, so it is thinking
+    two = games.create("B", "mcts:10")
+    with pytest.raises(TooBusy, match="all 2 engine processes.*--max-engines"):
+        games.create("B", "az")
+    assert len(engines) == 2 and not any(e.closed.is_set() for e in engines)
+    engines[0].gate.set()
+    one.wait(5)  # idle now: the least recently used engine makes room
+    games.create("A", "perfect:margin")
+    assert engines[0].closed.wait(5) and not engines[1].closed.is_set()
+    games.create("A", "greedy")  # in-server agents do not count
+    engines[1].gate.set()
+    assert two.wait(5)["ply"] == 1
+
+
+def test_a_replaced_or_deleted_game_stops_its_engine():
+    engines = []
+
+    def build(spec, seed):
+        engines.append(FakeEngine())
+        return engines[-1]
+
+    games = SessionManager(build=build)
+    game = games.create("B", "mcts:10")
+    assert game.thinking
+    games.restart(game.id)  # same opponent, still thinking: a fresh engine, the old one stopped
+    assert engines[0].closed.wait(5) and len(engines) == 2
+    games.delete(game.id)
+    assert engines[1].closed.wait(5)
+
+
+def test_a_real_search_process_ends_when_its_game_is_replaced(server):
+    status, state = request(server, "POST", "/api/games", {"side": "B", "opponent": "mcts:20000"})
+    assert status == 201 and state["thinking"], state
+    process = server.sessions.get(state["id"]).agent._process
+    status, state = request(server, "POST", f"/api/games/{state['id']}/new", {"opponent": "greedy"})
+    assert status == 200
+    process.wait(10)  # terminated, not left searching
+    status, _ = request(server, "DELETE", f"/api/games/{state['id']}")
+    assert status == 200 and len(server.sessions) == 0
+
+
+# ----------------------------------------------------------------------------- 2. Host, Origin, files
+
+def test_host_names():
+    assert host_name("LocalHost:8000") == "localhost"
+    assert host_name("[::1]:80") == "::1"
+    assert host_name("127.0.0.1") == "127.0.0.1"
+    assert host_name("example.org.") == "example.org"
+
+
+def test_a_foreign_host_or_origin_is_refused(server):
+    port = server.server_address[1]
+    for headers in ({"Host": "rebind.attacker.example"}, {"Host": f"rebind.attacker.example:{port}"},
+                    {"Origin": "http://rebind.attacker.example"}, {"Origin": "null"}):
+        for method, path, body in (("POST", "/api/games", {"opponent": "random"}), ("GET", "/api/opponents", None)):
+            status, err = request(server, method, path, body, headers)
+            assert status == 403 and "--allow-host" in err["error"], (headers, err)
+    assert len(server.sessions) == 0
+    for host in ("localhost", f"localhost:{port}", f"127.0.0.1:{port}"):
+        assert request(server, "GET", "/api/opponents", headers={"Host": host})[0] == 200
+    ok = {"Origin": f"http://127.0.0.1:{port}"}
+    assert request(server, "POST", "/api/games", {"opponent": "random"}, ok)[0] == 201
+
+
+def test_allow_host_adds_a_name():
+    srv, thread = start_server(sessions=SessionManager(build=build_opponent), allow_hosts=["box.lan"])
+    try:
+        assert request(srv, "GET", "/api/opponents", headers={"Host": "box.lan:8000"})[0] == 200
+        assert request(srv, "GET", "/api/opponents", headers={"Host": "other.lan"})[0] == 403
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_no_file_existence_oracle(server, tmp_path):
+    (tmp_path / "exists.pt").write_bytes(b"not a checkpoint")
+    answers = []
+    for path in ("/etc/passwd", "/etc/nonexistent", str(tmp_path / "exists.pt"), str(tmp_path / "none.pt")):
+        status, err = request(server, "POST", "/api/games", {"opponent": f"az:{path}"})
+        answers.append((status, err["error"].replace(path, "PATH")))
+    assert len(set(answers)) == 1 and answers[0][0] == 400, answers
+    assert "--checkpoint" in answers[0][1]
+
+
+def test_checkpoints_given_to_the_server_are_allowed_and_offered(tmp_path):
+    import agents
+
+    mine = tmp_path / "mine.pt"
+    shutil.copy(agents.PRETRAINED, mine)
+    limits = ServerLimits(checkpoints=(str(mine),))
+    limits.check(f"az:{mine}")
+    limits.check(f"az:{mine}:16")
+    limits.check("az")
+    limits.check(f"az:{agents.PRETRAINED}")
+    with pytest.raises(ValueError, match="not one this server loads"):
+        limits.check(f"az:{tmp_path / 'other.pt'}")
+    srv, _ = start_server(sessions=SessionManager(build=build_opponent, limits=limits))
+    try:
+        presets = request(srv, "GET", "/api/opponents")[1]["presets"]
+        assert f"az:{os.path.realpath(mine)}" in [p["spec"] for p in presets]
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+# ----------------------------------------------------------------------------- 3. desync
+
+def _smuggled(host: str) -> bytes:
+    return f"GET /api/games/smuggled HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+
+
+@pytest.mark.parametrize("kind", ["404", "405", "403", "404-game"])
+def test_an_unread_body_is_never_the_next_request(server, kind):
+    host = "127.0.0.1"
+    method, path = {"404": ("POST", "/api/nothing"), "405": ("GET", "/api/games"), "403": ("POST", "/api/games"),
+                    "404-game": ("POST", "/api/games/nope/move")}[kind]
+    hidden = _smuggled(host)
+    head_host = "evil.example" if kind == "403" else host
+    first = (f"{method} {path} HTTP/1.1\r\nHost: {head_host}\r\nContent-Type: application/json\r\n"
+             f"Content-Length: {len(hidden)}\r\n\r\n").encode() + hidden
+    follow = f"GET /api/games/follow HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
+    out = raw_exchange(server, first + follow)
+    assert b"smuggled" not in out, out
+    assert statuses(out) == [int(kind[:3]), 404] and b"'follow'" in out, out
+
+
+def test_a_body_too_large_to_read_closes_the_connection(server):
+    hidden = _smuggled("127.0.0.1")
+    body = hidden + b" " * (MAX_BODY + 1 - len(hidden))
+    head = (f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    out = raw_exchange(server, head + body + hidden)
+    assert statuses(out) == [413] and b"smuggled" not in out and b"Connection: close" in out, out
+
+
+def test_chunked_and_bad_lengths_close_the_connection(server):
+    hidden = _smuggled("127.0.0.1")
+    chunked = (b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\n" + f"{len(hidden):x}\r\n".encode() + hidden + b"\r\n0\r\n\r\n")
+    out = raw_exchange(server, chunked)
+    assert statuses(out) == [411] and b"smuggled" not in out, out
+    bad = (b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+           b"Content-Length: -5\r\n\r\n" + hidden)
+    out = raw_exchange(server, bad)
+    assert statuses(out) == [400] and b"smuggled" not in out, out
+
+
+# ----------------------------------------------------------------------------- 4. resources, JSON, flags
+
+def test_a_stalled_connection_is_closed(server):
+    s = socket.create_connection(server.server_address[:2], timeout=10)
+    try:
+        s.sendall(b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100\r\n\r\n{")  # then nothing
+        start = time.monotonic()
+        while s.recv(4096):
+            pass
+        assert time.monotonic() - start < 8  # closed after the 2 s socket timeout
+    finally:
+        s.close()
+    assert request(server, "GET", "/api/opponents")[0] == 200
+
+
+@pytest.mark.parametrize("body", [
+    b"[" * 30000 + b"]" * 30000,
+    b'{"side": ' + b"[" * 30000 + b"]" * 30000 + b"}",
+    b'{"opponent": ' + b"[" * 30000 + b"]" * 30000 + b"}",
+    b'{"seed": NaN}', b'{"seed": Infinity}', b'{"seed": 1e999}', b'{"seed": ' + b"9" * 5000 + b"}",
+    b'{"seed": 1.5}', b'{"seed": true}', b'{"side": {"A": 1}}', b'{"side": ["A"]}',
+    b'{"opponent": ["mcts", 5]}', b'{"opponent": {"kind": "mcts"}}', b'{"opponent": "mcts:' + b"9" * 5000 + b'"}',
+    b'{"opponent": "az:' + b"/" * 900 + b'"}', b"\xff\xfe{}", b'"just a string"', b"null", b"{",
+], ids=lambda body: repr(body[:24]))
+def test_bad_json_of_any_shape_is_a_400(server, body):
+    status, err = request(server, "POST", "/api/games", body)
+    assert status == 400 and err["error"], (body[:60], err)
+
+
+def test_bad_flags_stop_the_start_with_one_line(capsys):
+    from highway_env.play.__main__ import main
+
+    for argv in (["--hint-seconds", "nan"], ["--hint-seconds", "inf"], ["--hint-seconds", "-1"],
+                 ["--max-mcts-sims", "0"], ["--max-az-sims", "x"], ["--max-engines", "-2"],
+                 ["--checkpoint", "/no/such.pt"], ["--allow-host", "a b"], ["--port", "70000"],
+                 ["--port", "x"]):
+        try:
+            code = main([*argv, "--no-browser"])
+        except SystemExit as e:
+            code = e.code
+        err = capsys.readouterr().err
+        assert code == 2, argv
+        assert len(err.strip().splitlines()) == 1 and err.startswith("error:"), (argv, err)
+        assert argv[-1] in err or argv[0] in err, (argv, err)
+
+
+def test_the_cli_takes_the_new_flags():
+    proc = subprocess.Popen([sys.executable, "-m", "highway_env.play", "--port", "0", "--no-browser",
+                             "--allow-host", "box.lan", "--max-engines", "1", "--max-mcts-sims", "100"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split()[3]
+        host, port = url.split("/")[2].rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("POST", "/api/games", body=b'{"opponent": "mcts:101"}',
+                     headers={"Content-Type": "application/json", "Host": "box.lan"})
+        r = conn.getresponse()
+        assert r.status == 400 and "limit of 100" in json.loads(r.read())["error"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+# ----------------------------------------------------------------------------- load
+
+def _load(srv, clients: int, per_client: int) -> list[str]:
+    """``clients`` threads, each POSTing ``per_client`` new games on fresh connections at once."""
+    errors: list[str] = []
+    start = threading.Barrier(clients)
+
+    def client():
+        start.wait()
+        for _ in range(per_client):
+            try:
+                status, state = request(srv, "POST", "/api/games", {"opponent": "random", "seed": 1})
+                if status != 201:
+                    errors.append(f"status {status}: {state}")
+            except Exception as e:  # noqa: BLE001  (a reset or a timeout is what this counts)
+                errors.append(f"{type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return errors
+
+
+def test_100_concurrent_clients_lose_no_request():
+    srv, _ = start_server(sessions=SessionManager(build=lambda spec, seed: FirstLegal()))
+    try:
+        t = time.monotonic()
+        errors = _load(srv, clients=100, per_client=3)
+        assert errors == [], (len(errors), errors[:5])
+        assert time.monotonic() - t < 60
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.mark.slow
+def test_100_concurrent_clients_2000_requests_lose_none():
+    srv, _ = start_server(sessions=SessionManager(build=lambda spec, seed: FirstLegal()))
+    try:
+        errors = _load(srv, clients=100, per_client=20)
+        assert errors == [], (len(errors), errors[:5])
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_bad_request_helpers_are_400():
+    assert BadRequest.status == 400 and TooBusy.status == 429
