@@ -66,11 +66,12 @@ class _AssertOutOfBounds(_HotAttributes, wrappers.AssertOutOfBoundsWrapper):
         if action is None and (raw.terminations[agent] or raw.truncations[agent]):
             return self.env.step(action)
         try:  # a wrong type is a programming error, not an illegal move: raise, naming the value
-            integral(action, "action")
+            a = integral(action, "action")
         except HighwayError as e:
             raise getattr(raw, "action_error", HighwayError)(f"{agent}: {e}") from None
-        # the same test as AssertOutOfBoundsWrapper, with its message
-        assert raw.action_space(agent).contains(action), "action is not in action space"
+        # Discrete(n, start).contains for an integral action, with AssertOutOfBoundsWrapper's message
+        space = raw.action_space(agent)
+        assert space.start <= a < space.start + space.n, "action is not in action space"
         self.env.step(action)
 
 
