@@ -66,7 +66,7 @@ class _AssertOutOfBounds(_HotAttributes, wrappers.AssertOutOfBoundsWrapper):
         if action is None and (raw.terminations[agent] or raw.truncations[agent]):
             return self.env.step(action)
         try:  # a wrong type is a programming error, not an illegal move: raise, naming the value
-            a = integral(action, "action")
+            a = action if type(action) is int else integral(action, "action")
         except HighwayError as e:
             raise getattr(raw, "action_error", HighwayError)(f"{agent}: {e}") from None
         # Discrete(n, start).contains for an integral action, with AssertOutOfBoundsWrapper's message
@@ -111,6 +111,8 @@ class SpacesByAgent:
 def action_index(agent: str, action, num_actions: int, error: type[Exception]) -> int:
     """``action`` as an int in 0..num_actions-1, else ``error`` naming the agent and the bad value.
     Only integral actions are accepted (``core.integral``): 3.7, True or "5" raise, never truncate."""
+    if type(action) is int and 0 <= action < num_actions:  # the common case, checked cheaply
+        return action
     try:
         a = integral(action, "action")
     except HighwayError as e:
