@@ -2,10 +2,14 @@
 
 PettingZoo AEC env: ``from highway_env import highway_v0``; the rules: ``highway_env.core``.
 Gymnasium single-agent env: ``gymnasium.make("highway_env/Highway-v0", play_as="A")``
-(``highway_env.gym_env.HighwayGymEnv``).
+(``highway_env.gym_env.HighwayGymEnv``; ``"highway_env:highway_env/Highway-v0"`` needs no prior
+import). PettingZoo registry (pettingzoo >= 1.27): ``pettingzoo.make("aec", "highway_env/highway-v0")``,
+``"highway_env/blackpath-v0"``, ``"highway_env/jumping-v0"``.
 """
 
 import gymnasium as _gymnasium
+
+from highway_env import registration as _registration
 
 from highway_env.core import (  # noqa: F401
     A_PATHS,
@@ -25,9 +29,7 @@ from highway_env.core import (  # noqa: F401
 __version__ = "0.1.0"
 
 GYM_ENV_ID = "highway_env/Highway-v0"
-if GYM_ENV_ID not in _gymnasium.registry:
-    _gymnasium.register(id=GYM_ENV_ID, entry_point="highway_env.gym_env:HighwayGymEnv")
-
 RUSH_HOUR_ENV_ID = "highway_env/RushHour-v0"
-if RUSH_HOUR_ENV_ID not in _gymnasium.registry:
-    _gymnasium.register(id=RUSH_HOUR_ENV_ID, entry_point="highway_env.rushhour.env:RushHourEnv")
+# Gymnasium ids, and the three AEC envs in PettingZoo's registry where it has one (>= 1.27)
+_registration.register_gymnasium(_gymnasium)
+_registration.register_pettingzoo()

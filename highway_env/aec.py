@@ -8,13 +8,79 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo.utils import wrappers
 
+from highway_env.core import HighwayError, integral
+
 
 def classic_wrappers(raw):
     """The wrappers PettingZoo's classic envs apply in ``env()``: an illegal move ends the game with
-    -1 for the offender, out-of-range actions assert, and the API order is enforced."""
-    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    return wrappers.OrderEnforcingWrapper(env)
+    -1 for the offender, out-of-range actions assert, and the API order is enforced.
+
+    They are PettingZoo's own wrapper classes (``isinstance`` holds), subclassed only to read the
+    attributes every step touches (``agent_selection``, ``terminations``, ...) straight from the raw
+    env: through ``BaseWrapper.__getattr__`` at each of the three layers that lookup was most of the
+    cost of a step. An action of the wrong type (a float, bool or string) raises the raw env's
+    error before the wrappers index the mask with it."""
+    env = _TerminateIllegal(raw, illegal_reward=-1)
+    env = _AssertOutOfBounds(env)
+    return _OrderEnforcing(env)
+
+
+# attributes read on every step, forwarded straight to the raw env
+_HOT = ("agent_selection", "agents", "possible_agents", "rewards", "terminations", "truncations",
+        "infos", "_cumulative_rewards")
+# those that OrderEnforcingWrapper refuses before reset() (its own list)
+_NEED_RESET = {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
+
+
+def _raw_reader(name: str, check_reset: bool):
+    def get(self):
+        if check_reset and name in _NEED_RESET and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+    return property(get)
+
+
+class _HotAttributes:
+    """Mixin: the ``_HOT`` attributes read from the raw env directly (no layer overrides them)."""
+
+    def __init__(self, env, *args, **kwargs):
+        super().__init__(env, *args, **kwargs)
+        self._raw = env.unwrapped
+
+    def __str__(self):
+        return str(self.env)
+
+
+for _name in _HOT:
+    setattr(_HotAttributes, _name, _raw_reader(_name, check_reset=False))
+
+
+class _TerminateIllegal(_HotAttributes, wrappers.TerminateIllegalWrapper):
+    pass
+
+
+class _AssertOutOfBounds(_HotAttributes, wrappers.AssertOutOfBoundsWrapper):
+    def step(self, action):
+        raw = self._raw
+        agent = raw.agent_selection
+        if action is None and (raw.terminations[agent] or raw.truncations[agent]):
+            return self.env.step(action)
+        try:  # a wrong type is a programming error, not an illegal move: raise, naming the value
+            a = action if type(action) is int else integral(action, "action")
+        except HighwayError as e:
+            raise getattr(raw, "action_error", HighwayError)(f"{agent}: {e}") from None
+        # Discrete(n, start).contains for an integral action, with AssertOutOfBoundsWrapper's message
+        space = raw.action_space(agent)
+        assert space.start <= a < space.start + space.n, "action is not in action space"
+        self.env.step(action)
+
+
+class _OrderEnforcing(_HotAttributes, wrappers.OrderEnforcingWrapper):
+    pass
+
+
+for _name in _HOT:
+    setattr(_OrderEnforcing, _name, _raw_reader(_name, check_reset=True))
 
 
 def masked_spaces(agents, observation: spaces.Box, num_actions: int) -> tuple[dict, dict]:
@@ -43,11 +109,14 @@ class SpacesByAgent:
 
 
 def action_index(agent: str, action, num_actions: int, error: type[Exception]) -> int:
-    """``action`` as an int in 0..num_actions-1, else ``error`` naming the agent and the bad value."""
+    """``action`` as an int in 0..num_actions-1, else ``error`` naming the agent and the bad value.
+    Only integral actions are accepted (``core.integral``): 3.7, True or "5" raise, never truncate."""
+    if type(action) is int and 0 <= action < num_actions:  # the common case, checked cheaply
+        return action
     try:
-        a = int(action)
-    except (TypeError, ValueError) as e:
-        raise error(f"{agent}: action must be an int in 0..{num_actions - 1}, got {action!r}") from e
+        a = integral(action, "action")
+    except HighwayError as e:
+        raise error(f"{agent}: {e}; expected an int in 0..{num_actions - 1}") from None
     if not 0 <= a < num_actions:
         raise error(f"{agent}: action {action!r} out of range 0..{num_actions - 1}")
     return a

@@ -45,6 +45,20 @@ def cell_rc(cell: int) -> tuple[int, int]:
 
 # ----------------------------------------------------------------------------- actions
 
+def integral(value, what: str = "value") -> int:
+    """``value`` as a Python int when it is integral: an int, a numpy integer scalar or a 0-d integer
+    array. Floats (even 3.0), bools, strings and everything else raise ``HighwayError`` naming the
+    value, so that 3.7, True or "5" are never silently read as 3, 1 or 5."""
+    if isinstance(value, (bool, np.bool_)):
+        raise HighwayError(f"{what} must be an integer, got the bool {value!r}")
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.integer):
+        return int(value)
+    raise HighwayError(f"{what} must be an integer (int, numpy integer or 0-d integer array), "
+                       f"got {value!r} of type {type(value).__name__}")
+
+
 def encode_action(number: int, cell: int) -> int:
     """(number, cell) -> action in 0..255."""
     if not 1 <= number <= NUMBERS:
@@ -56,7 +70,7 @@ def encode_action(number: int, cell: int) -> int:
 
 def decode_action(action: int) -> tuple[int, int]:
     """action in 0..255 -> (number, cell)."""
-    action = int(action)
+    action = integral(action, "action")
     if not 0 <= action < NUM_ACTIONS:
         raise HighwayError(f"action {action!r} out of range 0..{NUM_ACTIONS - 1}")
     return action // CELLS + 1, action % CELLS

@@ -14,7 +14,14 @@
   absolute coordinates (all zeros once the game is over). ``action_masks()`` returns the same mask
   as a bool array, as sb3-contrib's ``MaskablePPO`` expects.
 * Action: ``Discrete(256)``, ``(number - 1) * 16 + cell`` on the real board (absolute frame; see
-  ``highway_v0.from_player_frame`` to convert from the agent's frame).
+  ``highway_v0.from_player_frame`` to convert from the agent's frame). Only integral actions (int,
+  numpy integer, 0-d integer array) are accepted: a float (even 2.0), bool or string raises
+  ``core.HighwayError`` naming it, as does an integer out of range.
+* ``frame``: ``"absolute"`` (the default, as above) or ``"player"``: the observation, the action
+  mask (``"action_mask"`` and ``action_masks()``) and the actions are all in the agent's frame
+  (for B the quarter turn ``core.QUARTER_TURN`` is applied to all three), as in
+  ``highway_v0.env(frame="player")``, so one policy can play both seats. The opponent policy, the
+  info (``opponent_action`` included), ``board`` and rendering stay absolute.
 * Reward: +1 / -1 / 0 at the end of the game from the agent's side (win / loss / draw), else 0.
   Every game ends (``terminated``) after the 16th move; it is never truncated.
 * Info: that of the AEC env (``ply``, ``bounds``; on the full board ``min_a``, ``min_b``, ``margin``,
@@ -41,8 +48,8 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from highway_env.core import CELLS, Board, HighwayError, IllegalMoveError, action_str
-from highway_env.highway.highway import AGENTS, raw_env
+from highway_env.core import CELLS, Board, HighwayError, IllegalMoveError, action_str, integral
+from highway_env.highway.highway import AGENTS, check_frame, raw_env
 from highway_env.render import RENDER_MODES, render_board
 
 Policy = Callable[[Board, np.ndarray, np.random.Generator], int]
@@ -75,6 +82,7 @@ class HighwayGymEnv(gym.Env):
         opponent: Policy | None = None,
         render_mode: str | None = None,
         illegal_action: str = "raise",
+        frame: str = "absolute",
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise HighwayError(
@@ -90,7 +98,8 @@ class HighwayGymEnv(gym.Env):
         self.opponent: Policy = opponent if opponent is not None else random_policy
         self._me = _side(play_as)
         self._agent = AGENTS[self._me]
-        self._game = raw_env()  # the rules engine; rendering is done here
+        self.frame = check_frame(frame)
+        self._game = raw_env(frame=frame)  # the rules engine; rendering is done here
         self.observation_space = self._game.observation_space(self._agent)
         self.action_space = self._game.action_space(self._agent)
         self._over = True
@@ -106,7 +115,7 @@ class HighwayGymEnv(gym.Env):
         """Bool (256,): the agent's legal actions now (all False once the game is over)."""
         if self._over:
             return np.zeros(self.action_space.n, dtype=bool)
-        return self._game._mask.astype(bool)
+        return self._game.action_mask(self._agent).astype(bool)
 
     def _obs(self) -> dict[str, np.ndarray]:
         return self._game.observe(self._agent)
@@ -121,9 +130,9 @@ class HighwayGymEnv(gym.Env):
         board = game.board
         action = self.opponent(board, game._mask.copy(), self.np_random)
         try:
-            a = int(action)
-        except (TypeError, ValueError) as e:
-            raise IllegalMoveError(f"the opponent policy returned {action!r}, not an action int") from e
+            a = integral(action, "action")
+        except HighwayError:
+            raise IllegalMoveError(f"the opponent policy returned {action!r}, not an action int") from None
         if not 0 <= a < game._mask.shape[0] or not game._mask[a]:
             reason = ""
             try:
@@ -131,7 +140,7 @@ class HighwayGymEnv(gym.Env):
             except HighwayError as e:
                 reason = f": {e}"
             raise IllegalMoveError(f"the opponent policy returned an illegal action {action!r}{reason}")
-        game.step(a)
+        game.step(game.from_absolute(game.agent_selection, a))
         self._opponent_action = a
 
     # -- the API
@@ -157,19 +166,14 @@ class HighwayGymEnv(gym.Env):
         if self._over:
             raise HighwayError("the episode is over; call reset() before step()")
         game = self._game
-        try:
-            a = int(action)
-        except (TypeError, ValueError) as e:
-            raise HighwayError(f"action must be an int in 0..{self.action_space.n - 1}, got {action!r}") from e
-        if not 0 <= a < self.action_space.n:
-            raise HighwayError(f"action {action!r} out of range 0..{self.action_space.n - 1}")
+        a = game.to_absolute(self._agent, action)  # strict: only integral actions in range
         if not game._mask[a] and self.illegal_action == "lose":
             self._over = True
             info = copy.deepcopy(self._info())
-            info["illegal_action"] = a
-            info["illegal_reason"] = f"illegal action {a} ({action_str(a)})"
+            info["illegal_action"] = int(action)
+            info["illegal_reason"] = f"illegal action {int(action)} ({action_str(a)} on the real board)"
             return self._obs(), -1.0, True, False, info
-        game.step(a)  # raises IllegalMoveError naming the action, number and cell
+        game.step(action)  # raises IllegalMoveError naming the action, number and cell
         self._opponent_action = None
         if not game.terminations[self._agent]:
             self._opponent_moves()

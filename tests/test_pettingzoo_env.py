@@ -389,3 +389,26 @@ def test_metadata():
         assert env.action_space(agent).n == 256
         assert env.observation_space(agent)["observation"].shape == (4, 4, 16)
         assert env.observation_space(agent)["action_mask"].shape == (256,)
+
+
+def test_classic_wrappers_are_pettingzoo_wrappers_and_still_enforce_order():
+    """env() keeps PettingZoo's wrapper stack (its classes, its checks) while reading the per-step
+    attributes straight from the raw env."""
+    from pettingzoo.utils import wrappers
+
+    env = highway_v0.env()
+    assert isinstance(env, wrappers.OrderEnforcingWrapper)
+    assert isinstance(env.env, wrappers.AssertOutOfBoundsWrapper)
+    assert isinstance(env.env.env, wrappers.TerminateIllegalWrapper)
+    assert str(env) == "highway_v0"
+    for name in ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos"):
+        with pytest.raises(AttributeError, match="before reset"):
+            getattr(env, name)
+    with pytest.raises(AttributeError, match="private attribute"):
+        env._unknown_private
+    env.reset()
+    raw = env.unwrapped
+    assert env.agent_selection == raw.agent_selection == "player_0"
+    assert env.env.infos is raw.infos and env._cumulative_rewards is raw._cumulative_rewards
+    env.step(0)
+    assert env.agent_selection == "player_1"  # not a stale copy

@@ -167,6 +167,7 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
 # ----------------------------------------------------------------------------- the env
 
 class raw_env(SpacesByAgent, AECEnv, EzPickle):
+    action_error = BlackPathError  # raised by env()'s wrappers for an action of the wrong type
     metadata = {
         "render_modes": list(RENDER_MODES),
         "name": "blackpath_v0",

@@ -38,8 +38,10 @@ The observation is a dictionary with an `'observation'` element and an `'action_
 
 #### Legal Actions Mask
 
-`action_mask` is an int8 vector of shape (256,), 1 where the action is legal. It is in **absolute**
-board coordinates, the frame of the actions (not the player's frame). As in the classic
+`action_mask` is an int8 vector of shape (256,), 1 where the action is legal. With the default
+`frame="absolute"` it is in **absolute** board coordinates, the frame of the actions (not the
+player's frame); with `frame="player"` it is in the player's frame, like the actions (see
+"Frames" below). As in the classic
 PettingZoo games, it is all zeros for the agent whose turn it is not (and at the end).
 To move between the frames use `to_player_frame(action, player)` /
 `from_player_frame(action, player)` (and `cell_to_player_frame`, `cell_from_player_frame`,
@@ -50,7 +52,27 @@ a reward of -1 for the offender and 0 for the other agent; with `raw_env` it rai
 ### Action Space
 
 `action = (number - 1) * 16 + cell`, with `number` in 1..16 and `cell = r * 4 + c` a cell of the
-real board, the same for both agents (`core.encode_action` / `core.decode_action`).
+real board, the same for both agents (`core.encode_action` / `core.decode_action`), or of the
+player's frame with `frame="player"`. Only integral actions are accepted (a Python int, a numpy
+integer scalar or a 0-d integer array): a float (even `3.0`), a bool or a string raises
+`core.HighwayError` naming the value, through `env()` as well as `raw_env()` (a wrong type is a
+programming error, not an illegal move); an integer out of range raises `AssertionError` through
+`env()` (PettingZoo's `AssertOutOfBoundsWrapper`) and `HighwayError` through `raw_env()`.
+
+### Frames
+
+`env(frame=...)` / `raw_env(frame=...)`:
+
+* `frame="absolute"` (the default): the observation is in the observer's frame (above), the action
+  mask and the actions are on the real board for both agents.
+* `frame="player"`: the observation, the action mask **and** the actions are all in the mover's
+  frame: for `player_1` the quarter turn `core.QUARTER_TURN` is applied to all three (as
+  PettingZoo's chess flips the board and the moves for black). Both seats then see the same
+  problem (own paths from the top-left to the bottom-right), so one shared policy network can act
+  for both. `step(a)` by `player_1` plays `from_player_frame(a, 1)` on the real board. Infos,
+  `state()`, `board` and rendering stay absolute.
+
+Any other value raises `HighwayError` (a `ValueError`) naming it.
 
 ### Rewards
 
@@ -70,7 +92,8 @@ Only at the end of the game: +1 to the winner and -1 to the loser; 0 to both for
 
 `reset(seed=None, options=None)`; `options={"board": ...}` starts from a position: a string of 16
 comma-separated numbers (0 = empty; the 4-line grid form works too), a `core.Board`, or a
-sequence of 16 ints. The side to move follows from the number of filled cells. A full board is
+sequence of 16 integers in 0..16, each number at most once (floats such as 0.5, bools and
+strings as cells are refused with `HighwayError` naming the cell and the value). The side to move follows from the number of filled cells. A full board is
 refused (`HighwayError`). Other option keys are ignored. The game is deterministic; `seed` is
 accepted for the API's sake.
 
@@ -127,6 +150,21 @@ _ACTION_TO = tuple(
     np.array([core.transform_action(a, perm) for a in range(NUM_ACTIONS)], dtype=np.int64)
     for perm in PLAYER_FRAMES
 )
+# and back: _ACTION_FROM[p][a] = the absolute action of action a in player p's frame (an array to
+# gather masks with, and a list for the per-step lookup)
+_ACTION_FROM = tuple(core.inverse_perm(t.tolist()) for t in _ACTION_TO)
+_ACTION_FROM_ARRAYS = tuple(np.array(t, dtype=np.int64) for t in _ACTION_FROM)
+
+#: The ``frame`` option: "absolute" (mask and actions on the real board) or "player" (observation,
+#: mask and actions all in the mover's frame).
+FRAMES = ("absolute", "player")
+
+
+def check_frame(frame: Any) -> str:
+    """``frame`` if it is one of FRAMES, else HighwayError (a ValueError) naming it."""
+    if not isinstance(frame, str) or frame not in FRAMES:
+        raise HighwayError(f"frame must be one of {FRAMES}, got {frame!r}")
+    return frame
 
 
 def _player(player: int | str) -> int:
@@ -184,16 +222,21 @@ _OBS_INDEX = tuple(tuple(frame[cell] * NUMBERS for cell in range(CELLS)) for fra
 
 
 def board_from_option(value: Any) -> Board:
-    """``options["board"]`` -> Board: a string (``core.parse_board``), a Board, or 16 ints."""
-    if isinstance(value, Board):
-        return value
-    if isinstance(value, str):
-        return core.parse_board(value)
+    """``options["board"]`` -> Board: a string (``core.parse_board``), a Board, or a sequence of 16
+    integers (ints or numpy integers) in 0..16, each number at most once. Anything else (0.5, True,
+    "5" as a cell, 15 or 17 cells) raises HighwayError naming the bad value; nothing is truncated."""
     try:
-        cells = tuple(int(v) for v in value)
-    except (TypeError, ValueError) as e:
-        raise HighwayError(f"options['board'] must be a string, a Board or 16 ints, got {value!r}") from e
-    return Board(cells)
+        if isinstance(value, Board):
+            return value
+        if isinstance(value, str):
+            return core.parse_board(value)
+        try:
+            items = list(value)
+        except TypeError:
+            raise HighwayError(f"must be a board string, a Board or 16 integers, got {value!r}") from None
+        return Board(tuple(core.integral(v, f"cell {i}") for i, v in enumerate(items)))
+    except HighwayError as e:
+        raise HighwayError(f"options['board']: {e}") from None
 
 
 def env(**kwargs):
@@ -208,9 +251,11 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         "render_fps": 2,
     }
 
-    def __init__(self, render_mode: str | None = None):
-        EzPickle.__init__(self, render_mode)
+    def __init__(self, render_mode: str | None = None, frame: str = "absolute"):
+        EzPickle.__init__(self, render_mode=render_mode, frame=frame)
         super().__init__()
+        self.frame = check_frame(frame)
+        self._player_frame = frame == "player"
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise HighwayError(
                 f"unknown render_mode {render_mode!r}; expected None or one of {self.metadata['render_modes']}"
@@ -246,11 +291,28 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
 
     def observe(self, agent):
         p = AGENTS.index(agent)
-        if agent == self.agent_selection and self._ply < CELLS:
-            mask = self._mask.copy()
-        else:
+        if agent != self.agent_selection or self._ply == CELLS:
             mask = self._zero_mask.copy()
+        elif self._player_frame:
+            mask = self._mask[_ACTION_FROM_ARRAYS[p]]  # a gather: a fresh array
+        else:
+            mask = self._mask.copy()
         return {"observation": self._obs[p].copy(), "action_mask": mask}
+
+    def action_mask(self, agent) -> np.ndarray:
+        """``agent``'s legal actions now, int8 (256,), in the env's frame (all zeros when it is not
+        ``agent``'s turn); the same as ``observe(agent)["action_mask"]``."""
+        return self.observe(agent)["action_mask"]
+
+    def to_absolute(self, agent, action) -> int:
+        """An action of ``agent`` in the env's frame -> the action on the real board."""
+        a = action_index(agent, action, NUM_ACTIONS, HighwayError)
+        return _ACTION_FROM[AGENTS.index(agent)][a] if self._player_frame else a
+
+    def from_absolute(self, agent, action: int) -> int:
+        """An action on the real board -> the same move as ``agent`` plays it in the env's frame."""
+        a = action_index(agent, action, NUM_ACTIONS, HighwayError)
+        return int(_ACTION_TO[AGENTS.index(agent)][a]) if self._player_frame else a
 
     def state(self) -> np.ndarray:
         """The board one-hot in the absolute frame, shape (4, 4, 16) (= player_0's observation)."""
@@ -323,11 +385,15 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         a = action_index(agent, action, NUM_ACTIONS, HighwayError)
+        me = AGENTS.index(agent)
+        if self._player_frame:
+            a = _ACTION_FROM[me][a]
         if not self._mask[a]:
+            frame = f" (action {action!r} in {agent}'s frame)" if self._player_frame else ""
             try:
                 self.board.apply(a)  # raises with the reason (occupied cell / used number)
             except IllegalMoveError as e:
-                raise IllegalMoveError(f"{agent}: {e}") from None
+                raise IllegalMoveError(f"{agent}: {e}{frame}") from None
             raise AssertionError("unreachable: the mask and the rules disagree")  # pragma: no cover
 
         number, cell = divmod(a, CELLS)
@@ -336,7 +402,6 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         self._clear_rewards()
         self._place(number, cell)
 
-        me = AGENTS.index(agent)
         next_agent = AGENTS[1 - me]
         if self._ply == CELLS:
             self._outcome = self.board.outcome()

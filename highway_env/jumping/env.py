@@ -50,7 +50,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from highway_env.aec import SpacesByAgent, classic_wrappers, masked_spaces
+from highway_env.aec import SpacesByAgent, action_index, classic_wrappers, masked_spaces
 from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state
 
 AGENTS = ("player_0", "player_1")
@@ -143,6 +143,7 @@ def env(**kwargs):
 
 
 class raw_env(SpacesByAgent, AECEnv, EzPickle):
+    action_error = JumpingError  # raised by env()'s wrappers for an action of the wrong type
     metadata = {
         "render_modes": list(RENDER_MODES),
         "name": "jumping_v0",
@@ -199,8 +200,9 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
+        a = action_index(agent, action, self.n * self.n, JumpingError)  # strict: 2.0 or True raise
         try:
-            new, pts = self._state.apply(action)
+            new, pts = self._state.apply(a)
         except IllegalMoveError as e:
             raise IllegalMoveError(f"{agent}: {e}") from None
         self._cumulative_rewards[agent] = 0
@@ -317,8 +319,10 @@ class SolitaireEnv(gymnasium.Env):
     def step(self, action):
         if self._over:
             raise JumpingError("step() after the episode ended; call reset()")
+        # a wrong type or range is a programming error, not an illegal move: raise
+        a = action_index("solitaire", action, self.n * self.n, JumpingError)
         try:
-            new, pts = self._state.apply(int(action))
+            new, pts = self._state.apply(a)
         except IllegalMoveError:
             self._over = True
             return self._obs(), self.illegal_reward, True, False, self._info(illegal=True)

@@ -29,6 +29,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from highway_env.core import HighwayError, integral
 from highway_env.rushhour.game import (
     LETTERS,
     SIZE,
@@ -53,7 +54,11 @@ def encode_action(move: Move | tuple[str, int]) -> int:
 
 
 def decode_action(action: int) -> Move:
-    a = int(action)
+    """An integral action -> its Move; a float, bool or string raises RushHourError naming it."""
+    try:
+        a = integral(action, "action")
+    except HighwayError as e:
+        raise RushHourError(str(e)) from None
     if not 0 <= a < NUM_ACTIONS:
         raise RushHourError(f"action {action!r} out of range 0..{NUM_ACTIONS - 1}")
     vd, dist = divmod(a, MAX_DISTANCE)
@@ -142,10 +147,11 @@ class RushHourEnv(gym.Env):
 
     def step(self, action):
         move = decode_action(action)
-        illegal = not self._mask[int(action)]
+        a = int(action)  # integral: checked by decode_action
+        illegal = not self._mask[a]
         if illegal:
             if self.illegal_action == "raise":
-                raise RushHourError(f"illegal action {int(action)} ({move}) on\n{self.board}")
+                raise RushHourError(f"illegal action {a} ({move}) on\n{self.board}")
         else:
             self.board = self.board.move(move)
             self._mask = action_mask(self.board)
