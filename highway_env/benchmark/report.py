@@ -17,7 +17,8 @@ class BenchmarkReport:
     agents.csv, accuracy_by_ply.csv, report.md and PNG plots); the main figures as properties."""
 
     def __init__(self, summary: dict):
-        self.summary = summary
+        # held as its JSON form (string keys, lists), so to_dict() is what save() writes
+        self.summary = json.loads(json.dumps(summary))
         self.name = next(iter(summary["agents"]))
 
     @property
@@ -41,6 +42,7 @@ class BenchmarkReport:
         return table(self.summary)
 
     def to_dict(self) -> dict:
+        """The summary, as ``summary.json`` holds it."""
         return copy.deepcopy(self.summary)
 
     def save(self, out_dir, plots: bool = True) -> Path:
