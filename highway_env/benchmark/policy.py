@@ -1,4 +1,4 @@
-"""Any policy as an :class:`agents.Agent`: what the benchmark plays and grades.
+"""Any policy as an agent (``act_batch(states, rng)``): what the benchmark plays and grades.
 
 A policy may be a callable on one PettingZoo observation dict (``{"observation": (4, 4, 16) int8,
 "action_mask": (256,) int8}``) returning an action, a batched callable (the same keys with a leading
@@ -22,9 +22,10 @@ import inspect
 
 import numpy as np
 
-from agents.base import Agent
 from highway_env import highway_v0
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, action_str
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, action_str, parse_board
+
+# ``agents`` is imported only where needed: it imports torch, and this module must not
 
 FRAMES = ("absolute", "player")
 
@@ -106,15 +107,22 @@ def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
     return absolute
 
 
-class PolicyAgent(Agent):
-    """An observation policy as an Agent: ``act_batch`` builds the observations, calls the policy
-    (once for the whole batch when ``batched``, else once per position) and checks the actions."""
+def as_boards(states) -> np.ndarray:
+    """(N, 16) int8 from a batch, one board array, a ``Board`` or a board string."""
+    if isinstance(states, str):
+        states = parse_board(states)
+    if isinstance(states, Board):
+        states = states.cells
+    b = np.asarray(states, np.int8)
+    return b.reshape(1, CELLS) if b.shape == (CELLS,) else b.reshape(-1, CELLS)
 
-    def __init__(self, policy, frame: str = "absolute", batched: bool = False, name: str | None = None,
-                 game=None, seed: int | None = None):
-        from agents.registry import get_game
 
-        super().__init__(game or get_game("highway"), seed)
+class PolicyAgent:
+    """An observation policy with the ``agents.Agent`` interface (``act``, ``act_batch``):
+    ``act_batch`` builds the observations, calls the policy (once for the whole batch when
+    ``batched``, else once per position) and checks the actions."""
+
+    def __init__(self, policy, frame: str = "absolute", batched: bool = False, name: str | None = None):
         if not callable(policy):
             raise TypeError(f"a policy must be callable, got {policy!r}")
         self.policy = policy
@@ -123,8 +131,11 @@ class PolicyAgent(Agent):
         self.name = name or getattr(policy, "__name__", type(policy).__name__)
         self.calls = 0  # policy calls made (a batched policy: one per batch)
 
-    def act_batch(self, states, rng=None):
-        states = self.game.as_states(states)
+    def act(self, state, rng=None) -> int:
+        return int(self.act_batch(state, rng)[0])
+
+    def act_batch(self, states, rng=None) -> np.ndarray:
+        states = as_boards(states)
         obs = observations(states, self.frame)
         if self.batched:
             self.calls += 1
@@ -134,6 +145,9 @@ class PolicyAgent(Agent):
             actions = [self.policy({"observation": o, "action_mask": m})
                        for o, m in zip(obs["observation"], obs["action_mask"])]
         return to_absolute_actions(states, actions, self.frame)
+
+    def __repr__(self) -> str:
+        return f"PolicyAgent({self.name!r}, frame={self.frame!r}, batched={self.batched})"
 
 
 def is_sb3_model(obj) -> bool:
@@ -204,6 +218,8 @@ def load_spec_object(spec: str):
 
 
 def _zero_arg_factory(obj) -> bool:
+    from agents.base import Agent
+
     if isinstance(obj, Agent) or is_sb3_model(obj) or not callable(obj):
         return False
     if inspect.isclass(obj):
@@ -224,21 +240,23 @@ def is_policy_spec(spec: str) -> bool:
     return ":" in spec and (kind == "sb3" or kind not in set(agent_kinds()) | {"perfect"})
 
 
-def as_agent(policy, *, frame: str = "absolute", batched: bool = False, seed: int = 0,
-             perfect: dict | None = None, name: str | None = None) -> Agent:
+def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect: dict | None = None,
+             name: str | None = None):
     """``policy`` (any kind in the module docstring) as an Agent."""
     check_frame(frame)
     if isinstance(policy, str):
         if is_policy_spec(policy):
-            return as_agent(load_spec_object(policy), frame=frame, batched=batched, seed=seed, name=policy)
+            return as_agent(load_spec_object(policy), frame=frame, batched=batched, name=policy)
         from highway_env.evaluation.tasks import get_agent
 
         return get_agent(policy, perfect or {})
-    if isinstance(policy, Agent):
+    from agents.base import Agent
+
+    if isinstance(policy, (Agent, PolicyAgent)):
         return policy
     if is_sb3_model(policy):
-        return PolicyAgent(sb3_policy(policy), frame, batched=True, name=name, seed=seed)
+        return PolicyAgent(sb3_policy(policy), frame, batched=True, name=name)
     if callable(policy):
-        return PolicyAgent(policy, frame, batched=batched, name=name, seed=seed)
+        return PolicyAgent(policy, frame, batched=batched, name=name)
     raise TypeError(f"cannot evaluate {policy!r}: give a callable on observations, an agents.Agent, an SB3 "
                     "model (with predict(obs, action_masks=...)) or an agent spec string")

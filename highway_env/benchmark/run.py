@@ -107,7 +107,7 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     perfect = dict(PERFECT, tiebreak=perfect_tiebreak)
 
     t0 = time.monotonic()
-    agent = as_agent(policy, frame=frame, batched=batched, seed=seed, perfect=perfect)
+    agent = as_agent(policy, frame=frame, batched=batched, perfect=perfect)
     name = name or (policy if isinstance(policy, str) else getattr(agent, "name", None) or "policy")
     opponent = get_agent(f"perfect:{perfect_tiebreak}", perfect)
     ps = load_positions(positions_file)
