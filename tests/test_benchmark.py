@@ -306,3 +306,64 @@ def test_sb3_spec_without_sb3_is_a_clear_error():
 def test_import_benchmark_does_not_import_torch():
     code = "import sys, highway_env.benchmark; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ----------------------------------------------------------------------------- evaluate.py --agent module:attr
+
+@pytest.fixture
+def policy_module(tmp_path, monkeypatch):
+    (tmp_path / "my_cli_policies.py").write_text(textwrap.dedent("""
+        import numpy as np
+        def first_legal(obs):
+            return int(np.argmax(obs["action_mask"]))
+        def first_legal_batched(obs):
+            return np.argmax(obs["action_mask"], axis=1)
+        def illegal(obs):
+            return int(np.argmin(obs["action_mask"]))
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "my_cli_policies"
+
+
+def _cli(tmp_path, *agents, extra=("--games", "1", "--conversion", "2")):
+    args = ["--rr-games", "0", "--positions", "150", "--workers", "1", "--perfect-tiebreak", "random",
+            "--out", str(tmp_path / "ev"), "--no-progress", "--no-plots", "--json", *extra]
+    for a in agents:
+        args += ["--agent", a]
+    return args
+
+
+def test_evaluate_cli_grades_a_module_attr_policy_with_the_registry_agents(tmp_path, policy_module, capsys):
+    import evaluate as evaluate_cli
+
+    spec = f"{policy_module}:first_legal"
+    assert evaluate_cli.main(_cli(tmp_path, spec, "random")) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc["agents"]) == [spec, "random"]
+    mine = doc["agents"][spec]
+    direct = evaluate(spec, positions=150, games=0, conversion=0, margin_games=0, progress=False)
+    assert mine["accuracy"] == direct.to_dict()["agents"][spec]["accuracy"]  # same sample, same code
+    assert mine["as_A_vs_perfect"]["games"] == 1 and mine["elo"] is None
+    for a in doc["agents"].values():  # the margin measures, for every agent
+        assert a["as_B_vs_perfect_margin"]["games"] == 1
+        assert 0 <= a["margin_loss"]["optimal_rate"] <= 1
+    # the batched form of the same rule, through --batched, gives the same figures
+    assert evaluate_cli.main(_cli(tmp_path / "b", f"{policy_module}:first_legal_batched",
+                                  extra=["--batched", "--games", "0", "--conversion", "0"])) == 0
+    doc_b = json.loads(capsys.readouterr().out)
+    assert doc_b["agents"][f"{policy_module}:first_legal_batched"]["accuracy"]["rate"] == mine["accuracy"]["rate"]
+
+
+def test_evaluate_cli_illegal_policy_action_is_one_line_exit_2(tmp_path, policy_module, capsys):
+    import evaluate as evaluate_cli
+
+    assert evaluate_cli.main(_cli(tmp_path, f"{policy_module}:illegal")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "illegal action" in err[0] and "position '" in err[0]
+
+
+def test_evaluate_cli_bad_policy_spec_exit_2(tmp_path, capsys):
+    import evaluate as evaluate_cli
+
+    assert evaluate_cli.main(_cli(tmp_path, "no_such_module_xyz:policy")) == 2
+    assert "cannot import module 'no_such_module_xyz'" in capsys.readouterr().err

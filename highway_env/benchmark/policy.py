@@ -205,7 +205,10 @@ def load_spec_object(spec: str):
     try:
         module = importlib.import_module(kind)
     except ImportError as e:
-        raise ValueError(f"policy spec {spec!r}: cannot import module {kind!r} ({e})") from None
+        from agents.registry import agent_kinds
+
+        raise ValueError(f"policy spec {spec!r}: cannot import module {kind!r} ({e}); nor is {kind!r} an agent "
+                         f"kind ({', '.join(agent_kinds() + ['perfect', 'sb3'])})") from None
     obj = module
     for part in rest.split("."):
         if not hasattr(obj, part):

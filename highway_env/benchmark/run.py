@@ -70,7 +70,7 @@ def play_seats(agent, opponent, boards, seats, seeds) -> tuple[np.ndarray, int, 
 def evaluate(policy, *, frame: str = "absolute", batched: bool = False, positions: int = 3000,
              games: int = 24, conversion: int = 60, seed: int = 0, workers: int = 1, name: str | None = None,
              progress: bool = True, margin_games: int | None = None, positions_file=None,
-             perfect_tiebreak: str = "hardest") -> BenchmarkReport:
+             perfect_tiebreak: str = "hardest", perfect_options: dict | None = None) -> BenchmarkReport:
     """Grade ``policy`` against the exact solver and the perfect player.
 
     ``policy``: a callable on a PettingZoo observation dict returning an action (``batched=True``:
@@ -87,7 +87,9 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     against perfect defence; ``margin_games`` (default ``games``) games as B against a
     margin-maximising perfect A, and the share held to the game value (margin 2).
 
-    ``workers``: must be 1 for now: the policy, the solver and the perfect player all run in this
+    ``perfect_tiebreak`` and ``perfect_options`` (keys of :data:`PERFECT`: ``budget``,
+    ``exact_from_ply``, ``early_budget``, ``store``) set the perfect opponent as ``evaluate.py``'s
+    ``--perfect-*`` options do. ``workers``: must be 1 for now: the policy, the solver and the perfect player all run in this
     process (the perfect player's solved positions persist in the solver store between runs).
     """
     from highway_env.evaluation import metrics
@@ -104,7 +106,10 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     margin_games = games if margin_games is None else margin_games
     if not isinstance(margin_games, (int, np.integer)) or margin_games < 0:
         raise ValueError(f"margin_games must be an integer >= 0, got {margin_games!r}")
-    perfect = dict(PERFECT, tiebreak=perfect_tiebreak)
+    unknown = set(perfect_options or {}) - set(PERFECT)
+    if unknown:
+        raise ValueError(f"unknown perfect_options {sorted(unknown)}; known: {sorted(PERFECT)}")
+    perfect = dict(PERFECT, **(perfect_options or {}), tiebreak=perfect_tiebreak)
 
     t0 = time.monotonic()
     agent = as_agent(policy, frame=frame, batched=batched, perfect=perfect)
