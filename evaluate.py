@@ -6,13 +6,21 @@
     python evaluate.py ... --json          # also print one JSON object (per agent: accuracy,
                                            # as_A_vs_perfect, as_B_vs_perfect, elo, ...)
 
-Agents are specs for ``agents.make_agent``: random, greedy, mcts:N, az:PATH[:SIMS], perfect[:TIEBREAK].
+Agents are specs for ``agents.make_agent``: random, greedy, mcts:N, az:PATH[:SIMS], perfect[:TIEBREAK];
+or your own policy: ``module:attr`` (an importable callable on PettingZoo observation dicts, an
+``agents.Agent``, an SB3 model, or a zero-argument factory returning one; --frame and --batched say
+how it takes observations) or ``sb3:PATH.zip`` (a saved sb3-contrib MaskablePPO or SB3 PPO model).
+Those are graded in this process by ``highway_env.benchmark.evaluate`` (same measures; not in the
+round robin).
 Per agent it measures:
 
 - move accuracy (share of value-keeping moves) on the critical positions of the held-out position
   set (highway_env/data/positions_v1.npz, solver-labelled), by ply and side; margin given away;
 - full games from the empty board as A against the perfect B and as B against the perfect A;
 - conversion: from set positions its side wins, the share it wins against perfect defence;
+- margin: the margin-optimal rate (share of moves keeping the exact margin, on the set's positions
+  labelled with margins) and, in games as B against ``perfect:margin``, the share held to the game
+  value (A wins by 2);
 - a round robin between the agents: Elo with bootstrap 95 % confidence intervals.
 
 Output in --out (default results/eval-<time>): report.md, summary.json, agents.csv,
@@ -54,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", action="append", metavar="SPEC", default=[],
                    help="an agent to evaluate (repeat the flag for several): random, greedy, mcts:N, "
                         "az:PATH[:SIMS], perfect[:random|margin|hardest]")
+    p.add_argument("--frame", default="absolute", choices=("absolute", "player"),
+                   help="observation/action frame of module:attr policies (default: %(default)s; see "
+                        "highway_env.benchmark)")
+    p.add_argument("--batched", action="store_true",
+                   help="module:attr policies take stacked observations and return N actions")
     p.add_argument("--games", type=int, default=20,
                    help="games from the empty board against the perfect player, per side (as A and as B) "
                         "and per agent (default: %(default)s)")
@@ -132,11 +145,17 @@ def validate(args, argv) -> None:
     # build every agent once here: a bad spec or a missing checkpoint fails now, naming it
     from agents.registry import AgentSpecError, get_game, make_agent
     from agents.checkpoint import CheckpointError
+    from highway_env.benchmark.policy import is_policy_spec, load_spec_object
 
     game = get_game(args.game)
+    args.policies = {}  # spec -> loaded policy object, graded by highway_env.benchmark
     for spec in args.agent:
         try:
-            if spec.split(":")[0] == "perfect" and args.game == "highway":
+            if is_policy_spec(spec):
+                if args.game != "highway":
+                    raise ValueError("module:attr and sb3: policies are graded on highway only")
+                args.policies[spec] = load_spec_object(spec)
+            elif spec.split(":")[0] == "perfect" and args.game == "highway":
                 from highway_env.evaluation.perfect import perfect_factory
 
                 perfect_factory(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
@@ -153,26 +172,24 @@ def make_tasks(args, ps, out_dir: Path) -> tuple[list, dict]:
     perfect = {"tiebreak": args.perfect_tiebreak, "budget": args.perfect_budget,
                "exact_from_ply": args.perfect_exact_from_ply, "early_budget": args.perfect_early_budget,
                "store": store}
+    from highway_env.benchmark.run import sample_plan
+
     pfile = str(args.positions_file) if args.positions_file else None
-    rng = np.random.default_rng([args.seed, 1])
-    n = len(ps)
-    sample = np.sort(rng.permutation(n)[: (args.positions or n)]) if n else np.zeros(0, int)
-    won = np.flatnonzero(ps.value == np.where(ps.mover == 0, 1, -1))
-    conv = np.sort(np.random.default_rng([args.seed, 2]).permutation(won)[: args.conversion])
-    plan = {"sample": sample, "conversion": conv}
-    pkey = {k: v for k, v in perfect.items() if k != "store"}
+    plan = sample_plan(ps, args.positions, args.conversion, args.seed)
+    sample, conv = plan["sample"], plan["conversion"]
     tasks = []
 
-    def add(kind, name, **kw):
+    def add(kind, name, opponent=perfect, **kw):
+        pkey = {k: v for k, v in opponent.items() if k != "store"}
         core = {"kind": kind, "seed_root": args.seed, "perfect": pkey, **kw}
         key = digest(core)
-        t = {"kind": kind, "perfect": perfect, "positions_file": pfile, **kw}
+        t = {"kind": kind, "perfect": opponent, "positions_file": pfile, **kw}
         t["id"] = f"{kind}-{slug(name)}-{key}"
         t["seed"] = [args.seed, int(key, 16) % (2**31)]
         tasks.append(t)
 
     chunk_pos = 500
-    for spec in args.agent:
+    for spec in registry_agents(args):
         for i in range(0, len(sample), chunk_pos):
             add("moves", spec, agent=spec, index=[int(x) for x in sample[i:i + chunk_pos]],
                 set_version=ps.meta.get("version"))
@@ -180,10 +197,13 @@ def make_tasks(args, ps, out_dir: Path) -> tuple[list, dict]:
             for g0 in range(0, args.games, args.chunk):
                 add("vs_perfect", f"{spec}-{'AB'[seat]}", agent=spec, seat=seat, g0=g0,
                     g1=min(args.games, g0 + args.chunk))
+        for g0 in range(0, args.games, args.chunk):  # as B against the margin-maximising A
+            add("vs_perfect", f"{spec}-B-margin", opponent=dict(perfect, tiebreak="margin"), agent=spec, seat=1,
+                g0=g0, g1=min(args.games, g0 + args.chunk), purpose="held_to_value")
         for i in range(0, len(conv), args.chunk):
             add("conversion", spec, agent=spec, index=[int(x) for x in conv[i:i + args.chunk]],
                 set_version=ps.meta.get("version"))
-    rr = list(args.agent) + ([f"perfect:{args.perfect_tiebreak}"] if args.rr_perfect else [])
+    rr = registry_agents(args) + ([f"perfect:{args.perfect_tiebreak}"] if args.rr_perfect else [])
     if len(rr) > 1:
         for i in range(len(rr)):
             for j in range(i + 1, len(rr)):
@@ -191,6 +211,11 @@ def make_tasks(args, ps, out_dir: Path) -> tuple[list, dict]:
                 for g0 in range(0, args.rr_games, step):
                     add("match", f"{rr[i]}-vs-{rr[j]}", a=rr[i], b=rr[j], g0=g0, g1=min(args.rr_games, g0 + step))
     return tasks, {"plan": plan, "rr_agents": rr}
+
+
+def registry_agents(args) -> list[str]:
+    """The agent specs run as tasks (the others are policies graded by highway_env.benchmark)."""
+    return [a for a in args.agent if a not in getattr(args, "policies", {})]
 
 
 def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
@@ -230,13 +255,14 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
 
 
 def summarize(args, ps, tasks, results, info, wall) -> dict:
+    from highway_env.benchmark.run import held_to_value
     from highway_env.evaluation import metrics
     from highway_env.evaluation.elo import elo_with_ci
 
     plan = info["plan"]
     agents = {}
     pm = pu = 0
-    for spec in args.agent:
+    for spec in registry_agents(args):
         a: dict = {}
         mine = [t for t in tasks if t.get("agent") == spec]
         acts = {}
@@ -252,13 +278,21 @@ def summarize(args, ps, tasks, results, info, wall) -> dict:
         for seat, key in ((0, "as_A_vs_perfect"), (1, "as_B_vs_perfect")):
             outcomes = []
             for t in mine:
-                if t["kind"] == "vs_perfect" and t["seat"] == seat:
+                if t["kind"] == "vs_perfect" and t["seat"] == seat and "purpose" not in t:
                     r = results[t["id"]]
                     outcomes += [m if seat == 0 else -m for m in r["margins"]]
                     pm += r["perfect_moves"]
                     pu += r["unproven_perfect_moves"]
             a[key] = metrics.wdl(outcomes)
             a[key]["mean_margin"] = float(np.mean(outcomes)) if outcomes else None
+        margins = []
+        for t in mine:
+            if t.get("purpose") == "held_to_value":
+                r = results[t["id"]]
+                margins += r["margins"]
+                pm += r["perfect_moves"]
+                pu += r["unproven_perfect_moves"]
+        a["as_B_vs_perfect_margin"] = held_to_value(margins)
         conv = []
         for t in mine:
             if t["kind"] == "conversion":
@@ -280,7 +314,7 @@ def summarize(args, ps, tasks, results, info, wall) -> dict:
             pairs.append((i, j, w["win"], w["draw"], w["loss"]))
     anchor = "random" if "random" in names else (names[0] if names else None)
     elo = elo_with_ci(names, pairs, anchor=anchor, seed=args.seed) if len(names) > 1 and args.rr_games else {}
-    for spec in args.agent:
+    for spec in registry_agents(args):
         agents[spec]["elo"] = elo.get(spec)
     return {
         "config": {"agents": args.agent, "games": args.games, "rr_games": args.rr_games,
@@ -294,6 +328,27 @@ def summarize(args, ps, tasks, results, info, wall) -> dict:
         "agents": agents, "round_robin": rr, "elo": elo, "elo_anchor": anchor,
         "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(wall, 1),
     }
+
+
+def grade_policies(args, summary: dict) -> None:
+    """Grade the ``module:attr`` / ``sb3:`` policies with highway_env.benchmark (same measures, same
+    position sample and perfect opponent) and put them into ``summary`` in the order given."""
+    from highway_env.benchmark import evaluate
+
+    graded = {}
+    for spec, policy in args.policies.items():
+        r = evaluate(policy, frame=args.frame, batched=args.batched, positions=args.positions, games=args.games,
+                     conversion=args.conversion, seed=args.seed, name=spec, progress=not args.no_progress,
+                     margin_games=args.games, positions_file=args.positions_file,
+                     perfect_tiebreak=args.perfect_tiebreak,
+                     perfect_options={"budget": args.perfect_budget, "exact_from_ply": args.perfect_exact_from_ply,
+                                      "early_budget": args.perfect_early_budget,
+                                      "store": {"default": True, "none": None}.get(args.store, args.store)})
+        d = r.to_dict()
+        graded[spec] = d["agents"][spec]
+        summary["perfect_moves"] += d["perfect_moves"]
+        summary["perfect_unproven_moves"] += d["perfect_unproven_moves"]
+    summary["agents"] = {a: graded[a] if a in graded else summary["agents"][a] for a in args.agent}
 
 
 def main(argv=None) -> int:
@@ -332,6 +387,16 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 130
     summary = summarize(args, ps, tasks, results, info, time.monotonic() - t0)
+    try:
+        grade_policies(args, summary)
+    except KeyboardInterrupt:
+        print("\ninterrupted while grading a module:attr / sb3: policy (those are not cached); the tasks of "
+              f"the other agents are kept in {out_dir}/tasks", file=sys.stderr)
+        return 130
+    except ValueError as e:  # the policy returned a bad action (PolicyError) or failed to load
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    summary["wall_seconds"] = round(time.monotonic() - t0, 1)
     plots = []
     if not args.no_plots:
         from highway_env.evaluation.plots import plot_all

@@ -26,6 +26,7 @@ def rows(summary: dict) -> list[dict]:
         conv = a.get("conversion") or {}
         e = a.get("elo") or {}
         ra, rb = a.get("as_A_vs_perfect") or {}, a.get("as_B_vs_perfect") or {}
+        held = a.get("as_B_vs_perfect_margin") or {}
         out.append({
             "agent": name,
             "accuracy": acc.get("rate"), "accuracy_n": acc.get("n"),
@@ -34,6 +35,7 @@ def rows(summary: dict) -> list[dict]:
             "margin_loss": ml.get("mean"), "margin_optimal_rate": ml.get("optimal_rate"),
             "asA_win": ra.get("win"), "asA_draw": ra.get("draw"), "asA_loss": ra.get("loss"),
             "asB_win": rb.get("win"), "asB_draw": rb.get("draw"), "asB_loss": rb.get("loss"),
+            "asB_held_to_value": held.get("rate"), "asB_held_games": held.get("games"),
             "conversion": conv.get("rate"), "conversion_n": conv.get("positions"),
             "elo": e.get("elo"), "elo_lo": (e.get("ci95") or [None, None])[0],
             "elo_hi": (e.get("ci95") or [None, None])[1],
@@ -42,16 +44,16 @@ def rows(summary: dict) -> list[dict]:
 
 
 def table(summary: dict) -> str:
-    head = ["agent", "accuracy", "acc A", "acc B", "margin lost", "as A W/D/L", "as B W/D/L", "conversion",
-            "Elo [95% CI]"]
+    head = ["agent", "accuracy", "acc A", "acc B", "margin lost", "margin-opt", "as A W/D/L", "as B W/D/L",
+            "B held to 2", "conversion", "Elo [95% CI]"]
     lines = []
     for r in rows(summary):
         elo = "-" if r["elo"] is None else f"{r['elo']:.0f} [{r['elo_lo']:.0f}, {r['elo_hi']:.0f}]"
         a = summary["agents"][r["agent"]]
         lines.append([r["agent"], _pct(r["accuracy"]), _pct(r["accuracy_A"]), _pct(r["accuracy_B"]),
-                      "-" if r["margin_loss"] is None else f"{r['margin_loss']:.2f}",
+                      "-" if r["margin_loss"] is None else f"{r['margin_loss']:.2f}", _pct(r["margin_optimal_rate"]),
                       _wdl(a.get("as_A_vs_perfect")), _wdl(a.get("as_B_vs_perfect")),
-                      _pct(r["conversion"]), elo])
+                      _pct(r["asB_held_to_value"]), _pct(r["conversion"]), elo])
     widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(head)]
     fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(l) for l in lines])
@@ -92,7 +94,10 @@ def markdown(summary: dict, plots: list[str]) -> str:
              "the mover could get) on *critical* positions, where some legal move loses value; acc A / acc B "
              "by side to move. Solver labels: every legal move's exact value.",
              "- **margin lost**: mean of (best exact margin - chosen move's margin) from the mover's side, "
-             "on positions whose move margins are labelled (late plies).",
+             "on positions whose move margins are labelled (late plies); **margin-opt**: the share of those "
+             "moves that keep the exact margin.",
+             "- **B held to 2**: games as B from the empty board against the margin-maximising perfect A "
+             "(`perfect:margin`): the share where A won by at most 2, the margin of perfect play.",
              "- **as A / as B W/D/L**: full games from the empty board against the perfect player "
              f"(tie-break `{c['perfect_tiebreak']}`: among value-keeping moves the one leaving the fewest "
              "value-keeping replies). A wins Highway with perfect play, so as B the best possible is a loss "

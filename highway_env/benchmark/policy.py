@@ -1,0 +1,265 @@
+"""Any policy as an agent (``act_batch(states, rng)``): what the benchmark plays and grades.
+
+A policy may be a callable on one PettingZoo observation dict (``{"observation": (4, 4, 16) int8,
+"action_mask": (256,) int8}``) returning an action, a batched callable (the same keys with a leading
+batch axis, returning N actions), an ``agents.Agent``, a Stable-Baselines3 / sb3-contrib model
+(anything with ``predict(obs, action_masks=..., deterministic=True)``), or an ``agents.make_agent``
+spec string. Observations are built here for whole batches at once, in one of two frames:
+
+- ``"absolute"``: what ``highway_v0.env()`` gives by default: the planes in the mover's frame (B's
+  turned a quarter turn), the action mask and the actions on the real board;
+- ``"player"``: what ``highway_v0.env(frame="player")`` gives: for B the planes, the mask and the
+  actions all turned by the quarter turn (``highway_v0.to_player_frame`` / ``from_player_frame``).
+
+An action the policy returns that is not an integer, out of range or illegal raises
+:class:`PolicyError` naming the position and the action: it is never replaced by a legal one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import numpy as np
+
+from highway_env import highway_v0
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, action_str, parse_board
+
+# ``agents`` is imported only where needed: it imports torch, and this module must not
+
+FRAMES = ("absolute", "player")
+
+#: _CELL_TO[p][cell] = the cell of player p's observation planes that shows absolute ``cell``
+_CELL_TO = np.array([[highway_v0.cell_to_player_frame(c, p) for c in range(CELLS)] for p in (0, 1)], np.int64)
+#: _ACTION_FROM[p][a] = the absolute action of action ``a`` in player p's frame (identity for A)
+_ACTION_FROM = np.array([[highway_v0.from_player_frame(a, p) for a in range(NUM_ACTIONS)] for p in (0, 1)],
+                        np.int64)
+
+
+class PolicyError(ValueError):
+    """A policy returned something that is not a legal action (the message names position and action)."""
+
+
+def check_frame(frame: str) -> str:
+    if frame not in FRAMES:
+        raise ValueError(f"frame must be one of {FRAMES}, got {frame!r}")
+    return frame
+
+
+def legal_masks(boards: np.ndarray) -> np.ndarray:
+    """(N, 256) bool, absolute frame: number unused and cell empty (all False on a full board)."""
+    b = np.asarray(boards, np.int64).reshape(-1, CELLS)
+    used = np.zeros((len(b), NUMBERS + 1), bool)
+    np.put_along_axis(used, b, True, axis=1)
+    unused = ~used[:, 1:]  # (N, 16 numbers)
+    empty = b == 0  # (N, 16 cells)
+    return (unused[:, :, None] & empty[:, None, :]).reshape(len(b), NUM_ACTIONS)
+
+
+def observations(boards: np.ndarray, frame: str = "absolute") -> dict[str, np.ndarray]:
+    """The PettingZoo observation dicts of the movers of ``boards`` (N, 16), stacked:
+    ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame``."""
+    check_frame(frame)
+    b = np.asarray(boards, np.int64).reshape(-1, CELLS)
+    n = len(b)
+    mover = (b != 0).sum(axis=1) % 2
+    planes = np.zeros((n, CELLS, NUMBERS), np.int8)
+    rows, cells = np.nonzero(b)
+    planes[rows, _CELL_TO[mover[rows], cells], b[rows, cells] - 1] = 1
+    mask = legal_masks(b)
+    if frame == "player":  # mask_p[a'] = mask[from_player_frame(a')]
+        mask = np.take_along_axis(mask, _ACTION_FROM[mover], axis=1)
+    return {"observation": planes.reshape(n, SIZE, SIZE, NUMBERS), "action_mask": mask.astype(np.int8)}
+
+
+def _describe(board, mover: int) -> str:
+    return f"position {Board(tuple(int(v) for v in board)).to_string()!r} ({'AB'[mover]} to move)"
+
+
+def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
+    """Check the policy's ``actions`` for ``boards`` and return them as absolute actions; raise
+    :class:`PolicyError` naming the first bad one's position and value."""
+    b = np.asarray(boards, np.int64).reshape(-1, CELLS)
+    raw = np.asarray(actions).reshape(-1) if not np.isscalar(actions) else np.asarray([actions])
+    if len(raw) != len(b):
+        raise PolicyError(f"the policy returned {len(raw)} actions for {len(b)} positions")
+    mover = (b != 0).sum(axis=1) % 2
+    if raw.dtype.kind not in "iu":  # floats, bools, strings, None: a programming error, never rounded
+        for i, a in enumerate(raw.tolist()):
+            if isinstance(a, bool) or not isinstance(a, int):
+                raise PolicyError(f"the policy returned {a!r}, not an integer action, in "
+                                  f"{_describe(b[i], mover[i])}")
+    raw = raw.astype(np.int64)
+    bad = np.flatnonzero((raw < 0) | (raw >= NUM_ACTIONS))
+    if len(bad):
+        i = int(bad[0])
+        raise PolicyError(f"the policy returned action {int(raw[i])}, outside 0..{NUM_ACTIONS - 1}, in "
+                          f"{_describe(b[i], mover[i])}")
+    absolute = raw if frame == "absolute" else _ACTION_FROM[mover, raw]
+    legal = legal_masks(b)[np.arange(len(b)), absolute]
+    if not legal.all():
+        i = int(np.flatnonzero(~legal)[0])
+        a = int(raw[i])
+        where = action_str(a) if frame == "absolute" else (
+            f"{action_str(a)} in the player frame = {action_str(int(absolute[i]))} on the board")
+        raise PolicyError(f"the policy returned illegal action {a} ({where}) in {_describe(b[i], mover[i])}; "
+                          "return an action whose action_mask entry is 1")
+    return absolute
+
+
+def as_boards(states) -> np.ndarray:
+    """(N, 16) int8 from a batch, one board array, a ``Board`` or a board string."""
+    if isinstance(states, str):
+        states = parse_board(states)
+    if isinstance(states, Board):
+        states = states.cells
+    b = np.asarray(states, np.int8)
+    return b.reshape(1, CELLS) if b.shape == (CELLS,) else b.reshape(-1, CELLS)
+
+
+class PolicyAgent:
+    """An observation policy with the ``agents.Agent`` interface (``act``, ``act_batch``):
+    ``act_batch`` builds the observations, calls the policy (once for the whole batch when
+    ``batched``, else once per position) and checks the actions."""
+
+    def __init__(self, policy, frame: str = "absolute", batched: bool = False, name: str | None = None):
+        if not callable(policy):
+            raise TypeError(f"a policy must be callable, got {policy!r}")
+        self.policy = policy
+        self.frame = check_frame(frame)
+        self.batched = bool(batched)
+        self.name = name or getattr(policy, "__name__", type(policy).__name__)
+        self.calls = 0  # policy calls made (a batched policy: one per batch)
+
+    def act(self, state, rng=None) -> int:
+        return int(self.act_batch(state, rng)[0])
+
+    def act_batch(self, states, rng=None) -> np.ndarray:
+        states = as_boards(states)
+        obs = observations(states, self.frame)
+        if self.batched:
+            self.calls += 1
+            actions = self.policy(obs)
+        else:
+            self.calls += len(states)
+            actions = [self.policy({"observation": o, "action_mask": m})
+                       for o, m in zip(obs["observation"], obs["action_mask"])]
+        return to_absolute_actions(states, actions, self.frame)
+
+    def __repr__(self) -> str:
+        return f"PolicyAgent({self.name!r}, frame={self.frame!r}, batched={self.batched})"
+
+
+def is_sb3_model(obj) -> bool:
+    """Anything with ``predict(obs, action_masks=...)``: an SB3 / sb3-contrib model (not imported)."""
+    predict = getattr(obj, "predict", None)
+    if not callable(predict):
+        return False
+    try:
+        params = inspect.signature(predict).parameters
+    except (TypeError, ValueError):
+        return True
+    return "action_masks" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def sb3_policy(model):
+    """A batched policy calling ``model.predict(obs, action_masks=masks, deterministic=True)``. The
+    model gets the observation dict when its observation space is a Dict (as the Gymnasium env's is)
+    or has none, else just the planes."""
+    space = getattr(model, "observation_space", None)
+    planes_only = space is not None and not hasattr(space, "spaces")
+
+    def policy(obs):
+        x = obs["observation"] if planes_only else obs
+        actions, _ = model.predict(x, action_masks=obs["action_mask"].astype(bool), deterministic=True)
+        return actions
+
+    policy.__name__ = type(model).__name__
+    return policy
+
+
+def load_sb3(path: str):
+    """A saved SB3 model: sb3-contrib's MaskablePPO if installed, else SB3's PPO."""
+    try:
+        from sb3_contrib import MaskablePPO as cls
+    except ImportError:
+        try:
+            from stable_baselines3 import PPO as cls
+        except ImportError:
+            raise ValueError(f"sb3:{path} needs sb3-contrib or stable-baselines3; "
+                             "pip install sb3-contrib") from None
+    try:
+        return cls.load(path, device="cpu")
+    except FileNotFoundError:
+        raise ValueError(f"sb3:{path}: no such model file") from None
+
+
+def load_spec_object(spec: str):
+    """``sb3:PATH.zip`` -> the loaded model; ``module:attr`` -> the attribute, called first when it
+    is a zero-argument factory (a class or function with no required parameters)."""
+    kind, _, rest = spec.partition(":")
+    if kind == "sb3":
+        return load_sb3(rest)
+    if not rest:
+        raise ValueError(f"a policy spec is module:attr or sb3:PATH.zip, got {spec!r}")
+    try:
+        module = importlib.import_module(kind)
+    except ImportError as e:
+        from agents.registry import agent_kinds
+
+        raise ValueError(f"policy spec {spec!r}: cannot import module {kind!r} ({e}); nor is {kind!r} an agent "
+                         f"kind ({', '.join(agent_kinds() + ['perfect', 'sb3'])})") from None
+    obj = module
+    for part in rest.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"policy spec {spec!r}: {obj.__name__ if obj is module else part!r} has no "
+                             f"attribute {part!r}")
+        obj = getattr(obj, part)
+    if _zero_arg_factory(obj):
+        obj = obj()
+    return obj
+
+
+def _zero_arg_factory(obj) -> bool:
+    from agents.base import Agent
+
+    if isinstance(obj, Agent) or is_sb3_model(obj) or not callable(obj):
+        return False
+    if inspect.isclass(obj):
+        return True
+    try:
+        params = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return not any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   for p in params) and not any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+def is_policy_spec(spec: str) -> bool:
+    """A spec that names a policy object (``sb3:PATH`` or ``module:attr``), not an agent kind."""
+    from agents.registry import agent_kinds
+
+    kind = spec.partition(":")[0]
+    return ":" in spec and (kind == "sb3" or kind not in set(agent_kinds()) | {"perfect"})
+
+
+def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect: dict | None = None,
+             name: str | None = None):
+    """``policy`` (any kind in the module docstring) as an Agent."""
+    check_frame(frame)
+    if isinstance(policy, str):
+        if is_policy_spec(policy):
+            return as_agent(load_spec_object(policy), frame=frame, batched=batched, name=policy)
+        from highway_env.evaluation.tasks import get_agent
+
+        return get_agent(policy, perfect or {})
+    from agents.base import Agent
+
+    if isinstance(policy, (Agent, PolicyAgent)):
+        return policy
+    if is_sb3_model(policy):
+        return PolicyAgent(sb3_policy(policy), frame, batched=True, name=name)
+    if callable(policy):
+        return PolicyAgent(policy, frame, batched=batched, name=name)
+    raise TypeError(f"cannot evaluate {policy!r}: give a callable on observations, an agents.Agent, an SB3 "
+                    "model (with predict(obs, action_masks=...)) or an agent spec string")

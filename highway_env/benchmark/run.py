@@ -1,0 +1,171 @@
+"""Grade one policy against perfect play: the measures of ``evaluate.py``, in this process.
+
+The policy runs here (so lambdas, closures and loaded models work); the perfect opponent is the
+evaluation's (:mod:`highway_env.evaluation.perfect`), games go through the evaluation's game loop
+(:func:`highway_env.evaluation.tasks.play`, lock-step: one policy call per ply for all games), and
+the numbers through :mod:`highway_env.evaluation.metrics`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from highway_env.benchmark.policy import as_agent, check_frame
+from highway_env.benchmark.report import BenchmarkReport
+
+#: the perfect opponent's settings, as evaluate.py's defaults
+PERFECT = {"tiebreak": "hardest", "budget": 0.5, "exact_from_ply": 0, "early_budget": 3.0, "store": True}
+#: positions per policy call for the position set (a batched policy sees this many at once)
+POSITION_BATCH = 1024
+#: the game value: perfect A beats perfect B by this margin
+GAME_VALUE_MARGIN = 2
+
+
+def sample_plan(ps, positions: int, conversion: int, seed: int) -> dict:
+    """Rows of the position set to grade moves on (``positions``, 0 = all) and won positions (for the
+    side to move) to play out for conversion; the same draw as ``evaluate.py`` for the same seed."""
+    n = len(ps)
+    rng = np.random.default_rng([seed, 1])
+    sample = np.sort(rng.permutation(n)[: (positions or n)]) if n else np.zeros(0, int)
+    won = np.flatnonzero(ps.value == np.where(ps.mover == 0, 1, -1))
+    conv = np.sort(np.random.default_rng([seed, 2]).permutation(won)[:conversion])
+    return {"sample": sample, "conversion": conv}
+
+
+def held_to_value(margins_for_a) -> dict:
+    """Games as B against a margin-maximising perfect A: the share B held to the game value (A won
+    by at most 2, the margin of perfect play)."""
+    from highway_env.evaluation.metrics import _rate
+
+    m = np.asarray(list(margins_for_a), np.int64)
+    r = _rate(int((m <= GAME_VALUE_MARGIN).sum()), len(m))
+    return {"games": len(m), "held": r["correct"], "rate": r["rate"], "ci95": r["ci95"],
+            "mean_margin": float(m.mean()) if len(m) else None}
+
+
+def play_seats(agent, opponent, boards, seats, seeds) -> tuple[np.ndarray, int, int]:
+    """Games from ``boards`` with the agent on ``seats[i]`` (0 = A); final margins from the agent's
+    side, and the perfect opponent's (moves, unproven moves)."""
+    from highway_env.evaluation.tasks import play
+
+    boards = np.asarray(boards, np.int8).reshape(-1, 16)
+    seats = np.asarray(seats)
+    out = np.zeros(len(boards), np.int64)
+    moves = unproven = 0
+    for seat in (0, 1):
+        sel = np.flatnonzero(seats == seat)
+        if not len(sel):
+            continue
+        players = (agent, opponent) if seat == 0 else (opponent, agent)
+        m, mv, un = play(players, boards[sel], [seeds[i] for i in sel])
+        out[sel] = m if seat == 0 else -m
+        moves += mv
+        unproven += un
+    return out, moves, unproven
+
+
+def evaluate(policy, *, frame: str = "absolute", batched: bool = False, positions: int = 3000,
+             games: int = 24, conversion: int = 60, seed: int = 0, workers: int = 1, name: str | None = None,
+             progress: bool = True, margin_games: int | None = None, positions_file=None,
+             perfect_tiebreak: str = "hardest", perfect_options: dict | None = None) -> BenchmarkReport:
+    """Grade ``policy`` against the exact solver and the perfect player.
+
+    ``policy``: a callable on a PettingZoo observation dict returning an action (``batched=True``:
+    on stacked observations, returning N actions), an ``agents.Agent``, an SB3 / sb3-contrib model,
+    or an agent spec string (``agents.make_agent`` specs, ``module:attr``, ``sb3:PATH.zip``); see
+    :mod:`highway_env.benchmark.policy`. ``frame``: ``"absolute"`` (``highway_v0.env()``'s
+    observations) or ``"player"`` (``highway_v0.env(frame="player")``'s, actions in the mover's
+    frame too).
+
+    Measures (as ``evaluate.py``): move accuracy on the critical positions among ``positions``
+    rows sampled from the position set (0 = all), with 95 % intervals, by ply and side; margin given
+    away and the margin-optimal rate (positions labelled with margins); ``games`` games from the
+    empty board against the perfect player on each side; ``conversion`` won positions played out
+    against perfect defence; ``margin_games`` (default ``games``) games as B against a
+    margin-maximising perfect A, and the share held to the game value (margin 2).
+
+    ``perfect_tiebreak`` and ``perfect_options`` (keys of :data:`PERFECT`: ``budget``,
+    ``exact_from_ply``, ``early_budget``, ``store``) set the perfect opponent as ``evaluate.py``'s
+    ``--perfect-*`` options do. ``workers``: must be 1 for now: the policy, the solver and the perfect player all run in this
+    process (the perfect player's solved positions persist in the solver store between runs).
+    """
+    from highway_env.evaluation import metrics
+    from highway_env.evaluation.positions import load_positions
+    from highway_env.evaluation.tasks import get_agent
+
+    check_frame(frame)
+    for arg, value, lo in (("positions", positions, 0), ("games", games, 0), ("conversion", conversion, 0),
+                           ("workers", workers, 1)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < lo:
+            raise ValueError(f"{arg} must be an integer >= {lo}, got {value!r}")
+    if workers != 1:
+        raise ValueError(f"workers must be 1 (the benchmark runs in this process), got {workers}")
+    margin_games = games if margin_games is None else margin_games
+    if not isinstance(margin_games, (int, np.integer)) or margin_games < 0:
+        raise ValueError(f"margin_games must be an integer >= 0, got {margin_games!r}")
+    unknown = set(perfect_options or {}) - set(PERFECT)
+    if unknown:
+        raise ValueError(f"unknown perfect_options {sorted(unknown)}; known: {sorted(PERFECT)}")
+    perfect = dict(PERFECT, **(perfect_options or {}), tiebreak=perfect_tiebreak)
+
+    t0 = time.monotonic()
+    agent = as_agent(policy, frame=frame, batched=batched, perfect=perfect)
+    name = name or (policy if isinstance(policy, str) else getattr(agent, "name", None) or "policy")
+    opponent = get_agent(f"perfect:{perfect_tiebreak}", perfect)
+    ps = load_positions(positions_file)
+    plan = sample_plan(ps, positions, conversion, seed)
+    sample, conv = plan["sample"], plan["conversion"]
+
+    from tqdm import tqdm
+
+    chunks = [sample[i:i + POSITION_BATCH] for i in range(0, len(sample), POSITION_BATCH)]
+    bar = tqdm(total=len(chunks) + 4, desc=f"benchmark {name}", unit="step", disable=not progress,
+               file=sys.stderr)
+    a: dict = {}
+    if len(sample):
+        rng = np.random.default_rng([seed, 3])
+        actions = []
+        for idx in chunks:
+            actions.append(agent.act_batch(ps.boards[idx], rng))
+            bar.update(1)
+        sub = ps.subset(sample)
+        actions = np.concatenate(actions)
+        a["accuracy"] = metrics.accuracy(sub, actions)
+        a["margin_loss"] = metrics.margin_loss(sub, actions)
+    pm = pu = 0
+    empty = np.zeros((games, 16), np.int8)
+    for seat, key in ((0, "as_A_vs_perfect"), (1, "as_B_vs_perfect")):
+        seeds = [[seed, 10 + seat, g] for g in range(games)]
+        m, mv, un = play_seats(agent, opponent, empty, np.full(games, seat), seeds)
+        pm, pu = pm + mv, pu + un
+        a[key] = metrics.wdl(m)
+        a[key]["mean_margin"] = float(m.mean()) if games else None
+        bar.update(1)
+    m, mv, un = play_seats(agent, opponent, ps.boards[conv], ps.ply[conv] % 2, [[seed, 12, int(i)] for i in conv])
+    pm, pu = pm + mv, pu + un
+    a["conversion"] = metrics.conversion(m)
+    bar.update(1)
+    margin_opponent = get_agent("perfect:margin", perfect)
+    m, mv, un = play_seats(agent, margin_opponent, np.zeros((margin_games, 16), np.int8),
+                           np.ones(margin_games, int), [[seed, 13, g] for g in range(margin_games)])
+    pm, pu = pm + mv, pu + un
+    a["as_B_vs_perfect_margin"] = held_to_value(-m)
+    bar.update(1)
+    bar.close()
+    a["elo"] = None
+    summary = {
+        "config": {"agents": [name], "games": games, "rr_games": 0, "positions": int(len(sample)),
+                   "conversion": int(len(conv)), "margin_games": margin_games, "seed": seed, "workers": workers,
+                   "name": name, "frame": frame, "batched": bool(batched),
+                   "perfect_tiebreak": perfect_tiebreak, "perfect_budget": perfect["budget"],
+                   "perfect_exact_from_ply": perfect["exact_from_ply"],
+                   "perfect_early_budget": perfect["early_budget"]},
+        "position_set": {"file": str(positions_file or "highway_env/data/positions_v1.npz"),
+                         "version": ps.meta.get("version"), "size": len(ps)},
+        "agents": {name: a}, "round_robin": {}, "elo": {}, "elo_anchor": None,
+        "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(time.monotonic() - t0, 1),
+    }
+    return BenchmarkReport(summary)

@@ -1,0 +1,369 @@
+"""highway_env.benchmark: grading any policy against perfect play."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from highway_env import highway_v0
+from highway_env.benchmark import BenchmarkReport, PolicyError, evaluate, observations
+from highway_env.benchmark.policy import as_agent, is_policy_spec, legal_masks
+from highway_env.core import CELLS, Board
+
+
+def random_boards(n, seed=0, max_filled=15):
+    """Positions reached by random play (0..max_filled cells filled)."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((n, CELLS), np.int8)
+    for i in range(n):
+        k = rng.integers(0, max_filled + 1)
+        out[i, rng.permutation(CELLS)[:k]] = rng.permutation(16)[:k] + 1
+    return out
+
+
+def board_from_observation(planes: np.ndarray) -> tuple[Board, int]:
+    """The absolute board and the mover, read from an observation's planes only."""
+    mover = int(planes.sum()) % 2
+    cells = [0] * CELLS
+    for c in range(CELLS):
+        f = highway_v0.cell_to_player_frame(c, mover)
+        hot = np.flatnonzero(planes.reshape(CELLS, 16)[f])
+        cells[c] = int(hot[0]) + 1 if len(hot) else 0
+    return Board(tuple(cells)), mover
+
+
+class PerfectThroughObservations:
+    """The perfect player, seeing only the observation (and answering in the policy's frame)."""
+
+    def __init__(self, frame):
+        from highway_env.solver.player import PerfectPlayer
+
+        self.frame = frame
+        self.player = PerfectPlayer(tiebreak="random", seed=0)
+
+    def one(self, planes):
+        board, mover = board_from_observation(planes)
+        a = self.player.act(board)
+        return highway_v0.to_player_frame(a, mover) if self.frame == "player" else a
+
+    def __call__(self, obs):
+        return self.one(obs["observation"])
+
+    def batched(self, obs):
+        return np.array([self.one(p) for p in obs["observation"]])
+
+
+# ----------------------------------------------------------------------------- observations
+
+def test_observations_match_the_env_in_the_absolute_frame():
+    boards = random_boards(40, seed=1)
+    obs = observations(boards, "absolute")
+    env = highway_v0.raw_env()
+    for i, b in enumerate(boards):
+        env.reset(options={"board": Board(tuple(int(v) for v in b))})
+        o = env.observe(env.agent_selection)
+        assert np.array_equal(obs["observation"][i], o["observation"])
+        assert np.array_equal(obs["action_mask"][i], o["action_mask"])
+        assert obs["observation"].dtype == np.int8 and obs["action_mask"].dtype == np.int8
+
+
+def test_player_frame_turns_mask_and_planes_for_b_only():
+    boards = random_boards(40, seed=2)
+    absolute = observations(boards, "absolute")
+    player = observations(boards, "player")
+    assert np.array_equal(absolute["observation"], player["observation"])
+    for i, b in enumerate(boards):
+        mover = int((b != 0).sum()) % 2
+        assert np.array_equal(player["action_mask"][i],
+                              highway_v0.mask_to_player_frame(absolute["action_mask"][i], mover))
+
+
+def test_player_frame_matches_the_env_option_when_it_exists():
+    try:
+        env = highway_v0.raw_env(frame="player")
+    except TypeError:
+        pytest.skip("highway_v0.raw_env has no frame option in this checkout")
+    boards = random_boards(20, seed=3)
+    obs = observations(boards, "player")
+    for i, b in enumerate(boards):
+        env.reset(options={"board": Board(tuple(int(v) for v in b))})
+        o = env.observe(env.agent_selection)
+        assert np.array_equal(obs["observation"][i], o["observation"])
+        assert np.array_equal(obs["action_mask"][i], o["action_mask"])
+
+
+def test_legal_masks_full_board_has_none():
+    assert not legal_masks(np.arange(1, 17)[None]).any()
+    assert legal_masks(np.zeros((1, 16))).all()
+
+
+# ----------------------------------------------------------------------------- grading
+
+def _random_policy(seed=0):
+    rng = np.random.default_rng(seed)
+    return lambda obs: int(rng.choice(np.flatnonzero(obs["action_mask"])))
+
+
+@pytest.mark.parametrize("frame", ["absolute", "player"])
+def test_random_masked_policy_keeps_the_value_about_a_third_of_the_time(frame):
+    r = evaluate(_random_policy(), frame=frame, positions=600, games=2, conversion=4, margin_games=0,
+                 progress=False)
+    acc = r.measures["accuracy"]
+    assert 0.2 < r.accuracy < 0.45, r.accuracy
+    assert acc["ci95"][0] < r.accuracy < acc["ci95"][1]
+    assert set(acc["by_side"]) == {"A", "B"} and acc["by_ply"]
+    assert r.measures["as_A_vs_perfect"]["games"] == 2
+
+
+def _check_perfect(frame, batched, **sizes):
+    p = PerfectThroughObservations(frame)
+    r = evaluate(p.batched if batched else p, frame=frame, batched=batched, progress=False, **sizes)
+    m = r.measures
+    assert m["accuracy"]["n"] >= 10
+    assert r.accuracy == 1.0
+    assert m["as_A_vs_perfect"]["win"] == m["as_A_vs_perfect"]["games"] == sizes["games"]
+    assert m["conversion"]["rate"] == 1.0
+    return r
+
+
+@pytest.mark.parametrize("frame", ["absolute", "player"])
+@pytest.mark.parametrize("batched", [False, True])
+def test_perfect_player_through_observations_is_perfect(frame, batched):
+    _check_perfect(frame, batched, positions=40, games=1, conversion=2, margin_games=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("frame", ["absolute", "player"])
+@pytest.mark.parametrize("batched", [False, True])
+def test_perfect_player_through_observations_is_perfect_full(frame, batched):
+    r = _check_perfect(frame, batched, positions=600, games=4, conversion=10, margin_games=4)
+    assert r.margin_optimal_rate < 1.0 or r.measures["margin_loss"]["n"] == 0  # random tie-break
+    assert r.measures["as_B_vs_perfect"]["loss"] == 4  # A wins Highway
+
+
+def test_batched_policy_gets_all_positions_in_few_calls_and_games_in_lock_step():
+    calls = []
+
+    def policy(obs):
+        calls.append(len(obs["action_mask"]))
+        assert obs["observation"].shape == (len(obs["action_mask"]), 4, 4, 16)
+        return np.argmax(obs["action_mask"], axis=1)
+
+    evaluate(policy, batched=True, positions=2000, games=3, conversion=0, margin_games=0, progress=False)
+    assert calls[:2] == [1024, 2000 - 1024]
+    # then 3 games as A (8 policy moves, one call each) and 3 as B (8 more)
+    assert calls[2:] == [3] * 16
+
+
+def test_illegal_action_is_a_clear_error_naming_position_and_action():
+    def bad(obs):
+        return int(np.flatnonzero(obs["action_mask"] == 0)[0]) if (obs["action_mask"] == 0).any() else 0
+
+    with pytest.raises(PolicyError, match=r"illegal action \d+ \(\d+@r\dc\d\) in position '[0-9,]+' \([AB] to move\)"):
+        evaluate(bad, positions=50, games=0, conversion=0, margin_games=0, progress=False)
+    with pytest.raises(PolicyError, match="outside 0..255"):
+        evaluate(lambda obs: 300, positions=5, games=0, conversion=0, margin_games=0, progress=False)
+    with pytest.raises(PolicyError, match="not an integer action"):
+        evaluate(lambda obs: 3.0, positions=5, games=0, conversion=0, margin_games=0, progress=False)
+    with pytest.raises(PolicyError, match="returned 2 actions for 5 positions"):
+        evaluate(lambda obs: [0, 1], batched=True, positions=5, games=0, conversion=0, margin_games=0,
+                 progress=False)
+
+
+def test_player_frame_illegal_action_names_both_frames():
+    agent = as_agent(lambda obs: 15, frame="player")  # 1@r3c3 in B's frame
+    board = np.zeros((1, 16), np.int8)
+    board[0, highway_v0.cell_from_player_frame(15, 1)] = 5  # B's view: cell 15 is taken
+    with pytest.raises(PolicyError, match=r"1@r3c3 in the player frame = 1@r\dc\d on the board"):
+        agent.act_batch(board)
+
+
+class FakeSB3:
+    """Looks like an sb3-contrib MaskablePPO: predict(obs, action_masks=..., deterministic=...)."""
+
+    def __init__(self):
+        self.seen = []
+
+    def predict(self, observation, state=None, episode_start=None, deterministic=False, action_masks=None):
+        assert deterministic is True
+        assert isinstance(observation, dict) and action_masks.dtype == bool
+        assert action_masks.shape == (len(observation["observation"]), 256)
+        self.seen.append(len(action_masks))
+        return np.argmax(action_masks, axis=1), None
+
+
+def test_sb3_like_model_is_called_batched_with_masks():
+    model = FakeSB3()
+    r = evaluate(model, positions=300, games=1, conversion=0, margin_games=0, progress=False)
+    assert model.seen[0] == 300 and r.accuracy is not None
+    # the first legal action, every time: its accuracy is what that deterministic rule scores
+    from highway_env.evaluation.positions import load_positions
+    from highway_env.evaluation import metrics
+    from highway_env.benchmark.run import sample_plan
+
+    ps = load_positions()
+    sub = ps.subset(sample_plan(ps, 300, 0, 0)["sample"])
+    first = np.argmax(legal_masks(sub.boards), axis=1)
+    assert r.accuracy == metrics.accuracy(sub, first)["rate"]
+
+
+def test_agent_and_spec_string_give_the_same_report():
+    from agents.registry import make_agent
+
+    a = evaluate("greedy", positions=200, games=1, conversion=2, margin_games=0, progress=False)
+    b = evaluate(make_agent("greedy", seed=0), positions=200, games=1, conversion=2, margin_games=0,
+                 progress=False)
+    assert a.name == "greedy"
+    assert a.measures["accuracy"] == b.measures["accuracy"]
+
+
+def test_report_table_dict_and_saved_files(tmp_path):
+    r = evaluate(_random_policy(), name="rnd", positions=200, games=1, conversion=2, margin_games=1,
+                 progress=False)
+    assert isinstance(r, BenchmarkReport)
+    assert "rnd" in r.table() and "accuracy" in r.table()
+    d = r.to_dict()
+    json.dumps(d)
+    assert d["agents"]["rnd"]["as_B_vs_perfect_margin"]["games"] == 1
+    assert 0 <= r.margin_optimal_rate <= 1
+    out = r.save(tmp_path / "rep")
+    for f in ("summary.json", "agents.csv", "accuracy_by_ply.csv", "report.md", "accuracy_by_ply.png",
+              "wdl_vs_perfect.png"):
+        assert (out / f).exists(), f
+    assert json.loads((out / "summary.json").read_text())["agents"]["rnd"]["accuracy"] == d["agents"]["rnd"]["accuracy"]
+
+
+def test_same_seed_same_report():
+    # tie-break "random" (seeded): "hardest" is exact only within a time budget per move
+    kw = dict(positions=300, games=1, conversion=2, margin_games=0, progress=False, seed=3, perfect_tiebreak="random")
+    a = evaluate(_random_policy(1), **kw)
+    b = evaluate(_random_policy(1), **kw)
+    assert a.measures["accuracy"] == b.measures["accuracy"]
+    assert a.measures["as_A_vs_perfect"] == b.measures["as_A_vs_perfect"]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(frame="mover"), "frame must be one of"),
+    (dict(positions=-1), "positions must be an integer >= 0, got -1"),
+    (dict(games=1.5), "games must be an integer"),
+    (dict(workers=0), "workers must be an integer >= 1"),
+])
+def test_bad_arguments_name_the_value(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        evaluate(lambda obs: 0, progress=False, **kwargs)
+
+
+def test_not_a_policy_is_a_type_error():
+    with pytest.raises(TypeError, match="cannot evaluate 42"):
+        evaluate(42, progress=False)
+
+
+def test_policy_specs_are_told_from_agent_kinds():
+    assert is_policy_spec("mymodule:policy") and is_policy_spec("sb3:model.zip")
+    assert not is_policy_spec("mcts:200") and not is_policy_spec("az:x.pt") and not is_policy_spec("greedy")
+    assert not is_policy_spec("perfect:margin")
+
+
+def test_module_attr_spec_factory_and_callable(tmp_path, monkeypatch):
+    (tmp_path / "my_policies.py").write_text(textwrap.dedent("""
+        import numpy as np
+        def first_legal(obs):
+            return int(np.argmax(obs["action_mask"]))
+        def make():
+            return first_legal
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    a = evaluate("my_policies:first_legal", positions=100, games=0, conversion=0, margin_games=0, progress=False)
+    b = evaluate("my_policies:make", positions=100, games=0, conversion=0, margin_games=0, progress=False)
+    assert a.name == "my_policies:first_legal"
+    assert a.measures["accuracy"] == b.measures["accuracy"]
+    with pytest.raises(ValueError, match="cannot import module 'no_such_mod'"):
+        evaluate("no_such_mod:x", progress=False)
+    with pytest.raises(ValueError, match="has no attribute 'nope'"):
+        evaluate("my_policies:nope", progress=False)
+
+
+def test_sb3_spec_without_sb3_is_a_clear_error():
+    try:
+        import sb3_contrib  # noqa: F401
+        pytest.skip("sb3-contrib is installed")
+    except ImportError:
+        pass
+    try:
+        import stable_baselines3  # noqa: F401
+        pytest.skip("stable-baselines3 is installed")
+    except ImportError:
+        pass
+    with pytest.raises(ValueError, match="needs sb3-contrib or stable-baselines3"):
+        evaluate("sb3:model.zip", progress=False)
+
+
+def test_import_benchmark_does_not_import_torch():
+    code = "import sys, highway_env.benchmark; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ----------------------------------------------------------------------------- evaluate.py --agent module:attr
+
+@pytest.fixture
+def policy_module(tmp_path, monkeypatch):
+    (tmp_path / "my_cli_policies.py").write_text(textwrap.dedent("""
+        import numpy as np
+        def first_legal(obs):
+            return int(np.argmax(obs["action_mask"]))
+        def first_legal_batched(obs):
+            return np.argmax(obs["action_mask"], axis=1)
+        def illegal(obs):
+            return int(np.argmin(obs["action_mask"]))
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "my_cli_policies"
+
+
+def _cli(tmp_path, *agents, extra=("--games", "1", "--conversion", "2")):
+    args = ["--rr-games", "0", "--positions", "150", "--workers", "1", "--perfect-tiebreak", "random",
+            "--out", str(tmp_path / "ev"), "--no-progress", "--no-plots", "--json", *extra]
+    for a in agents:
+        args += ["--agent", a]
+    return args
+
+
+def test_evaluate_cli_grades_a_module_attr_policy_with_the_registry_agents(tmp_path, policy_module, capsys):
+    import evaluate as evaluate_cli
+
+    spec = f"{policy_module}:first_legal"
+    assert evaluate_cli.main(_cli(tmp_path, spec, "random")) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc["agents"]) == [spec, "random"]
+    mine = doc["agents"][spec]
+    direct = evaluate(spec, positions=150, games=0, conversion=0, margin_games=0, progress=False)
+    assert mine["accuracy"] == direct.to_dict()["agents"][spec]["accuracy"]  # same sample, same code
+    assert mine["as_A_vs_perfect"]["games"] == 1 and mine["elo"] is None
+    for a in doc["agents"].values():  # the margin measures, for every agent
+        assert a["as_B_vs_perfect_margin"]["games"] == 1
+        assert 0 <= a["margin_loss"]["optimal_rate"] <= 1
+    # the batched form of the same rule, through --batched, gives the same figures
+    assert evaluate_cli.main(_cli(tmp_path / "b", f"{policy_module}:first_legal_batched",
+                                  extra=["--batched", "--games", "0", "--conversion", "0"])) == 0
+    doc_b = json.loads(capsys.readouterr().out)
+    assert doc_b["agents"][f"{policy_module}:first_legal_batched"]["accuracy"]["rate"] == mine["accuracy"]["rate"]
+
+
+def test_evaluate_cli_illegal_policy_action_is_one_line_exit_2(tmp_path, policy_module, capsys):
+    import evaluate as evaluate_cli
+
+    assert evaluate_cli.main(_cli(tmp_path, f"{policy_module}:illegal")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "illegal action" in err[0] and "position '" in err[0]
+
+
+def test_evaluate_cli_bad_policy_spec_exit_2(tmp_path, capsys):
+    import evaluate as evaluate_cli
+
+    assert evaluate_cli.main(_cli(tmp_path, "no_such_module_xyz:policy")) == 2
+    assert "cannot import module 'no_such_module_xyz'" in capsys.readouterr().err
