@@ -11,6 +11,7 @@ from __future__ import annotations
 import pyspiel
 
 from highway_env.core import HighwayError
+from highway_env.openspiel.game import HighwayState
 
 
 class AgentBot(pyspiel.Bot):
@@ -34,11 +35,11 @@ class AgentBot(pyspiel.Bot):
         return False
 
     def step(self, state):
-        board = getattr(state, "board", None)
-        if board is None:
+        if not isinstance(state, HighwayState):
             raise HighwayError(
                 f"{type(self).__name__} plays python_highway states; got a state of "
                 f"{state.get_game().get_type().short_name!r}")
+        board = state.board
         if state.is_terminal():
             raise HighwayError(f"the game is over, there is no move to play:\n{board.to_grid()}")
         if self._player_id is not None and state.current_player() != self._player_id:
