@@ -8,6 +8,8 @@ the extra and must really run these)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -17,29 +19,73 @@ from highway_env import core, highway_v0
 from highway_env.core import Board, HighwayError, IllegalMoveError, encode_action, random_board
 
 
-def _require(module: str):
-    try:
-        return __import__(module)
-    except ImportError as e:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but the OpenSpiel tests cannot run: {e} "
-                        '(install the extra: pip install -e ".[openspiel]")', pytrace=False)
-        pytest.skip(f'{module} is not installed (pip install -e ".[openspiel]"): {e}',
-                    allow_module_level=True)
+try:
+    import pyspiel
+    import shimmy  # noqa: F401
+
+    import highway_env.openspiel as hos  # registers python_highway
+    from open_spiel.python.algorithms import evaluate_bots, mcts
+    from open_spiel.python.bots.uniform_random import UniformRandomBot
+except ImportError as e:
+    MISSING = e
+else:
+    MISSING = None
+
+#: the tests that run without the extra (they check what happens when the extra is missing)
+_RUN_WITHOUT_EXTRA = {"test_missing_extra_fails_under_ci_and_skips_otherwise",
+                      "test_missing_extra_in_a_fresh_pytest_run"}
 
 
-pyspiel = _require("pyspiel")
-_require("shimmy")
+def _require_extra() -> None:
+    """Skip without the extra; fail instead under CI=true."""
+    if MISSING is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true but the OpenSpiel tests cannot run: {MISSING} "
+                    '(install the extra: pip install -e ".[openspiel]")', pytrace=False)
+    pytest.skip(f'OpenSpiel extra not installed (pip install -e ".[openspiel]"): {MISSING}')
 
-import highway_env.openspiel as hos  # noqa: E402  (registers python_highway)
-from open_spiel.python.algorithms import evaluate_bots, mcts  # noqa: E402
-from open_spiel.python.bots.uniform_random import UniformRandomBot  # noqa: E402
+
+@pytest.fixture(autouse=True)
+def _needs_the_extra(request):
+    if request.function.__name__ not in _RUN_WITHOUT_EXTRA:
+        _require_extra()
+
+
+def test_missing_extra_fails_under_ci_and_skips_otherwise(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "MISSING", ImportError("No module named 'pyspiel'"))
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true but the OpenSpiel"):
+        _require_extra()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="OpenSpiel extra not installed"):
+        _require_extra()
+
+
+@pytest.mark.slow
+def test_missing_extra_in_a_fresh_pytest_run(tmp_path):
+    # a pyspiel that cannot be imported, first on the path, stands for a missing extra
+    (tmp_path / "pyspiel.py").write_text("raise ImportError('No module named pyspiel (test stand-in)')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    outcomes = {}
+    for ci in ("true", ""):
+        env["CI"] = ci
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "declared_game_type",
+             __file__], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        outcomes[ci] = (run.returncode, run.stdout + run.stderr)
+    rc, out = outcomes["true"]
+    assert rc == 1 and "CI=true but the OpenSpiel tests cannot run" in out, out
+    rc, out = outcomes[""]
+    assert rc == 0 and "1 skipped" in out and "OpenSpiel extra not installed" in out, out
+
 
 AGENTS = ("player_0", "player_1")
 
 
 @pytest.fixture(scope="module")
 def game():
+    _require_extra()  # module fixtures are set up before the function-scoped check
     return pyspiel.load_game("python_highway")
 
 
@@ -165,6 +211,7 @@ def test_mcts_bot_beats_random(game):
 
 @pytest.fixture(scope="module")
 def perfect():
+    _require_extra()
     bot = hos.perfect_bot(0, seed=0, budget=0.2, progress=False)
     bot.agent.warm_up()
     return bot
