@@ -1,0 +1,141 @@
+"""Highway as a Python OpenSpiel game, registered as ``python_highway``.
+
+Built like OpenSpiel's own ``open_spiel/python/games/tic_tac_toe.py`` (a ``GameType``, a
+``GameInfo``, a ``pyspiel.Game`` / ``pyspiel.State`` pair and an observer), with the rules taken
+from :mod:`highway_env.core` so the two cannot drift apart.
+
+Conventions, the same as ``highway_v0`` in its default frame, so an agent moves between the two
+unchanged:
+
+- players 0 (A, moves first) and 1 (B); 16 moves, no chance, perfect information;
+- action ``(number - 1) * 16 + cell`` in the absolute board (``core.encode_action``), 256 distinct
+  actions; ``action_to_string`` writes ``16@r0c3`` (number @ row, column), as the README's principal
+  variations do;
+- returns only at the end: +1 to the winner, -1 to the loser, 0 to both for a draw;
+- observation tensor: shape (4, 4, 16), ``[r, c, k] = 1`` iff number ``k + 1`` is in cell (r, c)
+  of the board as the observing player sees it (B's view turned a quarter clockwise, as in
+  ``highway_v0``); the observation string is the board grid (absolute frame) and the side to move.
+
+``game.new_initial_state(board)`` also starts from a position (a ``core.Board``, a board string or
+16 ints), the side to move following from the number of filled cells.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+from open_spiel.python.observation import IIGObserverForPublicInfoGame
+
+from highway_env import core
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, PLAYER_NAMES, SIZE, Board
+from highway_env.highway.highway import PLAYER_FRAMES, board_from_option
+
+GAME_NAME = "python_highway"
+
+_GAME_TYPE = pyspiel.GameType(
+    short_name=GAME_NAME,
+    long_name="Python Highway",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,
+    information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=2,
+    min_num_players=2,
+    provides_information_state_string=True,
+    provides_information_state_tensor=False,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification={},
+)
+_GAME_INFO = pyspiel.GameInfo(
+    num_distinct_actions=NUM_ACTIONS,
+    max_chance_outcomes=0,
+    num_players=2,
+    min_utility=-1.0,
+    max_utility=1.0,
+    utility_sum=0.0,
+    max_game_length=CELLS,
+)
+
+
+class HighwayGame(pyspiel.Game):
+    """The game object: makes states and observers."""
+
+    def __init__(self, params=None):
+        super().__init__(_GAME_TYPE, _GAME_INFO, params or {})
+
+    def new_initial_state(self, board=None):
+        """The empty board, or the position ``board`` (a Board, a board string or 16 ints)."""
+        return HighwayState(self, board)
+
+    def make_py_observer(self, iig_obs_type=None, params=None):
+        # Default observation (and perfect-recall-free public views): the board; the information
+        # state of a perfect-information game is its public history, as in tic_tac_toe.py.
+        if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
+            return HighwayObserver(params)
+        return IIGObserverForPublicInfoGame(iig_obs_type, params)
+
+
+class HighwayState(pyspiel.State):
+    """A position: an immutable ``core.Board`` (copying the state copies one reference)."""
+
+    def __init__(self, game: HighwayGame, board=None):
+        super().__init__(game)
+        self.board = Board() if board is None else board_from_option(board)
+
+    def current_player(self):
+        return pyspiel.PlayerId.TERMINAL if self.board.is_terminal() else self.board.to_move
+
+    def _legal_actions(self, player):
+        return self.board.legal_actions()  # ascending, as OpenSpiel requires
+
+    def _apply_action(self, action):
+        self.board = self.board.apply(action)  # raises core.IllegalMoveError naming the reason
+
+    def _action_to_string(self, player, action):
+        return core.action_str(action)
+
+    def is_terminal(self):
+        return self.board.is_terminal()
+
+    def returns(self):
+        if not self.board.is_terminal():
+            return [0.0, 0.0]
+        value = float(self.board.outcome().value)  # +1: A won
+        return [value, -value]
+
+    def __str__(self):
+        return self.board.to_grid()
+
+
+class HighwayObserver:
+    """The board one-hot in the observing player's frame; conforms to OpenSpiel's PyObserver."""
+
+    def __init__(self, params):
+        if params:
+            raise ValueError(f"python_highway observations take no parameters; got {params}")
+        shape = (SIZE, SIZE, NUMBERS)
+        self.tensor = np.zeros(int(np.prod(shape)), np.float32)
+        self.dict = {"observation": self.tensor.reshape(shape)}  # a view of self.tensor
+
+    def set_from(self, state, player):
+        self.tensor.fill(0)
+        frame = PLAYER_FRAMES[player]
+        for cell, number in enumerate(state.board.cells):
+            if number:
+                self.tensor[frame[cell] * NUMBERS + number - 1] = 1
+
+    def string_from(self, state, player):
+        board = state.board
+        if board.is_terminal():
+            tail = f"over, winner {board.outcome().winner or 'none (draw)'}"
+        else:
+            tail = f"{PLAYER_NAMES[board.to_move]} to move"
+        return f"{board.to_grid()}\n{tail}"
+
+
+def register() -> None:
+    """Register ``python_highway`` with pyspiel (once per process; importing the package does it)."""
+    if GAME_NAME not in pyspiel.registered_names():
+        pyspiel.register_game(_GAME_TYPE, HighwayGame)

@@ -1,0 +1,282 @@
+"""Highway as the OpenSpiel game ``python_highway`` (extra ``openspiel``): the same game as
+``highway_v0`` move by move, OpenSpiel's MCTSBot on it, the perfect player as an OpenSpiel bot, and
+Shimmy's PettingZoo wrapper over it.
+
+Skipped when pyspiel or shimmy is missing, except under CI=true, where that is a failure (CI installs
+the extra and must really run these)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from highway_env import core, highway_v0
+from highway_env.core import Board, HighwayError, IllegalMoveError, encode_action, random_board
+
+
+try:
+    import pyspiel
+    import shimmy  # noqa: F401
+
+    import highway_env.openspiel as hos  # registers python_highway
+    from open_spiel.python.algorithms import evaluate_bots, mcts
+    from open_spiel.python.bots.uniform_random import UniformRandomBot
+except ImportError as e:
+    MISSING = e
+else:
+    MISSING = None
+
+#: the tests that run without the extra (they check what happens when the extra is missing)
+_RUN_WITHOUT_EXTRA = {"test_missing_extra_fails_under_ci_and_skips_otherwise",
+                      "test_missing_extra_in_a_fresh_pytest_run"}
+
+
+def _require_extra() -> None:
+    """Skip without the extra; fail instead under CI=true."""
+    if MISSING is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true but the OpenSpiel tests cannot run: {MISSING} "
+                    '(install the extra: pip install -e ".[openspiel]")', pytrace=False)
+    pytest.skip(f'OpenSpiel extra not installed (pip install -e ".[openspiel]"): {MISSING}')
+
+
+@pytest.fixture(autouse=True)
+def _needs_the_extra(request):
+    if request.function.__name__ not in _RUN_WITHOUT_EXTRA:
+        _require_extra()
+
+
+def test_missing_extra_fails_under_ci_and_skips_otherwise(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "MISSING", ImportError("No module named 'pyspiel'"))
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true but the OpenSpiel"):
+        _require_extra()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="OpenSpiel extra not installed"):
+        _require_extra()
+
+
+@pytest.mark.slow
+def test_missing_extra_in_a_fresh_pytest_run(tmp_path):
+    # a pyspiel that cannot be imported, first on the path, stands for a missing extra
+    (tmp_path / "pyspiel.py").write_text("raise ImportError('No module named pyspiel (test stand-in)')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    outcomes = {}
+    for ci in ("true", ""):
+        env["CI"] = ci
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "declared_game_type",
+             __file__], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        outcomes[ci] = (run.returncode, run.stdout + run.stderr)
+    rc, out = outcomes["true"]
+    assert rc == 1 and "CI=true but the OpenSpiel tests cannot run" in out, out
+    rc, out = outcomes[""]
+    assert rc == 0 and "1 skipped" in out and "OpenSpiel extra not installed" in out, out
+
+
+AGENTS = ("player_0", "player_1")
+
+
+@pytest.fixture(scope="module")
+def game():
+    _require_extra()  # module fixtures are set up before the function-scoped check
+    return pyspiel.load_game("python_highway")
+
+
+def test_registered_with_the_declared_game_type(game):
+    hos.register()  # a second registration is a no-op, not an error
+    assert "python_highway" in pyspiel.registered_names()
+    t = game.get_type()
+    assert t.short_name == "python_highway"
+    assert t.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
+    assert t.chance_mode == pyspiel.GameType.ChanceMode.DETERMINISTIC
+    assert t.information == pyspiel.GameType.Information.PERFECT_INFORMATION
+    assert t.utility == pyspiel.GameType.Utility.ZERO_SUM
+    assert t.reward_model == pyspiel.GameType.RewardModel.TERMINAL
+    assert t.provides_observation_tensor
+    assert game.num_players() == 2
+    assert game.num_distinct_actions() == core.NUM_ACTIONS
+    assert game.max_game_length() == core.CELLS
+    assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (-1.0, 1.0, 0.0)
+    assert list(game.observation_tensor_shape()) == [4, 4, 16]
+
+
+def test_action_strings_are_number_at_row_column(game):
+    state = game.new_initial_state()
+    assert state.action_to_string(0, encode_action(16, 3)) == "16@r0c3"
+    assert state.action_to_string(0, encode_action(1, 14)) == "1@r3c2"
+    for action in state.legal_actions():
+        assert state.string_to_action(state.action_to_string(0, action)) == action
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_games_agree_move_by_move_with_highway_v0(game, seed):
+    rng = np.random.default_rng(seed)
+    start = random_board(rng, int(rng.integers(0, 6))) if seed % 2 else None
+    env = highway_v0.env()
+    env.reset(options={"board": start} if start is not None else None)
+    state = game.new_initial_state(start)
+    while True:
+        agent = env.agent_selection
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            break
+        player = AGENTS.index(agent)
+        assert state.current_player() == player
+        legal = state.legal_actions()
+        assert legal == np.flatnonzero(obs["action_mask"]).tolist()
+        assert legal == state.legal_actions(player)
+        assert state.legal_actions(1 - player) == []  # OpenSpiel: the waiting player has no moves
+        for p in (0, 1):
+            tensor = np.asarray(state.observation_tensor(p)).reshape(4, 4, 16)
+            np.testing.assert_array_equal(tensor, env.observe(AGENTS[p])["observation"])
+        assert state.returns() == [0.0, 0.0]
+        action = int(rng.choice(legal))
+        env.step(action)
+        state.apply_action(action)
+        assert state.board == env.unwrapped.board
+    assert state.is_terminal()
+    assert state.current_player() == pyspiel.PlayerId.TERMINAL
+    assert state.returns() == [float(env._cumulative_rewards[a]) for a in AGENTS]
+    value = state.board.outcome().value
+    assert state.returns() == [value, -value]
+    assert state.rewards() == state.returns()  # terminal rewards only
+    assert f"winner {state.board.outcome().winner or 'none'}" in state.observation_string(0)
+
+
+def test_quarter_turn_view_for_b(game):
+    state = game.new_initial_state("5,0,0,0,0,0,0,0,0,0,0,0,0,0,0,7")
+    seen_by_b = np.asarray(state.observation_tensor(1)).reshape(4, 4, 16)
+    turned = Board(state.board.cells).transform(core.QUARTER_TURN)
+    expected = np.zeros((4, 4, 16))
+    for cell, number in enumerate(turned.cells):
+        if number:
+            expected[cell // 4, cell % 4, number - 1] = 1
+    np.testing.assert_array_equal(seen_by_b, expected)
+    assert seen_by_b[0, 3, 4] == 1  # 5 at top-left, seen by B at top-right
+
+
+def test_bad_input_raises_naming_it(game):
+    with pytest.raises(HighwayError, match="expected 16 comma-separated numbers"):
+        game.new_initial_state("1,2")
+    state = game.new_initial_state("16,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0")
+    with pytest.raises(IllegalMoveError, match="number 16 is already on the board"):
+        state.apply_action(encode_action(16, 1))
+    with pytest.raises(IllegalMoveError, match="cell 0 already holds 16"):
+        state.apply_action(encode_action(1, 0))
+    with pytest.raises(HighwayError, match="action 999 out of range"):
+        state.apply_action(999)
+    assert state.board.ply == 1  # nothing was applied
+
+
+def test_clone_is_independent(game):
+    state = game.new_initial_state()
+    state.apply_action(encode_action(16, 0))
+    child = state.clone()
+    child.apply_action(encode_action(1, 1))
+    assert (state.board.ply, child.board.ply) == (1, 2)
+    assert state.history() == [encode_action(16, 0)]
+
+
+def _mcts_bot(game, simulations, seed):
+    evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(seed))
+    return mcts.MCTSBot(game, 2.0, simulations, evaluator, random_state=np.random.RandomState(seed))
+
+
+def test_mcts_bot_plays_full_games(game):
+    bots = [_mcts_bot(game, 20, 1), _mcts_bot(game, 20, 2)]
+    state = game.new_initial_state()
+    returns = evaluate_bots.evaluate_bots(state, bots, np.random.RandomState(0))
+    assert returns in ([1.0, -1.0], [-1.0, 1.0], [0.0, 0.0])
+
+
+def test_mcts_bot_beats_random(game):
+    # a search that plays real games on the rules: random play scores about 0 on average
+    scores = []
+    for seed in range(4):
+        seat = seed % 2
+        bots = [_mcts_bot(game, 100, seed), UniformRandomBot(1 - seat, np.random.RandomState(seed))]
+        if seat:
+            bots.reverse()
+        state = game.new_initial_state()
+        scores.append(evaluate_bots.evaluate_bots(state, bots, np.random.RandomState(seed))[seat])
+    assert sum(scores) >= 3, scores
+
+
+@pytest.fixture(scope="module")
+def perfect():
+    _require_extra()
+    bot = hos.perfect_bot(0, seed=0, budget=0.2, progress=False)
+    bot.agent.warm_up()
+    return bot
+
+
+def test_perfect_bot_wins_as_a_against_random(game, perfect):
+    for seed in range(4):
+        state = game.new_initial_state()
+        random_b = UniformRandomBot(1, np.random.RandomState(seed))
+        returns = evaluate_bots.evaluate_bots(state, [perfect, random_b], np.random.RandomState(seed))
+        assert returns == [1.0, -1.0], seed
+
+
+def test_perfect_bot_plays_value_keeping_moves(game, perfect):
+    # from positions near the end, where the value is quick to check, any move it picks keeps it
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        board = random_board(rng, 10)
+        if board.to_move != 0:
+            board = board.apply(int(rng.choice(board.legal_actions())))
+        value = perfect.agent.value_of(board)
+        action = perfect.step(game.new_initial_state(board))
+        assert action in board.legal_actions()
+        assert perfect.agent.value_of(board.apply(action)) == value
+
+
+def test_agent_bot_refuses_what_it_cannot_play(game, perfect):
+    with pytest.raises(HighwayError, match="asked to move for player 1"):
+        perfect.step(game.new_initial_state("16,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"))
+    with pytest.raises(HighwayError, match="plays python_highway states"):
+        perfect.step(pyspiel.load_game("tic_tac_toe").new_initial_state())
+    full = ",".join(str(n) for n in range(1, 17))
+    with pytest.raises(HighwayError, match="the game is over"):
+        perfect.step(game.new_initial_state(full))
+
+
+def test_shimmy_wrapper_passes_pettingzoo_api_test():
+    from pettingzoo.test import api_test
+    from shimmy import OpenSpielCompatibilityV0
+
+    with warnings.catch_warnings():
+        # Shimmy declares every OpenSpiel tensor as Box(-inf, inf); api_test warns about that
+        warnings.simplefilter("ignore")
+        api_test(OpenSpielCompatibilityV0(game_name="python_highway"), num_cycles=100)
+
+
+def test_shimmy_wrapper_plays_a_whole_game_with_the_rules_rewards():
+    from shimmy import OpenSpielCompatibilityV0
+
+    env = OpenSpielCompatibilityV0(game_name="python_highway")
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    moves, rewards_at_end = 0, None
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        if term or trunc:
+            # Read the step rewards when the game ends: Shimmy 2.0.1 adds them once more to
+            # the last agent's cumulative reward during its dead step (tic_tac_toe too).
+            rewards_at_end = rewards_at_end or dict(env.rewards)
+            env.step(None)
+            continue
+        np.testing.assert_array_equal(obs.reshape(4, 4, 16), np.asarray(
+            env.game_state.observation_tensor(int(agent[-1]))).reshape(4, 4, 16))
+        env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        moves += 1
+    assert moves == 16
+    value = env.game_state.board.outcome().value
+    assert rewards_at_end == {"player_0": value, "player_1": -value}
