@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 import time
 from pathlib import Path
 

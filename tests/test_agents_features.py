@@ -3,7 +3,6 @@ symmetry equivariance, B's quarter-turned view, and old ("planes") checkpoints s
 
 import numpy as np
 import pytest
-import torch
 
 from agents.alphazero import AlphaZeroAgent
 from agents.checkpoint import CheckpointError, save_checkpoint

@@ -1,6 +1,5 @@
 """Batched search: legality under broken priors, forced wins, Gumbel root, PUCT noise."""
 
-import itertools
 
 import numpy as np
 import pytest

@@ -12,7 +12,6 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import highway_env  # noqa: F401  (registers the Gymnasium id)
 from highway_env import core, highway_v0
-from highway_env.core import HighwayError
 from highway_env.gym_env import HighwayGymEnv
 
 FRAMES = ("absolute", "player")

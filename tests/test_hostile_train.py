@@ -2,7 +2,6 @@
 bad evaluation specs, SIGTERM and kill -9, diverging losses, damaged replay and checkpoint files,
 self-play workers that die mid-chunk."""
 
-import json
 import os
 import signal
 import subprocess

@@ -15,7 +15,7 @@ import json
 import sys
 
 from highway_env.blackpath.game import MAX_COLS, MAX_ROWS, BlackPathError, new_game, replay
-from highway_env.blackpath.solver import DEFAULT_MAX_POSITIONS, solve, solve_all_starts, solve_state
+from highway_env.blackpath.solver import DEFAULT_MAX_POSITIONS, solve_all_starts, solve_state
 from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int
 
 
