@@ -1,20 +1,6 @@
 """Building and inspecting the opening book (:mod:`highway_env.solver.opening_book` reads it).
 
-The opening book: solved positions near the start, where the solver would take minutes.
-
-File: gzip-compressed JSON, shipped read-only as ``highway_env/data/book.json.gz``::
-
-    {"format": "highway-opening-book", "version": 1, "meta": {...},
-     "positions": {"<canonical board string>": {"bounds": [lo, hi], "moves": [a, ...], "all_moves": false}}}
-
-Keys are canonical board strings (``board.canonical().to_string()``), as in the position store;
-``bounds`` are bounds on the exact margin minB - minA (value +1 <=> lo >= 1, -1 <=> hi <= -1,
-0 <=> lo >= 0 and hi <= 0, see :func:`highway_env.solver.store.value_from_bounds`). ``moves`` are
-recommended moves of the side to move in the *canonical* frame (actions ``(number-1)*16+cell``),
-each keeping the position's value; ``all_moves`` says the list is every value-keeping move (up to
-the symmetries fixing the position). An entry may have no moves: where the side to move is lost,
-every move keeps the value. :meth:`Book.moves` maps the moves to the frame of the board asked about,
-with their images under the symmetries that fix it.
+The file format is described in :mod:`highway_env.solver.opening_book`.
 
 Building (some runs take minutes to hours; ``--help`` explains each flag)::
 
