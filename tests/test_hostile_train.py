@@ -23,16 +23,14 @@ from agents.parallel import InlinePool, ProcessPool
 from agents.selfplay import run_chunk
 from agents.trainer import Trainer, TrainingDiverged, chunk_sizes
 
+from test_train import tiny as train_tiny  # noqa: E402  (pytest puts tests/ on the path)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def tiny(tmp_path, run="t", **kw):
-    base = dict(run=run, out_dir=str(tmp_path), iterations=4, minutes=0, games_per_iter=12,
-                selfplay_batch=6, simulations=6, max_considered=4, min_replay=40, batch_size=32,
-                hidden=32, layers=1, eval_every=0, eval_games=4, eval_opponents="random",
-                eval_simulations=4, workers=0, progress=False, tensorboard=False, checkpoint_every=2)
-    base.update(kw)
-    return TrainConfig(**base)
+    """test_train's tiny config, without in-loop evaluation unless a test asks for it."""
+    return train_tiny(tmp_path, run, **{"eval_every": 0, "eval_opponents": "random", **kw})
 
 
 def _flags(cfg: TrainConfig, **over) -> list[str]:
