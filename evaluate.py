@@ -15,7 +15,8 @@ round robin).
 Per agent it measures:
 
 - move accuracy (share of value-keeping moves) on the critical positions of the held-out position
-  set (highway_env/data/positions_v1.npz, solver-labelled), by ply and side; margin given away;
+  set (highway_env/data/positions_v1.npz, solver-labelled; its report part, disjoint from the
+  selection part the trainer grades checkpoints on), by ply and side; margin given away;
 - full games from the empty board as A against the perfect B and as B against the perfect A;
 - conversion: from set positions its side wins, the share it wins against perfect defence;
 - margin: the margin-optimal rate (share of moves keeping the exact margin, on the set's positions
@@ -73,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rr-games", type=int, default=None,
                    help="round-robin games per pair of agents, colours alternating (default: 2 x --games)")
     p.add_argument("--positions", type=int, default=1500,
-                   help="positions sampled from the set for move accuracy and margin loss; 0 = all "
+                   help="positions sampled from the set's report part (the part training never looks at; "
+                        "see highway_env/evaluation/position_set.py) for move accuracy and margin loss; 0 = all "
                         "(default: %(default)s)")
     p.add_argument("--conversion", type=int, default=40,
                    help="won positions (for the side to move) sampled from the set and played out "

@@ -70,7 +70,7 @@ class AlphaZeroAgent(SearchAgent):
     def act_batch(self, states, rng=None):
         states = self.game.as_states(states)
         if self.simulations == 0:
-            logits, _ = self.search.evaluator(states)
+            logits = self.search.evaluator(states)[0]
             logits = np.where(self.game.legal_masks(states), np.nan_to_num(logits, nan=0.0), -np.inf)
             return logits.argmax(axis=1).astype(np.int64)
         return super().act_batch(states, rng)

@@ -54,6 +54,10 @@ class TrainConfig:
     dirichlet_alpha: float = _f(0.3, "PUCT: Dirichlet noise alpha at the root")
     dirichlet_eps: float = _f(0.25, "PUCT: weight of the root noise")
     temperature_moves: int = _f(4, "PUCT: moves of each game played with temperature 1 (then 0)")
+    margin_weight: float = _f(0.0, "margin-aware search, in self-play and in the checkpoints' play search: "
+                                   "it maximises (1 - w) * value + w * tanh(score head) with this w "
+                                   "(in [0, 0.5); 0 = the value alone): a lost side loses by as little "
+                                   "as it can, a winning side wins by as much as it can, the win first")
     random_opening: int = _f(8, "self-play: games of the random-opening share start after 1..N "
                                 "uniformly random moves (not recorded), so the replay keeps varied, "
                                 "also lost and drawn, positions (0 = all games from the start)")
@@ -85,6 +89,15 @@ class TrainConfig:
                                   "hundred simulations) or 'gumbel' (as in self-play)")
     play_simulations: int = _f(400, "simulations of that search (az:PATH; az:PATH:SIMS overrides)")
     play_c_puct: float = _f(4.0, "PUCT exploration constant of that search")
+    grade_every: int = _f(5, "grade the network every N iterations (and at the end) by its move accuracy "
+                             "on solver-labelled critical positions the evaluation never reports on "
+                             "(agents/grading.py; games without such a set skip it with a note; 0 = never)")
+    grade_positions: int = _f(512, "critical positions in that fixed sample (at most the set's selection "
+                                   "part: 998 for Highway)")
+    grade_simulations: int = _f(0, "search simulations when grading (0 = the raw policy: one network call "
+                                   "for all positions; N = the self-play search without noise)")
+    best_by: str = _f("accuracy", "what picks best.pt: 'accuracy' (the solver grading; the evaluation "
+                                  "score for games without a position set) or 'score' (the evaluation)")
     checkpoint_every: int = _f(5, "write latest.pt every N iterations (and at the end)")
     save_replay: bool = _f(True, "store the replay buffer next to latest.pt so --resume is exact")
     tensorboard: bool = _f(True, "write TensorBoard logs to RUN/tb (skipped with a note if the "
@@ -104,13 +117,14 @@ class TrainConfig:
 
         for name in ("hidden", "layers", "channels", "blocks", "simulations", "max_considered",
                      "games_per_iter", "selfplay_batch", "replay_size", "batch_size",
-                     "eval_games", "eval_simulations", "play_simulations", "checkpoint_every"):
+                     "eval_games", "eval_simulations", "play_simulations", "checkpoint_every",
+                     "grade_positions"):
             pos_int(name)
         for name in ("seed", "iterations", "workers", "min_replay", "temperature_moves", "eval_every",
-                     "random_opening"):
+                     "random_opening", "grade_every", "grade_simulations"):
             pos_int(name, 0)
         for name in ("minutes", "replay_ratio", "lr", "lr_final", "weight_decay", "value_weight",
-                     "score_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps", "random_opening_share",
+                     "score_weight", "margin_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps", "random_opening_share",
                      "play_c_puct"):
             v = getattr(self, name)
             check(name, isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -136,6 +150,9 @@ class TrainConfig:
         self.net_config(obs_shape=(1, 1, 1), num_actions=1)
         self.search_config()
         check("play_search", self.play_search in ("puct", "gumbel"), "'puct' or 'gumbel'")
+        check("best_by", self.best_by in ("accuracy", "score"), "'accuracy' or 'score'")
+        check("best_by", self.best_by != "accuracy" or self.grade_every > 0,
+              "'score' when grade_every is 0 ('accuracy' needs the grading)")
         self.play_search_config()
         check("eval_opponents", self.opponents() or not self.eval_every,
               "non-empty when eval_every > 0")
@@ -177,13 +194,15 @@ class TrainConfig:
         return SearchConfig(kind=self.search, simulations=simulations or self.simulations,
                             c_puct=self.c_puct, dirichlet_alpha=self.dirichlet_alpha,
                             dirichlet_eps=self.dirichlet_eps,
-                            max_considered=self.max_considered).validate()
+                            max_considered=self.max_considered,
+                            margin_weight=self.margin_weight).validate()
 
     def play_search_config(self) -> SearchConfig:
         """The search a trained agent plays with by default (stored in its checkpoints)."""
         return SearchConfig(kind=self.play_search, simulations=self.play_simulations,
                             c_puct=self.play_c_puct if self.play_search == "puct" else self.c_puct,
-                            max_considered=self.max_considered).validate()
+                            max_considered=self.max_considered,
+                            margin_weight=self.margin_weight).validate()
 
     def to_dict(self) -> dict:
         return asdict(self)

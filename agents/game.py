@@ -17,12 +17,21 @@ Values. ``returns`` is the result for player 0 in [-1, 1] (player 1 gets the neg
 from __future__ import annotations
 
 import abc
+from typing import NamedTuple
 
 import numpy as np
 
 
 class GameError(ValueError):
     """Bad input to a game method (wrong shape, illegal action, non-terminal state for returns...)."""
+
+
+class LabelledPositions(NamedTuple):
+    """Positions with every move graded by an exact solver (what ``Game.graded_positions`` gives)."""
+
+    states: np.ndarray  # (N, *state_shape)
+    keeps: np.ndarray  # (N, num_actions) bool, board frame: the move keeps the position's value
+    source: str  # where they come from, for logs and messages
 
 
 class Game(abc.ABC):
@@ -93,6 +102,12 @@ class Game(abc.ABC):
         sample. Row 0 must be the identity. Return 1-row identities if the game has none."""
 
     # -- optional helpers ----------------------------------------------------------------------
+    def graded_positions(self, n: int) -> LabelledPositions | None:
+        """A fixed sample of up to ``n`` critical positions (some legal move gives the value away),
+        solver-labelled, that evaluation reports never grade on: the trainer measures its network
+        there while it trains and may pick ``best.pt`` by it. None: the game has no such set."""
+        return None
+
     def heuristic(self, states: np.ndarray) -> np.ndarray:
         """(N,) float static evaluation for player 0 (higher = better for player 0); used by the
         greedy baseline. Terminal states should give the exact result (e.g. the margin)."""

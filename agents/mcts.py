@@ -6,10 +6,19 @@ evaluator call, then expands and backs up. Tree states are stored per node (a no
 parent's plus one ``game.apply``), which costs 16 bytes a node for Highway and avoids replaying
 action sequences from the root.
 
-Evaluators map states to ``(logits, values)``: logits (N, A) over *board* actions (illegal entries
-are ignored) and values (N,) for the player to move. ``NetworkEvaluator`` wraps a policy/value net
-(and maps its view-frame policy to the board), ``UniformEvaluator`` gives a flat prior and value 0,
-``RolloutEvaluator`` a random tie-break prior and the result of one random playout.
+Evaluators map states to ``(logits, values)`` or ``(logits, values, scores)``: logits (N, A) over
+*board* actions (illegal entries are ignored), values (N,) for the player to move and, optionally,
+the predicted score (scaled margin, ``Game.scores``) for the player to move. ``NetworkEvaluator``
+wraps a policy/value net (and maps its view-frame policy to the board), ``UniformEvaluator`` gives a
+flat prior and value 0, ``RolloutEvaluator`` a random tie-break prior and the result of one random
+playout.
+
+Margin-aware search (``SearchConfig.margin_weight`` = w > 0): the search maximises the utility
+``(1 - w) * value + w * tanh(score)`` instead of the value, at the leaves (the network's two heads)
+and at terminal positions (the exact result and score). At terminal positions every win still
+ranks above every draw and every draw above every loss (w < 0.5 and tanh < 1), and among wins, or
+among losses, a larger margin for the mover ranks higher: a lost side loses by as little as it
+can, a winning side wins by as much as it can, and a small w keeps the win first.
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ class SearchConfig:
     gumbel_scale: float = 1.0  # Gumbel: 0 = no noise (deterministic play)
     c_visit: float = 50.0  # Gumbel sigma(q) = (c_visit + max N) * c_scale * q
     c_scale: float = 1.0
+    margin_weight: float = 0.0  # weight of the score head in the searched utility (see the module doc)
 
     def validate(self) -> "SearchConfig":
         if self.kind not in ("gumbel", "puct", "uct"):
@@ -49,6 +59,8 @@ class SearchConfig:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
         if not 0 <= self.dirichlet_eps <= 1:
             raise ConfigError(f"dirichlet_eps must be in [0, 1], got {self.dirichlet_eps!r}")
+        if not 0 <= self.margin_weight < 0.5:
+            raise ConfigError(f"margin_weight must be in [0, 0.5), got {self.margin_weight!r}")
         if not self.gumbel_scale >= 0:
             raise ConfigError(f"gumbel_scale must be >= 0, got {self.gumbel_scale!r}")
         return self
@@ -93,7 +105,8 @@ class RolloutEvaluator:
 
 
 class NetworkEvaluator:
-    """Runs the policy/value net on the states' observations; view-frame logits -> board frame."""
+    """Runs the policy/value net on the states' observations; view-frame logits -> board frame.
+    Returns ``(logits, values, scores)``."""
 
     def __init__(self, game: Game, net: torch.nn.Module, device: str = "cpu"):
         self.game = game
@@ -105,13 +118,13 @@ class NetworkEvaluator:
         obs = torch.from_numpy(self.game.observations(states)).to(self.device)
         was_training = self.net.training
         self.net.eval()
-        logits_v, value, _ = self.net(obs)
+        logits_v, value, score = self.net(obs)
         if was_training:
             self.net.train()
         logits_v = logits_v.float().cpu().numpy()
         logits = np.empty_like(logits_v)
         np.put_along_axis(logits, self.game.view_to_board(states), logits_v, axis=1)
-        return logits, value.float().cpu().numpy()
+        return logits, value.float().cpu().numpy(), score.float().cpu().numpy()
 
 
 # ----------------------------------------------------------------------------- the search
@@ -186,15 +199,21 @@ class BatchedMCTS:
         values = np.zeros(len(states), np.float32)
         logits = np.zeros((len(states), g.num_actions), np.float32)
         legal = np.zeros((len(states), g.num_actions), np.bool_)
+        w = self.config.margin_weight
         if terminal.any():
-            tvalue[terminal] = g.returns(states[terminal])
+            t = states[terminal]
+            tvalue[terminal] = g.returns(t) if not w else (1 - w) * g.returns(t) + w * np.tanh(g.scores(t))
         live = ~terminal
         if live.any():
             s = states[live]
-            lg, v = self.evaluator(s)
-            logits[live] = lg
-            v = np.asarray(v, np.float32)
-            values[live] = np.where(np.isfinite(v), v, 0.0).clip(-1, 1)
+            out = self.evaluator(s)
+            logits[live] = out[0]
+            v = np.asarray(out[1], np.float32)
+            v = np.where(np.isfinite(v), v, 0.0).clip(-1, 1)
+            if w and len(out) > 2:  # an evaluator without a score searches the value alone
+                sc = np.asarray(out[2], np.float32)
+                v = (1 - w) * v + w * np.tanh(np.where(np.isfinite(sc), sc, 0.0))
+            values[live] = v
             legal[live] = g.legal_masks(s)
         return logits, values, legal, to_play, terminal, tvalue
 

@@ -31,6 +31,7 @@ from agents.alphazero import AlphaZeroAgent
 from agents.arena import play_match
 from agents.checkpoint import CheckpointError, atomic_write, load_checkpoint, save_checkpoint
 from agents.config import TrainConfig
+from agents.grading import Grader
 from agents.network import ConfigError, NetConfig, build_network, masked_log_softmax
 from agents.parallel import make_pool
 from agents.registry import get_game
@@ -81,6 +82,10 @@ class Trainer:
         self.last_eval: dict[str, float] = {}
         self.last_losses: dict[str, float] = {}
         self._opponents = None
+        self.grader = Grader(self.game, cfg.grade_every, cfg.grade_positions,
+                             cfg.search_config(cfg.grade_simulations) if cfg.grade_simulations else None,
+                             cfg.device)
+        self.best_by = cfg.best_by if self.grader.available else "score"
         if resume:
             self.load(self.run_dir / "latest.pt")
 
@@ -108,6 +113,7 @@ class Trainer:
             "actor_weights": {k: torch.from_numpy(v) for k, v in self.actor_weights.items()},
             "rng": {"numpy": self.rng.bit_generator.state, "torch": torch.get_rng_state()},
             "best_score": self.best_score, "last_eval": dict(self.last_eval),
+            "grading": self.grader.state_dict(),
             "replay_file": replay_file,
         })
         for old in self.run_dir.glob("replay_*.npz"):  # keep only the one latest.pt refers to
@@ -138,6 +144,7 @@ class Trainer:
         torch.set_rng_state(data["rng"]["torch"])
         self.best_score = data.get("best_score", -math.inf)
         self.last_eval = dict(data.get("last_eval", {}))
+        self.grader.load_state_dict(data.get("grading", {}))
         if data.get("replay_file"):
             rp = path.parent / data["replay_file"]
             try:
@@ -232,6 +239,8 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         logger = _Logger(self.run_dir, c, self.counters["iteration"])
         bar = _progress(c, self.counters)
+        if c.grade_every and (c.progress or not self.grader.available):
+            print(f"note: {self.grader.note}")
         pool = make_pool(c.workers, c.ray_address)
         t_start = time.time() - self.counters["elapsed"]
         try:
@@ -270,9 +279,14 @@ class Trainer:
                     row.update({f"eval_{k}": v for k, v in ev.items()})
                     if ev["mean"] >= self.best_score:
                         self.best_score = ev["mean"]
+                        if self.best_by == "score":
+                            save_checkpoint(self.run_dir / "best.pt", self._model_entry())
+                if self.grader.due(it + 1, final):
+                    row["grade_accuracy"] = round(self.grader.accuracy(self.net), 5)
+                    if self.grader.improved(row["grade_accuracy"]) and self.best_by == "accuracy":
                         save_checkpoint(self.run_dir / "best.pt", self._model_entry())
                 logger.log(row)
-                bar.update(self.counters, row, self.last_eval)
+                bar.update(self.counters, row, self.last_eval, self.grader.last)
                 done_here += 1
                 stop = stop_after is not None and done_here >= stop_after
                 if (it + 1) % c.checkpoint_every == 0 or final or stop:
@@ -347,7 +361,7 @@ class _progress:
         self.bar = tqdm(total=total, unit="s" if self.by_time else "it", dynamic_ncols=True,
                         initial=min(int(counters["elapsed"]) if self.by_time else counters["iteration"], total))
 
-    def update(self, counters, row, ev):
+    def update(self, counters, row, ev, accuracy=None):
         if self.bar is None:
             return
         n = int(counters["elapsed"]) if self.by_time else counters["iteration"]
@@ -355,6 +369,8 @@ class _progress:
         post = {"it": counters["iteration"], "games/s": row["games_per_s"]}
         if "loss" in row:
             post["loss"] = f"{row['loss']:.3f}"
+        if accuracy is not None:
+            post["acc"] = f"{100 * accuracy:.1f}%"
         if ev:
             post["eval"] = " ".join(f"{k.split(':')[0]}={v:.2f}" for k, v in ev.items() if k != "mean")
         self.bar.set_postfix(post, refresh=True)

@@ -1,18 +1,19 @@
-"""Strength curve over training time.
+"""Strength curve over training time, drawn from a training run's own log.
 
-Trains one run in steps (``train.py``, then ``train.py --resume`` with a growing ``--minutes``) and
-after each step measures its latest checkpoint, with the search it plays with:
+The trainer grades its network every ``--grade-every`` iterations on a fixed sample of critical
+positions of the position set's selection part (``agents/grading.py``: the share of moves that keep
+the solver's game value, raw policy by default) and logs it in ``log.csv`` (``grade_accuracy``),
+next to the evaluation's score against greedy (``eval_greedy``, with search). This script reads
+that log; it evaluates nothing again. The baseline, measured here on the same positions: greedy's
+accuracy; the table prints each graded point's accuracy and its ratio to greedy's.
 
-- move accuracy on a fixed, seeded sample of critical positions of the held-out set
-  (``highway_env/data/positions_v1.npz``: the share of moves that keep the solver's game value);
-- the score against greedy over ``--games`` games (half with each side; win 1, draw 0.5).
+With ``--log`` it draws the curve of a finished run; without, it first trains one (``train.py``
+into OUT/checkpoints/strength, resumed with ``--resume`` if it was interrupted). Writes
+OUT/strength.csv and OUT/strength.png.
 
-Greedy's accuracy on the same sample is the baseline measured in the same run; the table prints
-each checkpoint's accuracy and its ratio to greedy's. Writes OUT/strength.csv and OUT/strength.png;
-rerun the same command after an interrupt and the finished steps are kept.
-
-    python bench/bench_strength.py                                  # 5 steps of 5 min: the default run
-    python bench/bench_strength.py --steps 3 --step-minutes 1 --positions 300 --games 32   # quick
+    python bench/bench_strength.py                                   # the default 25-minute run
+    python bench/bench_strength.py --minutes 3 --train-args "--grade-every 2"           # quick
+    python bench/bench_strength.py --log checkpoints/highway_az/log.csv --out results/x  # no training
 """
 
 from __future__ import annotations
@@ -27,33 +28,59 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-FIELDS = ["step", "train_minutes", "iterations", "games", "accuracy", "accuracy_ci_lo", "accuracy_ci_hi",
+FIELDS = ["iteration", "train_minutes", "games", "accuracy", "accuracy_ci_lo", "accuracy_ci_hi",
           "greedy_accuracy", "ratio_to_greedy", "score_vs_greedy"]
 
 
-def critical_sample(n: int, seed: int):
-    from highway_env.evaluation.positions import load_positions
-
-    ps = load_positions()
-    idx = np.flatnonzero(ps.critical())
-    rng = np.random.default_rng(seed)
-    return ps.subset(np.sort(rng.choice(idx, size=min(n, len(idx)), replace=False)))
-
-
-def accuracy_of(agent, ps, seed: int) -> dict:
-    from highway_env.evaluation.metrics import accuracy
-
-    actions = agent.act_batch(ps.boards.astype(np.int8), np.random.default_rng(seed))
-    return accuracy(ps, actions)
-
-
-def train_step(args, minutes: float, resume: bool) -> None:
-    cmd = [sys.executable, str(ROOT / "train.py"), "--out-dir", str(Path(args.out) / "checkpoints"),
-           "--run", "strength", "--minutes", str(minutes), "--seed", str(args.seed), "--no-progress"]
-    if resume:
+def train(args) -> Path:
+    """Train (or finish) the run OUT/checkpoints/strength; its log.csv."""
+    run = Path(args.out) / "checkpoints" / "strength"
+    cmd = [sys.executable, str(ROOT / "train.py"), "--out-dir", str(run.parent), "--run", "strength",
+           "--minutes", str(args.minutes), "--seed", str(args.seed), "--no-progress"]
+    if (run / "latest.pt").exists():
         cmd.append("--resume")
-    cmd += args.train_args.split()
-    subprocess.run(cmd, check=True, cwd=ROOT)
+    subprocess.run(cmd + args.train_args.split(), check=True, cwd=ROOT)
+    return run / "log.csv"
+
+
+def read_log(path: Path) -> list[dict]:
+    """The rows of a training log that carry a graded accuracy."""
+    try:
+        rows = list(csv.DictReader(path.open(newline="")))
+    except OSError as e:
+        raise SystemExit(f"error: cannot read the training log {str(path)!r}: {e}") from None
+    graded = [r for r in rows if r.get("grade_accuracy")]
+    if not graded:
+        raise SystemExit(f"error: {str(path)!r} has no grade_accuracy values (a run with --grade-every 0, "
+                         "a game without a position set, or a log from before solver grading)")
+    return graded
+
+
+def greedy_accuracy(run_dir: Path, seed: int) -> tuple[float, int]:
+    """Greedy's accuracy on the positions the run was graded on, and their number."""
+    from agents.checkpoint import load_checkpoint
+    from agents.grading import kept_share
+    from agents.registry import get_game, make_agent
+
+    cfg = load_checkpoint(run_dir / "latest.pt")["config"]
+    game = get_game(cfg["game"])
+    lp = game.graded_positions(cfg["grade_positions"])
+    actions = make_agent("greedy", game, seed=seed).act_batch(lp.states, np.random.default_rng(seed))
+    return kept_share(lp, actions), len(actions)
+
+
+def curve(graded: list[dict], greedy: float, n: int) -> list[dict]:
+    from highway_env.evaluation.metrics import wilson
+
+    out = []
+    for r in graded:
+        acc = float(r["grade_accuracy"])
+        lo, hi = wilson(acc * n, n)
+        out.append({"iteration": int(r["iteration"]), "train_minutes": round(float(r["elapsed_s"]) / 60, 2),
+                    "games": int(r["games"]), "accuracy": round(acc, 4), "accuracy_ci_lo": round(lo, 4),
+                    "accuracy_ci_hi": round(hi, 4), "greedy_accuracy": round(greedy, 4),
+                    "ratio_to_greedy": round(acc / greedy, 3), "score_vs_greedy": r.get("eval_greedy", "")})
+    return out
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -65,9 +92,11 @@ def plot(rows: list[dict], path: Path) -> None:
     x = [float(r["train_minutes"]) for r in rows]
     fig, ax = plt.subplots(figsize=(6.4, 4))
     ax.plot(x, [100 * float(r["accuracy"]) for r in rows], "o-", label="AlphaZero: accuracy on critical positions")
-    ax.plot(x, [100 * float(r["score_vs_greedy"]) for r in rows], "s--", label="AlphaZero: score vs greedy")
+    scored = [(xi, float(r["score_vs_greedy"])) for xi, r in zip(x, rows) if r["score_vs_greedy"] not in ("", None)]
+    if scored:
+        ax.plot(*zip(*[(xi, 100 * s) for xi, s in scored]), "s--", label="AlphaZero: score vs greedy")
     ax.axhline(100 * float(rows[0]["greedy_accuracy"]), color="gray", ls=":", label="greedy: accuracy")
-    ax.set_xlabel("training time (minutes, 2 CPU cores)")
+    ax.set_xlabel("training time (minutes)")
     ax.set_ylabel("%")
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
@@ -84,60 +113,40 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--steps", type=int, default=5, help="measurement points (default 5)")
-    p.add_argument("--step-minutes", type=float, default=5.0, help="training minutes between points (default 5)")
-    p.add_argument("--positions", type=int, default=1000, help="critical positions in the sample (default 1000)")
-    p.add_argument("--games", type=int, default=64, help="games against greedy per point (default 64)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training run, the sample and the games")
+    p.add_argument("--log", default=None, help="log.csv of a finished training run (its latest.pt beside it): "
+                                               "draw its curve without training")
+    p.add_argument("--minutes", type=float, default=25.0, help="training minutes of the run to train "
+                                                               "(without --log; default 25)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the training run and greedy's tie-breaks")
     p.add_argument("--train-args", default="", help="extra train.py flags, quoted (e.g. \"--workers 2\")")
     p.add_argument("--out", default="results/strength", help="output folder (default results/strength)")
     args = p.parse_args(argv)
-    for name in ("steps", "positions", "games"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name} must be >= 1, got {getattr(args, name)}")
-    if args.step_minutes <= 0:
-        p.error(f"--step-minutes must be > 0, got {args.step_minutes}")
+    if args.minutes <= 0:
+        p.error(f"--minutes must be > 0, got {args.minutes}")
 
-    from agents.alphazero import AlphaZeroAgent
-    from agents.arena import play_match
-    from agents.checkpoint import load_checkpoint
-    from agents.registry import get_game, make_agent
     from highway_env.atomic_files import atomic_write_text
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    csv_path = out / "strength.csv"
-    rows = list(csv.DictReader(csv_path.open())) if csv_path.exists() else []
-    sample = critical_sample(args.positions, args.seed)
-    game = get_game("highway")
-    greedy_acc = accuracy_of(make_agent("greedy", game, seed=args.seed), sample, args.seed)["rate"]
-    latest = out / "checkpoints" / "strength" / "latest.pt"
-    for step in range(len(rows) + 1, args.steps + 1):
-        train_step(args, step * args.step_minutes, resume=latest.exists())
-        counters = load_checkpoint(latest).get("counters", {})
-        agent = AlphaZeroAgent.from_checkpoint(latest, seed=args.seed)
-        acc = accuracy_of(agent, sample, args.seed)
-        m = play_match(agent, make_agent("greedy", agent.game, seed=args.seed), agent.game, args.games, seed=args.seed)
-        score = (m.wins + 0.5 * m.draws) / args.games
-        rows.append({"step": step, "train_minutes": round(counters.get("elapsed", 0.0) / 60, 2),
-                     "iterations": counters.get("iteration"), "games": counters.get("games"),
-                     "accuracy": round(acc["rate"], 4), "accuracy_ci_lo": round(acc["ci95"][0], 4),
-                     "accuracy_ci_hi": round(acc["ci95"][1], 4), "greedy_accuracy": round(greedy_acc, 4),
-                     "ratio_to_greedy": round(acc["rate"] / greedy_acc, 3), "score_vs_greedy": round(score, 4)})
-        text = io.StringIO()
-        w = csv.DictWriter(text, FIELDS)
-        w.writeheader()
-        w.writerows(rows)
-        atomic_write_text(csv_path, text.getvalue())
-        plot(rows, out / "strength.png")
-    print(f"critical positions: {len(sample)} (seed {args.seed}); greedy's accuracy on them (baseline, this run): "
-          f"{100 * greedy_acc:.1f}%")
-    print(f"{'step':>4} {'minutes':>7} {'games':>7} {'accuracy':>9} {'95% CI':>15} {'x greedy':>8} {'vs greedy':>9}")
+    log = Path(args.log) if args.log else train(args)
+    graded = read_log(log)
+    greedy, n = greedy_accuracy(log.parent, args.seed)
+    rows = curve(graded, greedy, n)
+    text = io.StringIO()
+    w = csv.DictWriter(text, FIELDS)
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write_text(out / "strength.csv", text.getvalue())
+    plot(rows, out / "strength.png")
+    print(f"{log}: graded on {n} critical positions; greedy's accuracy on them (baseline, this run): "
+          f"{100 * greedy:.1f}%")
+    print(f"{'iter':>5} {'minutes':>7} {'games':>7} {'accuracy':>9} {'95% CI':>15} {'x greedy':>8} {'vs greedy':>9}")
     for r in rows:
-        print(f"{r['step']:>4} {float(r['train_minutes']):7.1f} {r['games']:>7} {100 * float(r['accuracy']):8.1f}% "
-              f"[{100 * float(r['accuracy_ci_lo']):5.1f}, {100 * float(r['accuracy_ci_hi']):5.1f}] "
-              f"{float(r['ratio_to_greedy']):8.2f} {100 * float(r['score_vs_greedy']):8.1f}%")
-    print(f"wrote {csv_path} and {out / 'strength.png'}")
+        vs = f"{100 * float(r['score_vs_greedy']):8.1f}%" if r["score_vs_greedy"] not in ("", None) else f"{'':>9}"
+        print(f"{r['iteration']:>5} {r['train_minutes']:7.1f} {r['games']:>7} {100 * r['accuracy']:8.1f}% "
+              f"[{100 * r['accuracy_ci_lo']:5.1f}, {100 * r['accuracy_ci_hi']:5.1f}] "
+              f"{r['ratio_to_greedy']:8.2f} {vs}")
+    print(f"wrote {out / 'strength.csv'} and {out / 'strength.png'}")
     return 0
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from agents.game import Game, GameError
+from agents.game import Game, GameError, LabelledPositions
 from highway_env import core
 from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE
 from highway_env.highway import batch_rules
@@ -313,6 +313,18 @@ class HighwayGame(Game):
 
     def symmetries(self):
         return self._obs_gather, self._action_gather
+
+    # -- solver-labelled positions for grading while training
+    def graded_positions(self, n: int) -> LabelledPositions:
+        """Up to ``n`` critical positions of the position set's selection part, a fixed sample
+        (the same for every run and seed, so runs compare); ``evaluate.py`` grades on the other part."""
+        from highway_env.evaluation.position_set import DEFAULT_PATH, load_positions, selection_mask
+
+        ps = load_positions()
+        idx = np.flatnonzero(selection_mask(ps.boards) & ps.critical())
+        idx = np.sort(np.random.default_rng(12).permutation(idx)[:n])
+        return LabelledPositions(ps.boards[idx], ps.values[idx] == ps.value[idx, None],
+                                 f"{len(idx)} critical positions of {DEFAULT_PATH.name}'s selection part")
 
     # -- helpers for baselines
     def margin_bounds(self, states) -> tuple[np.ndarray, np.ndarray]:

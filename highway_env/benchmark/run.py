@@ -26,11 +26,16 @@ GAME_VALUE_MARGIN = 2
 
 def sample_plan(ps, positions: int, conversion: int, seed: int) -> dict:
     """Rows of the position set to grade moves on (``positions``, 0 = all) and won positions (for the
-    side to move) to play out for conversion; the same draw as ``evaluate.py`` for the same seed."""
-    n = len(ps)
+    side to move) to play out for conversion; the same draw as ``evaluate.py`` for the same seed.
+    Both come from the set's report part only: the selection part is the trainer's, which may pick
+    checkpoints by it (:func:`~highway_env.evaluation.position_set.selection_mask`)."""
+    from highway_env.evaluation.position_set import selection_mask
+
+    report = np.flatnonzero(~selection_mask(ps.boards))
+    n = len(report)
     rng = np.random.default_rng([seed, 1])
-    sample = np.sort(rng.permutation(n)[: (positions or n)]) if n else np.zeros(0, int)
-    won = np.flatnonzero(ps.value == np.where(ps.mover == 0, 1, -1))
+    sample = np.sort(report[rng.permutation(n)[: (positions or n)]]) if n else np.zeros(0, int)
+    won = report[ps.value[report] == np.where(ps.mover[report] == 0, 1, -1)]
     conv = np.sort(np.random.default_rng([seed, 2]).permutation(won)[:conversion])
     return {"sample": sample, "conversion": conv}
 

@@ -16,10 +16,17 @@ File ``highway_env/data/positions_v1.npz`` (numpy ``savez_compressed``), arrays:
 ``sources``     (S,) str      source names
 ``meta``        () str        JSON: version, seed, per-ply targets and counts, timings, how drawn
 ==============  ============  ==================================================================
+
+Two disjoint parts, fixed by a hash of each board (:func:`selection_mask`): about one position in
+``SELECTION_SHARE`` is the *selection* part, which training may look at (the trainer grades its
+network there and can pick ``best.pt`` by it, ``agents/grading.py``); the rest is the *report*
+part, the only one ``evaluate.py`` and ``highway_env.benchmark`` grade agents on. So no figure
+that is reported was used to choose the checkpoint it reports on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -35,6 +42,8 @@ VERSION = 1
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / f"positions_v{VERSION}.npz"
 ILLEGAL = -128
 UNKNOWN = -127
+#: one position in SELECTION_SHARE (by board hash) belongs to the selection part
+SELECTION_SHARE = 8
 
 
 class PositionSetError(HighwayError):
@@ -84,6 +93,19 @@ class PositionSet:
                            "with_margins": int((m & (self.margin != UNKNOWN)).sum()),
                            **{s: int((m & (self.source == i)).sum()) for i, s in enumerate(self.sources)}}
         return out
+
+
+def position_keys(boards) -> np.ndarray:
+    """(N,) uint64 key of each board: the first 8 bytes of its BLAKE2b hash (stable across runs,
+    machines and numpy versions, unlike Python's ``hash``)."""
+    b = np.ascontiguousarray(boards, dtype=np.int8)
+    return np.array([int.from_bytes(hashlib.blake2b(row.tobytes(), digest_size=8).digest(), "little")
+                     for row in b], np.uint64)
+
+
+def selection_mask(boards) -> np.ndarray:
+    """(N,) bool: the board belongs to the selection part (training may use it), not the report part."""
+    return position_keys(boards) % np.uint64(SELECTION_SHARE) == 0
 
 
 def load_positions(path: str | os.PathLike | None = None) -> PositionSet:

@@ -1,0 +1,86 @@
+"""Solver-graded training: the network's move accuracy on solver-labelled critical positions,
+measured while it trains, and the choice of ``best.pt`` by it.
+
+The positions come from the game (:meth:`agents.game.Game.graded_positions`; for Highway a fixed
+sample of the position set's *selection* part, disjoint from the part ``evaluate.py`` reports on).
+Only their labels are read, to grade: nothing of them enters the replay, so the training data stays
+self-play only.
+
+By default the network's raw policy is graded (``simulations = 0``: the most probable legal move,
+one batched network call for all positions, a few milliseconds): it follows what training changes
+and costs nothing next to an iteration. ``simulations > 0`` grades the moves of the self-play search
+(no root noise) with that many simulations instead, closer to how the agent plays, at that many
+network calls more.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from agents.game import Game, LabelledPositions
+from agents.mcts import BatchedMCTS, NetworkEvaluator, SearchConfig
+
+
+def grade_moves(game: Game, net: torch.nn.Module, states: np.ndarray, search: SearchConfig | None = None,
+                device: str = "cpu") -> np.ndarray:
+    """(N,) board actions the network picks in ``states``: the argmax of its policy over the legal
+    moves, or with ``search`` the move of that search (no noise, deterministic)."""
+    evaluator = NetworkEvaluator(game, net, device)
+    if search is None:
+        logits = evaluator(states)[0]
+        return np.where(game.legal_masks(states), logits, -np.inf).argmax(axis=1)
+    return BatchedMCTS(game, evaluator, search).run(states, np.random.default_rng(0), noise=False).actions
+
+
+def kept_share(labelled: LabelledPositions, actions: np.ndarray) -> float:
+    """Share of the positions where ``actions`` (board actions, one per position) keep the value."""
+    return float(labelled.keeps[np.arange(len(actions)), actions].mean())
+
+
+class Grader:
+    """Grades a network every ``every`` iterations and remembers the best accuracy seen.
+
+    ``available`` is False (and ``note`` says why) when the game has no labelled positions; the
+    trainer then skips grading."""
+
+    def __init__(self, game: Game, every: int, positions: int, search: SearchConfig | None = None,
+                 device: str = "cpu"):
+        self.game, self.every, self.search, self.device = game, every, search, device
+        self.labelled = game.graded_positions(positions) if every else None
+        self.available = self.labelled is not None and len(self.labelled.states) > 0
+        if not every:
+            self.note = "solver grading is off (--grade-every 0)"
+        elif not self.available:
+            self.note = (f"solver grading is off: game {game.name!r} has no solver-labelled position set "
+                         "(Game.graded_positions); best.pt is chosen by the evaluation score")
+        else:
+            self.note = f"solver grading every {every} iterations on {self.labelled.source}"
+        self.best = -math.inf
+        self.last: float | None = None
+
+    def due(self, iteration: int, final: bool) -> bool:
+        return self.available and (iteration % self.every == 0 or final)
+
+    def accuracy(self, net: torch.nn.Module) -> float:
+        """Share of the positions where the network's move keeps the value."""
+        lp = self.labelled
+        actions = grade_moves(self.game, net, lp.states, self.search, self.device)
+        self.last = kept_share(lp, actions)
+        return self.last
+
+    def improved(self, accuracy: float) -> bool:
+        """Record ``accuracy``; True when it is at least the best so far (ties: the later network)."""
+        if accuracy >= self.best:
+            self.best = accuracy
+            return True
+        return False
+
+    def state_dict(self) -> dict:
+        return {"best": self.best, "last": self.last}
+
+    def load_state_dict(self, d: dict) -> None:
+        self.best = d.get("best", -math.inf)
+        self.last = d.get("last")
