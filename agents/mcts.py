@@ -291,13 +291,17 @@ class BatchedMCTS:
                           P.e_logit, P.e_prior, P.e_visits, P.e_wsum, P.e_gumbel, policy, actions)
             return SearchResult(actions, policy, visits, root_value.astype(np.float32))
         policy = visits / visits.sum(axis=1, keepdims=True)
-        return SearchResult(pick_from_visits(visits, temperature, rng), policy, visits,
+        return SearchResult(pick_from_visits(visits, temperature, rng, q if c.margin_weight else None),
+                            policy, visits,
                             root_value.astype(np.float32))
 
 
-def pick_from_visits(visits: np.ndarray, temperature, rng: np.random.Generator) -> np.ndarray:
-    """Sample actions with probability ~ visits^(1/T); T = 0 picks the most visited (random ties).
-    Only actions with visits > 0 can be picked (all of them are legal)."""
+def pick_from_visits(visits: np.ndarray, temperature, rng: np.random.Generator,
+                     q: np.ndarray | None = None) -> np.ndarray:
+    """Sample actions with probability ~ visits^(1/T); T = 0 picks the most visited (random ties),
+    or, given the root's ``q``, the best q among the actions with at least half the most visits
+    (the margin-aware search: its utilities differ by a small margin term, which visit counts
+    barely separate). Only actions with visits > 0 can be picked (all of them are legal)."""
     B = len(visits)
     t = np.broadcast_to(np.asarray(temperature, np.float64), (B,))
     out = np.empty(B, np.int64)
@@ -306,6 +310,9 @@ def pick_from_visits(visits: np.ndarray, temperature, rng: np.random.Generator) 
         v = visits[b].astype(np.float64)
         if t[b] <= 0:
             best = v == v.max()
+            if q is not None:
+                well = v >= 0.5 * v.max()
+                best = well & (q[b] == q[b][well].max())
             out[b] = int(np.argmax(np.where(best, noise[b], -1.0)))
         else:
             p = np.where(v > 0, v ** (1.0 / t[b]), 0.0)
