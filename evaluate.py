@@ -91,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=None, help="run name for the default --out and the report title")
     p.add_argument("--positions-file", default=None,
                    help="position set .npz (default: highway_env/data/positions_v1.npz)")
+    p.add_argument("--positions-v2", default="default", metavar="FILE",
+                   help="second position set, critical positions from strong play (set v2, "
+                        "python -m highway_env.evaluation.positions build --strong): every position graded, "
+                        "accuracy reported beside v1's as 'acc v2'; 'default' = highway_env/data/positions_v2.npz "
+                        "if present, 'none' = skip (default: %(default)s)")
     p.add_argument("--perfect-tiebreak", default="hardest", choices=("random", "margin", "hardest"),
                    help="tie-break of the perfect opponent among value-keeping moves (default: %(default)s)")
     p.add_argument("--perfect-budget", type=float, default=0.5,
@@ -167,7 +172,7 @@ def validate(args, argv) -> None:
             raise UsageError(f"bad agent spec {spec!r}: {e}") from None
 
 
-def make_tasks(args, ps, out_dir: Path) -> tuple[list, dict]:
+def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     from highway_env.evaluation.tasks import digest, slug
 
     store = {"default": True, "none": None}.get(args.store, args.store)
@@ -195,6 +200,10 @@ def make_tasks(args, ps, out_dir: Path) -> tuple[list, dict]:
         for i in range(0, len(sample), chunk_pos):
             add("moves", spec, agent=spec, index=[int(x) for x in sample[i:i + chunk_pos]],
                 set_version=ps.meta.get("version"))
+        if ps2 is not None:  # set v2: every position, a yardstick beside v1
+            for i in range(0, len(ps2), chunk_pos):
+                add("moves", f"{spec}-v2", agent=spec, index=list(range(i, min(len(ps2), i + chunk_pos))),
+                    set_version=ps2.meta.get("version"), positions_file=str(args.positions_v2), yardstick="v2")
         for seat in (0, 1):
             for g0 in range(0, args.games, args.chunk):
                 add("vs_perfect", f"{spec}-{'AB'[seat]}", agent=spec, seat=seat, g0=g0,
@@ -256,7 +265,7 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
     return results
 
 
-def summarize(args, ps, tasks, results, info, wall) -> dict:
+def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
     from highway_env.benchmark.run import held_to_value
     from highway_env.evaluation import metrics
     from highway_env.evaluation.elo import elo_with_ci
@@ -267,11 +276,13 @@ def summarize(args, ps, tasks, results, info, wall) -> dict:
     for spec in registry_agents(args):
         a: dict = {}
         mine = [t for t in tasks if t.get("agent") == spec]
-        acts = {}
+        acts, acts2 = {}, {}
         for t in mine:
             if t["kind"] == "moves":
                 for i, x in zip(t["index"], results[t["id"]]["actions"]):
-                    acts[i] = x
+                    (acts2 if t.get("yardstick") == "v2" else acts)[i] = x
+        if ps2 is not None:
+            a["accuracy_v2"] = metrics.accuracy(ps2, np.array([acts2[i] for i in range(len(ps2))], np.int64))
         if len(plan["sample"]):
             sub = ps.subset(plan["sample"])
             actions = np.array([acts[int(i)] for i in plan["sample"]], np.int64)
@@ -327,6 +338,9 @@ def summarize(args, ps, tasks, results, info, wall) -> dict:
                    "perfect_early_budget": args.perfect_early_budget},
         "position_set": {"file": str(args.positions_file or "highway_env/data/positions_v1.npz"),
                          "version": ps.meta.get("version"), "size": len(ps)},
+        "position_set_v2": None if ps2 is None else {"file": str(args.positions_v2),
+                                                     "version": ps2.meta.get("version"), "size": len(ps2),
+                                                     "critical": int(ps2.critical().sum())},
         "agents": agents, "round_robin": rr, "elo": elo, "elo_anchor": anchor,
         "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(wall, 1),
     }
@@ -363,8 +377,13 @@ def main(argv=None) -> int:
             return _main_sibling(args)
         from highway_env.evaluation.positions import PositionSetError, load_positions
 
+        from highway_env.evaluation.position_set import V2_PATH
+
+        if args.positions_v2 == "default":
+            args.positions_v2 = V2_PATH if V2_PATH.exists() else "none"
         try:
             ps = load_positions(args.positions_file)
+            ps2 = None if args.positions_v2 == "none" else load_positions(args.positions_v2)
         except PositionSetError as e:
             raise UsageError(str(e)) from None
         if args.store != "none":  # a bad store path is a usage error here, not a traceback in a worker
@@ -381,14 +400,14 @@ def main(argv=None) -> int:
     args.name = name
     out_dir = Path(args.out or f"results/eval-{name}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks, info = make_tasks(args, ps, out_dir)
+    tasks, info = make_tasks(args, ps, out_dir, ps2)
     try:
         results = run_tasks(tasks, out_dir, args.workers, not args.no_progress)
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished tasks are kept in {out_dir}/tasks; rerun the same command to resume",
               file=sys.stderr)
         return 130
-    summary = summarize(args, ps, tasks, results, info, time.monotonic() - t0)
+    summary = summarize(args, ps, tasks, results, info, time.monotonic() - t0, ps2)
     try:
         grade_policies(args, summary)
     except KeyboardInterrupt:

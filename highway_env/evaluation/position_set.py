@@ -40,6 +40,9 @@ from highway_env.core import CELLS, NUM_ACTIONS, HighwayError
 
 VERSION = 1
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / f"positions_v{VERSION}.npz"
+#: set v2: critical positions from strong play (highway_env/evaluation/positions.py, ``build --strong``),
+#: the same format; a second yardstick beside v1, reported by evaluate.py, never used in training
+V2_PATH = DEFAULT_PATH.with_name("positions_v2.npz")
 ILLEGAL = -128
 UNKNOWN = -127
 #: one position in SELECTION_SHARE (by board hash) belongs to the selection part

@@ -54,7 +54,7 @@ import numpy as np
 
 from highway_env.atomic_files import atomic_write_bytes
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
-from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, VERSION,  # noqa: F401
+from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH, VERSION,  # noqa: F401
                                                   PositionSet, PositionSetError, load_positions, save_positions)
 from highway_env.shipped import refuse_shipped
 
@@ -69,6 +69,15 @@ DEFAULT_PER_PLY = {4: 6, 5: 40, 6: 300, 7: 800, 8: 2500, 9: 2800, 10: 3000, 11: 
 DEFAULT_MARGIN_MIN_PLY = 9
 #: The noisy-perfect games use the solver from this ply on (before: the AlphaZero policy + noise).
 PERFECT_SOLVER_FROM = 7
+
+#: Set v2 (``build --strong``): positions from strong play, where v1's critical positions are easier
+#: than the ones a strong opponent creates. The shipped AlphaZero with search against itself
+#: (``az_self``) and against the perfect player (``az_perfect``, each side in half the games), every
+#: move replaced by a random one with probability STRONG_NOISE so that lines diverge.
+STRONG_SOURCES = ("az_self", "az_perfect")
+STRONG_PER_PLY = {5: 20, 6: 150, 7: 250, 8: 300, 9: 300, 10: 300, 11: 300}
+STRONG_NOISE = 0.1
+STRONG_SIMULATIONS = 100
 
 
 # ----------------------------------------------------------------------------- labelling
@@ -159,6 +168,45 @@ def _perfect_games(args):
     return _play(game, n, policy, rng)
 
 
+def _strong_games(args):
+    """Worker: ``n`` games of the shipped AlphaZero (PUCT, ``sims`` simulations) against ``opponent``
+    ("az": itself; "perfect": the perfect player, on B in even games, on A in odd ones), each move
+    random with probability STRONG_NOISE; returns (n, 17, 16)."""
+    n, seed, opponent, sims = args
+    import agents
+    from agents.registry import get_game, make_agent
+
+    game = get_game("highway")
+    rng = np.random.default_rng(seed)
+    az = agents.load_pretrained(simulations=sims, seed=seed)
+    opp = az if opponent == "az" else make_agent("perfect:random", game, seed=seed)
+    az_seat = np.arange(n) % 2  # az is A in even games
+
+    def policy(states, ply, rng):
+        out = np.empty(len(states), np.int64)
+        for who, rows in ((az, az_seat == ply % 2), (opp, az_seat != ply % 2)):
+            if rows.any():
+                out[rows] = who.act_batch(states[rows], rng)
+        return _eps_mix(out, states, game, rng, STRONG_NOISE)
+
+    return _play(game, n, policy, rng)
+
+
+def draw_strong_candidates(games_per_source: int, seed: int, pool=None, progress=True) -> dict[str, np.ndarray]:
+    """source -> (games, 17, 16) positions of the strong-play games of set v2 (STRONG_SOURCES)."""
+    from tqdm import tqdm
+
+    chunk = 25
+    mapper = pool.imap if pool is not None else map
+    out = {}
+    for name, opponent in zip(STRONG_SOURCES, ("az", "perfect")):
+        jobs = [(min(chunk, games_per_source - i), [seed, len(out), i], opponent, STRONG_SIMULATIONS)
+                for i in range(0, games_per_source, chunk)]
+        out[name] = np.concatenate(list(tqdm(mapper(_strong_games, jobs), total=len(jobs),
+                                             desc=f"{name} games", disable=not progress)))
+    return out
+
+
 def draw_candidates(games_per_source: int, seed: int, pool=None, progress=True, perfect_games: int | None = None) -> dict[str, np.ndarray]:
     """source -> (games, 17, 16) positions of the games played by that source."""
     import agents
@@ -195,20 +243,21 @@ def canonical_array(boards: np.ndarray) -> np.ndarray:
     return np.array([canonical_cells(b)[0] for b in np.asarray(boards)], np.int8).reshape(-1, CELLS)
 
 
-def select(candidates: dict[str, np.ndarray], per_ply: dict[int, int], seed: int):
-    """Deduplicate modulo symmetry and pick up to per_ply[p] positions per ply, balanced across sources.
-    Returns (boards, ply, source) sorted by ply."""
+def select(candidates: dict[str, np.ndarray], per_ply: dict[int, int], seed: int, sources=SOURCES,
+           exclude=()):
+    """Deduplicate modulo symmetry and pick up to per_ply[p] positions per ply, balanced across sources,
+    none of the canonical boards in ``exclude`` (bytes). Returns (boards, ply, source) sorted by ply."""
     rng = np.random.default_rng([seed, 9])
-    seen = set()
-    pools: dict[int, dict[int, list]] = {p: {s: [] for s in range(len(SOURCES))} for p in per_ply}
-    for s, name in enumerate(SOURCES):
+    seen = set(exclude)
+    pools: dict[int, dict[int, list]] = {p: {s: [] for s in range(len(sources))} for p in per_ply}
+    for s, name in enumerate(sources):
         games = candidates[name]
         for p in per_ply:
             canon = canonical_array(games[:, p])
             order = rng.permutation(len(canon))
             for i in order:
                 pools[p][s].append(canon[i])
-    boards, plies, sources = [], [], []
+    boards, plies, picked_from = [], [], []
     for p in sorted(per_ply):
         want = per_ply[p]
         lists = pools[p]
@@ -224,12 +273,12 @@ def select(candidates: dict[str, np.ndarray], per_ply: dict[int, int], seed: int
                         seen.add(key)
                         boards.append(b)
                         plies.append(p)
-                        sources.append(s)
+                        picked_from.append(s)
                         got += 1
                         break
                 if got >= want:
                     break
-    return np.array(boards, np.int8).reshape(-1, CELLS), np.array(plies, np.int8), np.array(sources, np.int8)
+    return np.array(boards, np.int8).reshape(-1, CELLS), np.array(plies, np.int8), np.array(picked_from, np.int8)
 
 
 # ----------------------------------------------------------------------------- first moves (ply 0)
@@ -274,7 +323,10 @@ def load_first_moves(path) -> dict[int, int] | None:
 
 def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int, seed: int, workers: int,
           margin_min_ply: int, chunk: int, first_moves: str | None, progress: bool = True,
-          perfect_games: int | None = None) -> PositionSet:
+          perfect_games: int | None = None, strong: bool = False) -> PositionSet:
+    """Draw, select and label a set: v1 (the four sources of the module docstring) or, with
+    ``strong``, v2 (STRONG_SOURCES; no position of v1, no ply 0)."""
+    sources = STRONG_SOURCES if strong else SOURCES
     import multiprocessing as mp
 
     from tqdm import tqdm
@@ -287,15 +339,20 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
         sel_path = work / "selection.npz"
         if sel_path.exists():
             with np.load(sel_path) as z:
-                boards, plies, sources = z["boards"], z["ply"], z["source"]
+                boards, plies, source = z["boards"], z["ply"], z["source"]
                 draw_seconds = float(z["seconds"])
         else:
             t0 = time.monotonic()
-            cands = draw_candidates(games_per_source, seed, pool, progress, perfect_games)
-            boards, plies, sources = select(cands, per_ply, seed)
+            if strong:
+                cands = draw_strong_candidates(games_per_source, seed, pool, progress)
+                boards, plies, source = select(cands, per_ply, seed, sources,
+                                               exclude={b.tobytes() for b in load_positions().boards})
+            else:
+                cands = draw_candidates(games_per_source, seed, pool, progress, perfect_games)
+                boards, plies, source = select(cands, per_ply, seed)
             draw_seconds = time.monotonic() - t0
             buf = io.BytesIO()
-            np.savez(buf, boards=boards, ply=plies, source=sources, seconds=np.float64(draw_seconds))
+            np.savez(buf, boards=boards, ply=plies, source=source, seconds=np.float64(draw_seconds))
             atomic_write_bytes(sel_path, buf.getvalue())
         # chunks: small at early plies (slow to label), so the bar moves and resuming loses little
         jobs = []
@@ -333,9 +390,9 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
             values[i:j], margins[i:j], value[i:j], margin[i:j] = z["values"], z["margins"], z["value"], z["margin"]
             p = int(plies[i])
             label_seconds[p] = label_seconds.get(p, 0.0) + float(z["seconds"])
-    parts, ply_list, src_list = [boards], [plies], [sources]
+    parts, ply_list, src_list = [boards], [plies], [source]
     vals, mars, v1, m1 = [values], [margins], [value], [margin]
-    fm = load_first_moves(first_moves) if first_moves else None
+    fm = load_first_moves(first_moves) if first_moves and not strong else None
     if fm is not None:
         parts.append(np.zeros((1, CELLS), np.int8))
         ply_list.append(np.zeros(1, np.int8))
@@ -348,11 +405,11 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
         v1.append(np.array([row.max()], np.int8))
         m1.append(np.array([UNKNOWN], np.int8))
     ps = PositionSet(np.concatenate(parts), np.concatenate(ply_list), np.concatenate(vals), np.concatenate(mars),
-                     np.concatenate(v1), np.concatenate(m1), np.concatenate(src_list), SOURCES, {})
+                     np.concatenate(v1), np.concatenate(m1), np.concatenate(src_list), sources, {})
     order = np.lexsort((np.arange(len(ps)), ps.ply))
     ps = ps.subset(order)
     ps.meta = {
-        "format": "highway-position-set", "version": VERSION, "seed": seed, "games_per_source": games_per_source, "perfect_games": perfect_games,
+        "format": "highway-position-set", "version": 2 if strong else VERSION, "seed": seed, "games_per_source": games_per_source, "perfect_games": perfect_games,
         "per_ply_target": {str(k): v for k, v in sorted(per_ply.items())}, "margin_min_ply": margin_min_ply,
         "first_moves": first_moves if fm is not None else None,
         "ply0": "included (from first_moves)" if fm is not None else
@@ -535,16 +592,22 @@ def main(argv=None) -> int:
                        description="Draw positions from random / MCTS / AlphaZero / noisy-perfect games, "
                                    "deduplicate modulo symmetry, label each with the solver. Interrupt and "
                                    "rerun with the same --work to resume (labelled chunks are kept).")
-    b.add_argument("--out", help=f"output .npz (default: {DEFAULT_PATH}, a shipped file: replaced only with --force)")
+    b.add_argument("--strong", action="store_true",
+                   help="build set v2 from strong play (STRONG_SOURCES: the shipped AlphaZero with search "
+                        "against itself and against the perfect player, 10%% random moves), without v1's "
+                        "positions; changes the defaults of --out, --work, --per-ply, --games-per-source")
+    b.add_argument("--out", help=f"output .npz (default: {DEFAULT_PATH}, with --strong {V2_PATH}; shipped "
+                                 "files: replaced only with --force)")
     b.add_argument("--force", action="store_true", help="allow replacing the shipped default output")
-    b.add_argument("--work", default="build/positions-v1",
+    b.add_argument("--work", default=None,
                    help="work directory for the selection and labelled chunks; reuse it to resume "
-                        "(default: %(default)s)")
-    b.add_argument("--per-ply", type=_parse_per_ply, default=DEFAULT_PER_PLY,
+                        "(default: build/positions-v1, with --strong build/positions-v2)")
+    b.add_argument("--per-ply", type=_parse_per_ply, default=None,
                    help="positions per ply as PLY=COUNT,... (default: the shipped set's targets "
-                        + ",".join(f"{k}={v}" for k, v in DEFAULT_PER_PLY.items()) + ")")
-    b.add_argument("--games-per-source", type=int, default=1000,
-                   help="games played by each of the 4 sources to draw candidates from (default: %(default)s)")
+                        + ",".join(f"{k}={v}" for k, v in DEFAULT_PER_PLY.items()) + "; with --strong "
+                        + ",".join(f"{k}={v}" for k, v in STRONG_PER_PLY.items()) + ")")
+    b.add_argument("--games-per-source", type=int, default=None,
+                   help="games played by each source to draw candidates from (default: 1000, with --strong 300)")
     b.add_argument("--perfect-games", type=int, default=400,
                    help="games of the (slower) noisy-perfect source (default: %(default)s)")
     b.add_argument("--seed", type=int, default=1, help="random seed of the drawing (default: %(default)s)")
@@ -586,13 +649,17 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         if args.cmd == "build":
+            v2 = args.strong
+            args.games_per_source = args.games_per_source or (300 if v2 else 1000)
             for name in ("games_per_source", "workers", "chunk"):
                 if getattr(args, name) < 1:
                     p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-            refuse_shipped(args.out or DEFAULT_PATH, allowed=args.out is not None or args.force)
-            ps = build(Path(args.out or DEFAULT_PATH), Path(args.work), args.per_ply, args.games_per_source, args.seed,
-                       args.workers, args.margin_min_ply, args.chunk, args.first_moves,
-                       progress=not args.no_progress, perfect_games=args.perfect_games)
+            out = Path(args.out or (V2_PATH if v2 else DEFAULT_PATH))
+            refuse_shipped(out, allowed=args.out is not None or args.force)
+            ps = build(out, Path(args.work or f"build/positions-v{2 if v2 else 1}"),
+                       args.per_ply or (STRONG_PER_PLY if v2 else DEFAULT_PER_PLY), args.games_per_source,
+                       args.seed, args.workers, args.margin_min_ply, args.chunk, args.first_moves,
+                       progress=not args.no_progress, perfect_games=args.perfect_games, strong=v2)
             print(json.dumps(ps.meta, indent=1))
         elif args.cmd == "add-early":
             from highway_env.solver.book import load_book

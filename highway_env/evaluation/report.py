@@ -22,6 +22,7 @@ def rows(summary: dict) -> list[dict]:
     out = []
     for name, a in summary["agents"].items():
         acc = a.get("accuracy") or {}
+        acc2 = a.get("accuracy_v2") or {}
         ml = a.get("margin_loss") or {}
         conv = a.get("conversion") or {}
         e = a.get("elo") or {}
@@ -32,6 +33,7 @@ def rows(summary: dict) -> list[dict]:
             "accuracy": acc.get("rate"), "accuracy_n": acc.get("n"),
             "accuracy_A": (acc.get("by_side") or {}).get("A", {}).get("rate"),
             "accuracy_B": (acc.get("by_side") or {}).get("B", {}).get("rate"),
+            "accuracy_v2": acc2.get("rate"), "accuracy_v2_n": acc2.get("n"),
             "margin_loss": ml.get("mean"), "margin_optimal_rate": ml.get("optimal_rate"),
             "asA_win": ra.get("win"), "asA_draw": ra.get("draw"), "asA_loss": ra.get("loss"),
             "asB_win": rb.get("win"), "asB_draw": rb.get("draw"), "asB_loss": rb.get("loss"),
@@ -44,13 +46,14 @@ def rows(summary: dict) -> list[dict]:
 
 
 def table(summary: dict) -> str:
-    head = ["agent", "accuracy", "acc A", "acc B", "margin lost", "margin-opt", "as A W/D/L", "as B W/D/L",
+    head = ["agent", "accuracy", "acc A", "acc B", "acc v2", "margin lost", "margin-opt", "as A W/D/L", "as B W/D/L",
             "B held to 2", "conversion", "Elo [95% CI]"]
     lines = []
     for r in rows(summary):
         elo = "-" if r["elo"] is None else f"{r['elo']:.0f} [{r['elo_lo']:.0f}, {r['elo_hi']:.0f}]"
         a = summary["agents"][r["agent"]]
         lines.append([r["agent"], _pct(r["accuracy"]), _pct(r["accuracy_A"]), _pct(r["accuracy_B"]),
+                      _pct(r["accuracy_v2"]),
                       "-" if r["margin_loss"] is None else f"{r['margin_loss']:.2f}", _pct(r["margin_optimal_rate"]),
                       _wdl(a.get("as_A_vs_perfect")), _wdl(a.get("as_B_vs_perfect")),
                       _pct(r["asB_held_to_value"]), _pct(r["conversion"]), elo])
