@@ -16,7 +16,8 @@ Per agent it measures:
 
 - move accuracy (share of value-keeping moves) on the critical positions of the held-out position
   set (highway_env/data/positions_v1.npz, solver-labelled; its report part, disjoint from the
-  selection part the trainer grades checkpoints on), by ply and side; margin given away;
+  selection part the trainer grades checkpoints on), by ply and side; margin given away; and on
+  every critical position of set v2 (highway_env/data/positions_v2.npz, from strong play) as 'acc v2';
 - full games from the empty board as A against the perfect B and as B against the perfect A;
 - conversion: from set positions its side wins, the share it wins against perfect defence;
 - margin: the margin-optimal rate (share of moves keeping the exact margin, on the set's positions

@@ -54,10 +54,11 @@ class TrainConfig:
     dirichlet_alpha: float = _f(0.3, "PUCT: Dirichlet noise alpha at the root")
     dirichlet_eps: float = _f(0.25, "PUCT: weight of the root noise")
     temperature_moves: int = _f(4, "PUCT: moves of each game played with temperature 1 (then 0)")
-    margin_weight: float = _f(0.0, "margin-aware search, in self-play and in the checkpoints' play search: "
+    margin_weight: float = _f(0.1, "margin-aware search, in self-play and in the checkpoints' play search: "
                                    "it maximises (1 - w) * value + w * tanh(score head) with this w "
                                    "(in [0, 0.5); 0 = the value alone): a lost side loses by as little "
-                                   "as it can, a winning side wins by as much as it can, the win first")
+                                   "as it can, a winning side wins by as much as it can, the result first "
+                                   "(0.1: measured in agents/README.md)")
     random_opening: int = _f(8, "self-play: games of the random-opening share start after 1..N "
                                 "uniformly random moves (not recorded), so the replay keeps varied, "
                                 "also lost and drawn, positions (0 = all games from the start)")

@@ -2,15 +2,19 @@
 with the best margin for the mover, never a worse result for a better margin, and the option
 stays off for checkpoints written before it."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from agents.checkpoint import load_checkpoint
 from agents.game import sample_legal
 from agents.mcts import BatchedMCTS, SearchConfig
 from agents.network import ConfigError
 from agents.registry import get_game
 
 G = get_game("highway")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _ply14_positions(n=300, seed=0):
@@ -66,3 +70,14 @@ def test_old_search_configs_search_the_value_alone_and_bad_weights_are_named():
     for bad in (-0.1, 0.5, 1.0):
         with pytest.raises(ConfigError, match="margin_weight"):
             SearchConfig(margin_weight=bad).validate()
+
+
+def test_checkpoints_carry_the_weight_and_older_ones_play_without_it():
+    from agents.alphazero import AlphaZeroAgent
+    from agents.config import TrainConfig
+
+    shipped = AlphaZeroAgent.from_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")
+    assert "margin_weight" not in load_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")["search_config"]
+    assert shipped.search.config.margin_weight == 0.0
+    cfg = TrainConfig(margin_weight=0.2)
+    assert cfg.play_search_config().margin_weight == 0.2 and cfg.search_config().margin_weight == 0.2

@@ -29,12 +29,19 @@ keeps the value), or the solver (``--solve-per-ply``, default 30 positions at pl
 shipped set: ply 0: 1 position (critical), ply 1: 3 (after A's winning first moves: none critical,
 B is lost), ply 2: 94 (5 critical), ply 3: 429 (28 critical).
 
+Set v2 (``build --strong``, ``highway_env/data/positions_v2.npz``, ``meta["version"]`` 2): the same
+format and labelling, drawn from strong play instead (STRONG_SOURCES: the shipped AlphaZero with a
+PUCT search against itself and against the perfect player, 10 % random moves so lines diverge),
+plies 5-11, leaving out every position of v1. A harder yardstick: the positions a strong opponent
+leads to, reported by ``evaluate.py`` beside v1 and never used in training.
+
 Per-ply counts, sources and labelling time are in ``meta`` and printed by
 ``python -m highway_env.evaluation.positions info``.
 
 Commands (``--help`` explains each flag)::
 
     python -m highway_env.evaluation.positions build --workers 2          # regenerate (resumable)
+    python -m highway_env.evaluation.positions build --strong --workers 2 # set v2 (resumable)
     python -m highway_env.evaluation.positions add-early                  # then plies 0-3 (~45 min)
     python -m highway_env.evaluation.positions info [FILE]
     python -m highway_env.evaluation.positions check [FILE] --sample 50   # re-solve a sample
@@ -75,7 +82,7 @@ PERFECT_SOLVER_FROM = 7
 #: (``az_self``) and against the perfect player (``az_perfect``, each side in half the games), every
 #: move replaced by a random one with probability STRONG_NOISE so that lines diverge.
 STRONG_SOURCES = ("az_self", "az_perfect")
-STRONG_PER_PLY = {5: 20, 6: 150, 7: 250, 8: 300, 9: 300, 10: 300, 11: 300}
+STRONG_PER_PLY = {5: 10, 6: 100, 7: 200, 8: 300, 9: 300, 10: 300, 11: 300}
 STRONG_NOISE = 0.1
 STRONG_SIMULATIONS = 100
 
@@ -607,7 +614,7 @@ def main(argv=None) -> int:
                         + ",".join(f"{k}={v}" for k, v in DEFAULT_PER_PLY.items()) + "; with --strong "
                         + ",".join(f"{k}={v}" for k, v in STRONG_PER_PLY.items()) + ")")
     b.add_argument("--games-per-source", type=int, default=None,
-                   help="games played by each source to draw candidates from (default: 1000, with --strong 300)")
+                   help="games played by each source to draw candidates from (default: 1000, with --strong 150)")
     b.add_argument("--perfect-games", type=int, default=400,
                    help="games of the (slower) noisy-perfect source (default: %(default)s)")
     b.add_argument("--seed", type=int, default=1, help="random seed of the drawing (default: %(default)s)")
@@ -650,7 +657,7 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "build":
             v2 = args.strong
-            args.games_per_source = args.games_per_source or (300 if v2 else 1000)
+            args.games_per_source = args.games_per_source or (150 if v2 else 1000)
             for name in ("games_per_source", "workers", "chunk"):
                 if getattr(args, name) < 1:
                     p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
