@@ -6,11 +6,13 @@ sample of the position set's *selection* part, disjoint from the part ``evaluate
 Only their labels are read, to grade: nothing of them enters the replay, so the training data stays
 self-play only.
 
-By default the network's raw policy is graded (``simulations = 0``: the most probable legal move,
-one batched network call for all positions, a few milliseconds): it follows what training changes
-and costs nothing next to an iteration. ``simulations > 0`` grades the moves of the self-play search
-(no root noise) with that many simulations instead, closer to how the agent plays, at that many
-network calls more.
+The trainer grades the moves of its self-play search without root noise (``--grade-simulations``,
+default 32: one batched network call per simulation for all positions at once, deterministic). The
+raw policy (``simulations = 0``: the most probable legal move, one network call) is cheaper but a
+poor judge of the agent: after a 3-minute run it kept the value on 68% of the 512 positions, below
+greedy (90%), where the 32-simulation search kept it on 93% (the play search, PUCT 400, on the
+report part: 97%), in 0.7 s on the loaded 2-core machine, under 2% of the time of the 5 iterations
+between gradings.
 """
 
 from __future__ import annotations

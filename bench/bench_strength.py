@@ -2,7 +2,7 @@
 
 The trainer grades its network every ``--grade-every`` iterations on a fixed sample of critical
 positions of the position set's selection part (``agents/grading.py``: the share of moves that keep
-the solver's game value, raw policy by default) and logs it in ``log.csv`` (``grade_accuracy``),
+the solver's game value, with the self-play search by default) and logs it in ``log.csv`` (``grade_accuracy``),
 next to the evaluation's score against greedy (``eval_greedy``, with search). This script reads
 that log; it evaluates nothing again. The baseline, measured here on the same positions: greedy's
 accuracy; the table prints each graded point's accuracy and its ratio to greedy's.
