@@ -82,7 +82,7 @@ PERFECT_SOLVER_FROM = 7
 #: (``az_self``) and against the perfect player (``az_perfect``, each side in half the games), every
 #: move replaced by a random one with probability STRONG_NOISE so that lines diverge.
 STRONG_SOURCES = ("az_self", "az_perfect")
-STRONG_PER_PLY = {5: 10, 6: 100, 7: 200, 8: 300, 9: 300, 10: 300, 11: 300}
+STRONG_PER_PLY = {5: 20, 6: 200, 7: 400, 8: 500, 9: 500, 10: 500, 11: 500}
 STRONG_NOISE = 0.1
 STRONG_SIMULATIONS = 100
 
@@ -614,7 +614,7 @@ def main(argv=None) -> int:
                         + ",".join(f"{k}={v}" for k, v in DEFAULT_PER_PLY.items()) + "; with --strong "
                         + ",".join(f"{k}={v}" for k, v in STRONG_PER_PLY.items()) + ")")
     b.add_argument("--games-per-source", type=int, default=None,
-                   help="games played by each source to draw candidates from (default: 1000, with --strong 150)")
+                   help="games played by each source to draw candidates from (default: 1000, with --strong 400)")
     b.add_argument("--perfect-games", type=int, default=400,
                    help="games of the (slower) noisy-perfect source (default: %(default)s)")
     b.add_argument("--seed", type=int, default=1, help="random seed of the drawing (default: %(default)s)")
@@ -657,7 +657,7 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "build":
             v2 = args.strong
-            args.games_per_source = args.games_per_source or (150 if v2 else 1000)
+            args.games_per_source = args.games_per_source or (400 if v2 else 1000)
             for name in ("games_per_source", "workers", "chunk"):
                 if getattr(args, name) < 1:
                     p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
