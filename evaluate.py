@@ -183,7 +183,6 @@ def perfect_options(args) -> dict:
 def make_tasks(args, ps, out_dir: Path) -> tuple[list, dict]:
     from highway_env.evaluation.tasks import digest, slug
 
-    store = {"default": True, "none": None}.get(args.store, args.store)
     perfect = dict(perfect_options(args), tiebreak=args.perfect_tiebreak)
     from highway_env.benchmark.run import sample_plan
 

@@ -113,14 +113,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
 
 from highway_env import core
-from highway_env.aec import SpacesByAgent, action_index, classic_wrappers, masked_spaces
+from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
 from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayError, IllegalMoveError
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS, FRAME_ACTIONS_INV, PLAYER_FRAME, PLAYER_FRAME_INV
@@ -222,7 +220,7 @@ def env(**kwargs):
     return classic_wrappers(raw_env(**kwargs))
 
 
-class raw_env(SpacesByAgent, AECEnv, EzPickle):
+class raw_env(TwoPlayerAEC, EzPickle):
     metadata = {
         "render_modes": list(RENDER_MODES),
         "name": "highway_v0",
@@ -235,17 +233,8 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         super().__init__()
         self.frame = check_frame(frame)
         self._player_frame = frame == "player"
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise HighwayError(
-                f"unknown render_mode {render_mode!r}; expected None or one of {self.metadata['render_modes']}"
-            )
-        self.render_mode = render_mode
-
-        self.agents = list(AGENTS)
-        self.possible_agents = self.agents[:]
-
-        self.action_spaces, self.observation_spaces = masked_spaces(
-            self.agents, spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8), NUM_ACTIONS)
+        self._setup(AGENTS, render_mode, RENDER_MODES,
+                    spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8), NUM_ACTIONS)
         self.state_space = spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8)
 
         # game state: the board as a batch of one for the rules kernel (batch_rules), the legal
@@ -260,7 +249,6 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         self._ply = 0
         self._outcome: core.Outcome | None = None
 
-    # -- spaces
     # -- views of the state
     @property
     def board(self) -> Board:
@@ -356,25 +344,15 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
             raise AssertionError("unreachable: the mask and the rules disagree")  # pragma: no cover
 
         number, cell = divmod(a, CELLS)
-        number += 1
-        self._cumulative_rewards[agent] = 0
-        self._clear_rewards()
-        self._place(number, cell)
+        self._begin_move(agent)
+        self._place(number + 1, cell)
         self._derive()
-
-        next_agent = AGENTS[1 - me]
+        final = None
         if self._ply == CELLS:
             self._outcome = self.board.outcome()
             value = self._outcome.value  # +1 A wins
-            self.rewards[AGENTS[0]] = value
-            self.rewards[AGENTS[1]] = -value
-            self.terminations = dict.fromkeys(self.agents, True)
-        self.agent_selection = next_agent
-        self._set_infos()
-        self._accumulate_rewards()
-
-        if self.render_mode == "human":
-            self.render()
+            final = {AGENTS[0]: value, AGENTS[1]: -value}
+        self._end_move(AGENTS[1 - me], final)
 
     def reset(self, seed=None, options=None):
         board = None
@@ -393,22 +371,10 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
                     self._place(number, cell)
         self._derive()
 
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self._set_infos()
-        self.agent_selection = AGENTS[self._ply % 2]
-        self._skip_agent_selection = None
+        self._start(AGENTS[self._ply % 2])
 
-    def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode."
-            )
-            return None
-        return render_board(self.board, self.render_mode)
+    def _text(self) -> str:
+        return render_board(self.board, "ansi")
 
-    def close(self):
-        pass
+    def _image(self) -> np.ndarray:
+        return render_board(self.board, "rgb_array")
