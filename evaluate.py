@@ -193,11 +193,13 @@ def make_tasks(args, ps, out_dir: Path) -> tuple[list, dict]:
 
     def add(kind, name, opponent=perfect, **kw):
         pkey = {k: v for k, v in opponent.items() if k != "store"}
-        core = {"kind": kind, "seed_root": args.seed, "perfect": pkey, **kw}
-        key = digest(core)
+        key = digest({"kind": kind, "seed_root": args.seed, "perfect": pkey, **kw})
+        # the seed leaves the node budgets out: the same games as with time budgets (the shipped runs')
+        seed_key = digest({"kind": kind, "seed_root": args.seed, **kw,
+                           "perfect": {k: v for k, v in pkey.items() if not k.endswith("budget_nodes")}})
         t = {"kind": kind, "perfect": opponent, "positions_file": pfile, **kw}
         t["id"] = f"{kind}-{slug(name)}-{key}"
-        t["seed"] = [args.seed, int(key, 16) % (2**31)]
+        t["seed"] = [args.seed, int(seed_key, 16) % (2**31)]
         tasks.append(t)
 
     chunk_pos = 500
