@@ -18,7 +18,7 @@ import signal
 import sys
 
 from highway_env.core import HighwayError, parse_board
-from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int
+from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int, number as number_type
 from highway_env.shipped import refuse_shipped
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
@@ -31,15 +31,7 @@ def default_certificate_path(threshold: int, first_move: int | None) -> str:
     return os.path.join("results", "proof", name + ".json")
 
 
-def _tt_bits(text: str) -> int:
-    """``--tt-bits``: an integer in 10..30 (the Solver's range)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
-    if not 10 <= value <= 30:
-        raise argparse.ArgumentTypeError(f"must be in 10..30, got {value}")
-    return value
+_tt_bits = number_type(int, 10, 30)  # the Solver's range
 
 
 def _add_pool_args(p, tt_default: int, out_help: str) -> None:
