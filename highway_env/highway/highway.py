@@ -22,7 +22,8 @@ alternate; a move writes one unused number into one empty cell, so every game la
 moves. On the full board, `min A` is the cheapest sum along a path of 7 cells from the top-left to
 the bottom-right corner moving right/down, `min B` the cheapest from the bottom-left to the
 top-right moving up/right. A wins if `min A < min B`, B wins if `min B < min A`, else it is a draw.
-The rules live in `highway_env.core`.
+The rules live in `highway_env.core` (the plain reference) and `highway_env.highway.batch_rules`
+(the batched kernel this env steps through: legal masks, bounds, player frames).
 
 ### Observation Space
 
