@@ -88,13 +88,15 @@ class ProcessPool:
     and a replacement is started, so collect() still returns every chunk, the same results as an
     undisturbed run (chunks are seeded). Only when no worker can be started (``max_failed_starts``
     replacements in a row died before finishing a chunk, none left alive) does collect() raise.
-    While waiting in collect() the calling process plays queued chunks too, so no core idles."""
+    While waiting in collect() the calling process plays queued chunks too, so no core idles
+    (``helps=False`` leaves them to the workers: bench/bench_scale.py measures the workers alone)."""
 
-    def __init__(self, workers: int, max_failed_starts: int = 3):
+    def __init__(self, workers: int, max_failed_starts: int = 3, helps: bool = True):
         self._ctx = mp.get_context("spawn")  # fork after torch/numba threads start is unsafe
         self.workers = workers
         self.replaced = 0  # workers started to replace dead ones (for logs and tests)
         self._max_failed = max_failed_starts
+        self._helps = helps
         self._failed_starts = 0
         self._cond = threading.Condition()
         self._pending: collections.deque = collections.deque()  # (key, task) not started anywhere
@@ -128,7 +130,7 @@ class ProcessPool:
             while len(self._results) < self._expected:
                 if self._error is not None:
                     raise RuntimeError(self._error)
-                if self._pending:  # help: run a queued chunk here
+                if self._pending and self._helps:  # help: run a queued chunk here
                     key, task = self._pending.popleft()
                     weights = self._weights
                     self._cond.release()
