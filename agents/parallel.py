@@ -302,8 +302,8 @@ class RayPool:
         self._ray = ray
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
-            ray.init(address=None if address == "local" else address, include_dashboard=False,
-                     runtime_env=runtime_env,
+            # "local" starts a new instance even where another Ray cluster runs on this machine
+            ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
                      **({"num_cpus": max(workers, 1)} if address == "local" else {}))
         self.options = {"num_cpus": 1, "memory": CHUNK_TASK_MEMORY, "max_retries": max_retries,
                         "retry_exceptions": False}

@@ -10,7 +10,7 @@ order, the trainer's sampling uses its own seeded generator, and the evaluation 
 a process beside it, :mod:`agents.background_eval`) reads the weights but changes nothing the
 training uses. Self-play and evaluation run with one torch thread wherever they run; the
 learner's thread count (``learner_threads``) did not change the MLP's weights in our measurements
-(1, 2 and 4 threads; tests/test_train.py checks 1 against 2), but can change a ResNet's
+(1, 2 and 4 threads; tests/test_train_scale.py checks 1 against 2), but can change a ResNet's
 (convolutions), so compare ResNet runs at the same ``learner_threads``.
 So with a fixed ``iterations`` count, the same seed and config give the same weights wherever the
 chunks run (in-process, local workers, Ray; a worker killed mid-chunk has its chunk re-run), and
@@ -71,7 +71,10 @@ class Trainer:
         self.game = get_game(cfg.game, cfg.game_config())
         self.net_config = cfg.net_config(self.game.obs_shape, self.game.num_actions)
         torch.manual_seed(cfg.seed)
-        self.device = torch.device(cfg.device)
+        try:
+            self.device = torch.device(cfg.device)
+        except RuntimeError as e:  # e.g. 'cuda:x'
+            raise ConfigError(f"device {cfg.device!r} is not a torch device: {e}") from None
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise ConfigError(f"device {cfg.device!r} given but torch sees no CUDA GPU "
                               "(use --device cpu, or a torch build with CUDA on a machine with a GPU)")

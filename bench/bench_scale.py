@@ -9,7 +9,8 @@ default settings.
 
 The self-play figures time whole iterations (submit to collect) of ``--games`` games after a
 warm-up iteration (processes started, numba compiled, weights sent), with the trainer not
-helping, so N workers are exactly N processes playing. A learner feeds W workers when its steps/s
+helping, so N workers are exactly N processes playing; the local counts alternate for
+``--rounds`` rounds and the best round of each is printed. A learner feeds W workers when its steps/s
 covers what W workers' games ask for: positions per game x ``replay_ratio`` / ``batch_size`` steps
 per game (train.py's rule). On a machine shared with other work the ratios are the figures to read.
 """
@@ -44,15 +45,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--learner-steps", type=int, default=40,
                    help="SGD steps timed per learner thread count (default: 40)")
     p.add_argument("--learner-threads", type=int, nargs="+", default=None, metavar="T",
-                   help="learner thread counts to time (default: 1 and train.py's automatic count "
-                        "for --workers 1, if different)")
+                   help="learner thread counts to time (default: 1, train.py's automatic count "
+                        "for --workers 1 and the machine's cores up to 8)")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="measured iterations per local worker count, the counts alternating; the "
+                        "best of each is printed (default: 2)")
     p.add_argument("--seed", type=int, default=0, help="seed of the self-play chunks (default: 0)")
     p.add_argument("--quick", action="store_true",
                    help="64 games in chunks of 32 and 15 learner steps: a rough figure in about a minute")
     args = p.parse_args(argv)
     if args.quick:
         args.games, args.batch, args.learner_steps = 64, 32, 15
-    for name in ("games", "batch", "learner_steps"):
+    for name in ("games", "batch", "learner_steps", "rounds"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if min(args.workers) < 1 or args.ray_nodes < 0:
@@ -70,10 +74,14 @@ def _time_iteration(pool, trainer: Trainer, games: int, batch: int, workers: int
     return time.perf_counter() - t0, results
 
 
-def measure_pool(pool, trainer: Trainer, args, workers: int) -> tuple[float, list]:
-    """Games/s of one iteration after a warm-up one (every worker gets a chunk of 2 games)."""
+def warm_up(pool, trainer: Trainer, workers: int) -> None:
+    """Every worker started, compiled and holding the weights: a chunk of 2 games each."""
     _time_iteration(pool, trainer, 2 * workers, 2, workers, iteration=10_000)
-    seconds, results = _time_iteration(pool, trainer, args.games, args.batch, workers, iteration=0)
+
+
+def measure_pool(pool, trainer: Trainer, args, workers: int, iteration: int = 0) -> tuple[float, list]:
+    """Games/s of one iteration of ``args.games`` games."""
+    seconds, results = _time_iteration(pool, trainer, args.games, args.batch, workers, iteration)
     return args.games / seconds, results
 
 
@@ -88,6 +96,7 @@ def measure_ray(trainer: Trainer, args) -> float:
         cluster.wait_for_nodes()
         pool = RayPool(cluster.address, args.ray_nodes, shipped_runtime_env({}))
         try:
+            warm_up(pool, trainer, args.ray_nodes)
             return measure_pool(pool, trainer, args, args.ray_nodes)[0]
         finally:
             pool.close()
@@ -114,14 +123,20 @@ def main(argv=None) -> int:
         cfg = TrainConfig(out_dir=tmp, workers=1, progress=False, tensorboard=False, eval_every=0,
                           seed=args.seed)
         trainer = Trainer(cfg)
-        rates, samples = {}, None
-        for w in args.workers:
-            pool = ProcessPool(w, helps=False)
-            try:
-                rates[w], results = measure_pool(pool, trainer, args, w)
-            finally:
+        pools = {w: ProcessPool(w, helps=False) for w in args.workers}
+        rates, samples = {w: 0.0 for w in args.workers}, None
+        try:
+            for w, pool in pools.items():
+                warm_up(pool, trainer, w)
+            for rnd in range(args.rounds):  # alternating, so a change in the machine's load hits all
+                for w, pool in pools.items():
+                    rate, results = measure_pool(pool, trainer, args, w, iteration=rnd)
+                    rates[w] = max(rates[w], rate)
+                    samples = samples or Samples.concat([r.samples for r in results])
+        finally:
+            for pool in pools.values():
                 pool.close()
-            samples = samples or Samples.concat([r.samples for r in results])
+        for w in args.workers:
             print(f"self-play, {w} local worker(s) ({len(chunk_sizes(args.games, args.batch, w))} chunks): "
                   f"{rates[w]:6.1f} games/s, {rates[w] / (w * rates[args.workers[0]] / args.workers[0]):.2f} "
                   "of linear scaling")
@@ -132,7 +147,7 @@ def main(argv=None) -> int:
                   f"{rate / (args.ray_nodes * base):.2f} of linear scaling (base: 1 local worker)")
         positions_per_game = len(samples.value) / args.games
         steps_per_game = positions_per_game * cfg.replay_ratio / cfg.batch_size
-        threads = args.learner_threads or sorted({1, cfg.learner_thread_count()})
+        threads = args.learner_threads or sorted({1, cfg.learner_thread_count(), min(cores, 8)})
         per_worker = rates[args.workers[0]] / args.workers[0]
         for t in threads:
             sps = learner_steps_per_s(trainer, samples, args.learner_steps, t)

@@ -108,7 +108,8 @@ def test_train_py_help():
     r = _train_py("--help")
     assert r.returncode == 0
     for flag in ("--minutes", "--workers", "--ray-address", "--resume", "--config", "--device",
-                 "--simulations", "--eval-opponents"):
+                 "--simulations", "--eval-opponents", "--learner-threads", "--eval-background",
+                 "--no-eval-background", "--ray-runtime-env"):
         assert flag in r.stdout
 
 

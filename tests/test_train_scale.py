@@ -63,6 +63,8 @@ def test_cuda_asked_for_but_absent_names_the_value(tmp_path, device):
         Trainer(tiny(tmp_path, device=device))
     with pytest.raises(ConfigError, match="'gpu'"):
         tiny(tmp_path, device="gpu").validate()
+    with pytest.raises(ConfigError, match="'cuda:x'"):
+        Trainer(tiny(tmp_path, device="cuda:x"))
 
 
 # ------------------------------------------------------------------ the evaluation beside training
@@ -163,18 +165,33 @@ def _playing(pid, cmd):
 
 
 def test_ray_worker_killed_mid_chunk_is_retried_with_the_same_weights(tmp_path):
-    """A Ray worker process killed while it plays a chunk: Ray retries the task, training ends
-    with the weights of a run without Ray."""
+    """On local Ray with train.py's runtime_env: a worker process killed while it plays a chunk
+    has its task retried, and training ends with the weights of a run without Ray; the workers
+    import the packages shipped as py_modules (a node without them installed could join)."""
+    from agents.parallel import shipped_runtime_env
+
     a = Trainer(tiny(tmp_path, "calm", iterations=2, eval_every=0))
     a.run()
-    b = Trainer(tiny(tmp_path, "ray", iterations=2, eval_every=0, workers=1, ray_address="local"))
-    killed = []
-    killer = _on_first_process(_playing, lambda pid: os.kill(pid, signal.SIGKILL), killed)
-    b.run()
-    killer.join()
-    assert killed and b.counters["iteration"] == 2 and b.counters["games"] == a.counters["games"]
-    assert _same(a, b)
-    assert not ray.is_initialized()  # the pool started Ray, so it shut it down
+    ray.init(address="local", num_cpus=1, include_dashboard=False, runtime_env=shipped_runtime_env({}))
+    try:
+        b = Trainer(tiny(tmp_path, "ray", iterations=2, eval_every=0, workers=1, ray_address="local"))
+        killed = []
+        killer = _on_first_process(_playing, lambda pid: os.kill(pid, signal.SIGKILL), killed)
+        b.run()
+        killer.join()
+        assert killed and b.counters["iteration"] == 2 and b.counters["games"] == a.counters["games"]
+        assert _same(a, b)
+
+        def shipped_package_dirs() -> list[str]:  # defined here: Ray sends it by value
+            import os
+            import sys
+
+            return [p for p in sys.path if "runtime_resources" in p and any(
+                os.path.isfile(os.path.join(p, pkg, "__init__.py")) for pkg in ("agents", "highway_env"))]
+
+        assert len(ray.get(ray.remote(shipped_package_dirs).remote())) == 2
+    finally:
+        ray.shutdown()
 
 
 @pytest.mark.slow
