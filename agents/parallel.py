@@ -331,7 +331,7 @@ class RayPool:
                 continue
             no_cpu_since = no_cpu_since or time.monotonic()
             if time.monotonic() - no_cpu_since > self._no_cpu_timeout:
-                raise RuntimeError(f"no Ray node with a CPU has been left for {self._no_cpu_timeout:.0f} s "
+                raise RuntimeError(f"no Ray node with a CPU has been left for {self._no_cpu_timeout:g} s "
                                    f"({len(waiting)} self-play chunks waiting); add nodes to the "
                                    "cluster, or train without --ray-address")
 
