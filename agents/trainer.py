@@ -321,7 +321,8 @@ class Trainer:
                     self.save()
                 if stop:
                     break
-            self._finished_evaluations(logger, wait=True)  # resumed at the end: nothing left to run
+            if self._done(t_start):  # the last results (also of a run resumed at its end)
+                self._finished_evaluations(logger, wait=True)
             if not (self.run_dir / "best.pt").exists():
                 save_checkpoint(self.run_dir / "best.pt", self._model_entry())
         except KeyboardInterrupt:

@@ -9,8 +9,9 @@ default settings.
 
 The self-play figures time whole iterations (submit to collect) of ``--games`` games after a
 warm-up iteration (processes started, numba compiled, weights sent), with the trainer not
-helping, so N workers are exactly N processes playing; the local counts alternate for
-``--rounds`` rounds and the best round of each is printed. A learner feeds W workers when its steps/s
+helping, so N workers are exactly N processes playing; the local worker counts and the Ray
+cluster alternate for ``--rounds`` rounds and the best round of each is printed. Linear scaling
+is N x the games/s per worker of the first ``--workers`` count. A learner feeds W workers when its steps/s
 covers what W workers' games ask for: positions per game x ``replay_ratio`` / ``batch_size`` steps
 per game (train.py's rule). On a machine shared with other work the ratios are the figures to read.
 """
@@ -48,8 +49,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="learner thread counts to time (default: 1, train.py's automatic count "
                         "for --workers 1 and the machine's cores up to 8)")
     p.add_argument("--rounds", type=int, default=2,
-                   help="measured iterations per local worker count, the counts alternating; the "
-                        "best of each is printed (default: 2)")
+                   help="measured iterations per worker count and for Ray, alternating; the best "
+                        "of each is printed (default: 2)")
     p.add_argument("--seed", type=int, default=0, help="seed of the self-play chunks (default: 0)")
     p.add_argument("--quick", action="store_true",
                    help="64 games in chunks of 32 and 15 learner steps: a rough figure in about a minute")
@@ -85,24 +86,15 @@ def measure_pool(pool, trainer: Trainer, args, workers: int, iteration: int = 0)
     return args.games / seconds, results
 
 
-def measure_ray(trainer: Trainer, args) -> float:
-    import ray
+def start_ray_cluster(nodes: int):
+    """A local Ray cluster of ``nodes`` nodes with 1 CPU each (ray.cluster_utils.Cluster)."""
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    try:
-        for _ in range(args.ray_nodes - 1):
-            cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
-        pool = RayPool(cluster.address, args.ray_nodes, shipped_runtime_env({}))
-        try:
-            warm_up(pool, trainer, args.ray_nodes)
-            return measure_pool(pool, trainer, args, args.ray_nodes)[0]
-        finally:
-            pool.close()
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    for _ in range(nodes - 1):
+        cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    return cluster
 
 
 def learner_steps_per_s(trainer: Trainer, samples: Samples, steps: int, threads: int) -> float:
@@ -123,32 +115,37 @@ def main(argv=None) -> int:
         cfg = TrainConfig(out_dir=tmp, workers=1, progress=False, tensorboard=False, eval_every=0,
                           seed=args.seed)
         trainer = Trainer(cfg)
-        pools = {w: ProcessPool(w, helps=False) for w in args.workers}
-        rates, samples = {w: 0.0 for w in args.workers}, None
+        pools = {f"{w} local worker(s)": (w, ProcessPool(w, helps=False)) for w in args.workers}
+        cluster = None
         try:
-            for w, pool in pools.items():
+            if args.ray_nodes:
+                cluster = start_ray_cluster(args.ray_nodes)
+                pools[f"local Ray cluster, {args.ray_nodes} nodes x 1 CPU"] = (
+                    args.ray_nodes, RayPool(cluster.address, args.ray_nodes, shipped_runtime_env({})))
+            rates, samples = {name: 0.0 for name in pools}, None
+            for w, pool in pools.values():
                 warm_up(pool, trainer, w)
             for rnd in range(args.rounds):  # alternating, so a change in the machine's load hits all
-                for w, pool in pools.items():
+                for name, (w, pool) in pools.items():
                     rate, results = measure_pool(pool, trainer, args, w, iteration=rnd)
-                    rates[w] = max(rates[w], rate)
+                    rates[name] = max(rates[name], rate)
                     samples = samples or Samples.concat([r.samples for r in results])
         finally:
-            for pool in pools.values():
+            for _, pool in pools.values():
                 pool.close()
-        for w in args.workers:
-            print(f"self-play, {w} local worker(s) ({len(chunk_sizes(args.games, args.batch, w))} chunks): "
-                  f"{rates[w]:6.1f} games/s, {rates[w] / (w * rates[args.workers[0]] / args.workers[0]):.2f} "
-                  "of linear scaling")
-        if args.ray_nodes:
-            rate = measure_ray(trainer, args)
-            base = rates[args.workers[0]] / args.workers[0]
-            print(f"self-play, local Ray cluster of {args.ray_nodes} nodes x 1 CPU: {rate:6.1f} games/s, "
-                  f"{rate / (args.ray_nodes * base):.2f} of linear scaling (base: 1 local worker)")
+            if cluster is not None:
+                import ray
+
+                ray.shutdown()
+                cluster.shutdown()
+        per_worker = rates[next(iter(pools))] / args.workers[0]
+        for name, (w, _) in pools.items():
+            chunks = len(chunk_sizes(args.games, args.batch, w))
+            print(f"self-play, {name} ({chunks} chunks): {rates[name]:6.1f} games/s, "
+                  f"{rates[name] / (w * per_worker):.2f} of linear scaling")
         positions_per_game = len(samples.value) / args.games
         steps_per_game = positions_per_game * cfg.replay_ratio / cfg.batch_size
         threads = args.learner_threads or sorted({1, cfg.learner_thread_count(), min(cores, 8)})
-        per_worker = rates[args.workers[0]] / args.workers[0]
         for t in threads:
             sps = learner_steps_per_s(trainer, samples, args.learner_steps, t)
             print(f"learner, {t} thread(s): {sps:6.1f} steps/s (batch {cfg.batch_size}); feeds "
