@@ -11,10 +11,12 @@ import collections
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
+import socket
 import threading
 import time
 import traceback
 
+from agents.network import ConfigError
 from agents.selfplay import ChunkResult, ChunkTask, run_chunk
 
 
@@ -302,9 +304,12 @@ class RayPool:
         self._ray = ray
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
-            # "local" starts a new instance even where another Ray cluster runs on this machine
-            ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
-                     **({"num_cpus": max(workers, 1)} if address == "local" else {}))
+            _check_reachable(address)
+            try:  # "local" starts a new instance even where another Ray cluster runs on this machine
+                ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
+                         **({"num_cpus": max(workers, 1)} if address == "local" else {}))
+            except ConnectionError as e:
+                raise ConfigError(f"ray_address {address!r}: {e}") from None
         self.options = {"num_cpus": 1, "memory": CHUNK_TASK_MEMORY, "max_retries": max_retries,
                         "retry_exceptions": False}
         self._remote = ray.remote(**self.options)(_run_chunk_with)
@@ -341,6 +346,18 @@ class RayPool:
         self._refs = []
         if self._owns_ray:
             self._ray.shutdown()
+
+
+def _check_reachable(address: str, timeout: float = 10.0) -> None:
+    """A host:port address must answer: Ray itself retries a wrong one for minutes."""
+    if address in ("local", "auto"):
+        return
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"ray_address {address!r}: no Ray head answers there ({e}); give the "
+                          "head's host:port (ray start --head prints it), 'auto' or 'local'") from None
 
 
 def _run_chunk_with(task: ChunkTask, weights: dict) -> ChunkResult:

@@ -273,9 +273,9 @@ class Trainer:
         c = self.cfg
         done_here = 0
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict())  # first: it may refuse
         logger = _Logger(self.run_dir, c, self.counters["iteration"])
         bar = _progress(c, self.counters)
-        pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict())
         t_start = time.time() - self.counters["elapsed"]
         try:
             for iteration, entry in sorted(self._eval_models.items()):  # pending when last saved
