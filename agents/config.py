@@ -41,7 +41,7 @@ class TrainConfig:
                               "needs pip install '.[ray]')")
     ray_runtime_env: str = _f("", "Ray runtime_env for the self-play tasks: '' ships the highway_env "
                                   "and agents packages to the nodes (py_modules), so nodes without "
-                                  "them can join (they need numpy, numba and torch); a JSON object "
+                                  "them can join (they need the dependencies: numpy, numba, torch, ...); a JSON object "
                                   "is merged over that (e.g. '{\"pip\": [\"numba\"]}'); 'none' "
                                   "ships nothing (every node has the packages installed)")
     device: str = _f("cpu", "torch device of the learner ('cpu', 'cuda' or 'cuda:N'; self-play and "

@@ -269,8 +269,8 @@ _SHIPPED_EXCLUDES = ["__pycache__", "*.pyc", "*.nbi", "*.nbc"]
 
 def shipped_runtime_env(extra: dict | None) -> dict | None:
     """The Ray runtime_env of a training run: the highway_env and agents packages as py_modules
-    (Ray zips them once and unpacks them on every node, so a node needs only their dependencies:
-    numpy, numba, torch), with ``extra`` merged over it; ``extra=None`` ships nothing."""
+    (Ray zips them once and unpacks them on every node, so a node needs only their dependencies,
+    pyproject's ``dependencies``), with ``extra`` merged over it; ``extra=None`` ships nothing."""
     if extra is None:
         return None
     import agents
