@@ -15,7 +15,6 @@ fixed opponent and no solver in training; the solver only grades the result.
 
 from __future__ import annotations
 
-import copy
 import sys
 from pathlib import Path
 
@@ -48,7 +47,10 @@ class OpponentPool:
         self.snapshots: list = []
 
     def snapshot(self) -> None:
-        frozen = copy.deepcopy(self.current)
+        # a new policy loaded with the weights (deepcopy would also copy the last distribution's tensors)
+        policy = self.current
+        frozen = type(policy)(**policy._get_constructor_parameters()).to(policy.device)
+        frozen.load_state_dict(policy.state_dict())
         frozen.set_training_mode(False)
         self.snapshots = (self.snapshots + [frozen])[-self.size:] if self.size else []
 
