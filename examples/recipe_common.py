@@ -11,21 +11,11 @@ import platform
 import time
 from importlib.metadata import PackageNotFoundError, version
 
-from highway_env.cli_args import OneLineErrorParser, positive_int
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int
 
 #: the benchmark's size at full size and with --tiny (the tests' size)
 FULL = {"positions": 3000, "games": 24, "conversion": 60}
 TINY = {"positions": 200, "games": 2, "conversion": 2}
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text[:40]!r}")
-    return value
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -47,6 +37,28 @@ def parser(description: str) -> argparse.ArgumentParser:
                    help="save the benchmark report there (summary.json, report.md, CSVs, plots)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
+
+
+def add_model_args(p: argparse.ArgumentParser, lr: float) -> None:
+    """The network and optimiser flags the recipes share."""
+    p.add_argument("--lr", type=positive_float, default=lr, help="learning rate (Adam)")
+    p.add_argument("--entropy", type=float, default=0.01, help="entropy bonus coefficient")
+    p.add_argument("--width", type=positive_int, default=256, help="hidden units per layer")
+    p.add_argument("--layers", type=positive_int, default=2, help="hidden layers")
+    p.add_argument("--threads", type=positive_int, default=1, help="torch threads (small networks run fastest on one)")
+
+
+def parse_args(p: argparse.ArgumentParser, argv, tiny: dict, full: dict) -> argparse.Namespace:
+    """Parse ``argv``, fill the training sizes left unset from ``tiny`` (with --tiny) or ``full``,
+    and set torch's thread count."""
+    import torch
+
+    args = p.parse_args(argv)
+    for key, value in (tiny if args.tiny else full).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    torch.set_num_threads(args.threads)
+    return args
 
 
 def benchmark_size(args) -> dict:

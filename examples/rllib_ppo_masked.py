@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recipe_common  # noqa: E402
 
-from highway_env.cli_args import positive_float, positive_int  # noqa: E402
+from highway_env.cli_args import non_negative_int, positive_float, positive_int  # noqa: E402
 
 
 def _import_rllib():
@@ -88,16 +88,13 @@ def build_parser():
                    help="env steps per iteration (default 4000; 64 with --tiny)")
     p.add_argument("--minibatch", type=positive_int, default=None, help="SGD minibatch (default 256; 32 with --tiny)")
     p.add_argument("--epochs", type=positive_int, default=None, help="epochs per iteration (default 4; 1 with --tiny)")
-    p.add_argument("--env-runners", type=recipe_common.non_negative_int, default=0,
+    p.add_argument("--env-runners", type=non_negative_int, default=0,
                    help="remote EnvRunner actors (0: sample in this process)")
     p.add_argument("--ray-address", default="local",
                    help="Ray cluster to run on (e.g. auto or HOST:PORT); local starts a private instance")
     p.add_argument("--envs-per-runner", type=positive_int, default=None,
                    help="envs per EnvRunner (default 8; 1 with --tiny)")
-    p.add_argument("--lr", type=positive_float, default=3e-4, help="learning rate")
-    p.add_argument("--entropy", type=float, default=0.01, help="entropy coefficient")
-    p.add_argument("--width", type=positive_int, default=256, help="hidden units per layer")
-    p.add_argument("--layers", type=positive_int, default=2, help="hidden layers")
+    recipe_common.add_model_args(p, lr=3e-4)
     return p
 
 
@@ -106,10 +103,7 @@ FULL_TRAINING = {"iterations": 10_000, "batch": 4000, "minibatch": 256, "epochs"
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    for key, value in (TINY_TRAINING if args.tiny else FULL_TRAINING).items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    args = recipe_common.parse_args(build_parser(), argv, TINY_TRAINING, FULL_TRAINING)
     ray, _, _, glue = _import_rllib()
     try:
         algo, module, training = train(args, progress=not args.no_progress)

@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recipe_common  # noqa: E402
 
-from highway_env.cli_args import positive_float, positive_int  # noqa: E402
+from highway_env.cli_args import non_negative_int, positive_float, positive_int  # noqa: E402
 
 
 def _import_sb3():
@@ -103,12 +103,12 @@ def train(args, progress: bool):
     venv = DummyVecEnv([lambda s=s: Monitor(SelfPlayEnv(s, pool)) for s in seats])
     model = MaskablePPO("MultiInputPolicy", venv, n_steps=args.n_steps, batch_size=args.batch_size,
                         n_epochs=args.epochs, learning_rate=args.lr, gamma=1.0, gae_lambda=0.95,
-                        ent_coef=args.ent_coef, policy_kwargs={"net_arch": [args.width] * args.layers},
+                        ent_coef=args.entropy, policy_kwargs={"net_arch": [args.width] * args.layers},
                         seed=args.seed, device="cpu", verbose=0)
     pool.current = model.policy
     venv.seed(args.seed)
     clock = recipe_common.Stopwatch()
-    stats = {"games": 0, "illegal": 0, "wins": 0}
+    stats = {"games": 0, "wins": 0}  # an illegal move raises (HighwayGymEnv's default), never counted
 
     class SelfPlay(BaseCallback):
         """Snapshots into the pool, the time limit, a progress bar, game counts."""
@@ -122,11 +122,10 @@ def train(args, progress: bool):
 
         def _on_step(self) -> bool:
             self.bar.update(self.training_env.num_envs)
-            for done, info, reward in zip(self.locals["dones"], self.locals["infos"], self.locals["rewards"]):
+            for done, reward in zip(self.locals["dones"], self.locals["rewards"]):
                 if done:
                     stats["games"] += 1
                     stats["wins"] += int(reward > 0)
-                    stats["illegal"] += int("illegal_action" in info)
             return clock.seconds() < args.minutes * 60
 
         def _on_rollout_end(self):
@@ -168,20 +167,15 @@ def build_parser():
                    help="steps per env per rollout (default 128; 32 with --tiny)")
     p.add_argument("--batch-size", type=positive_int, default=None, help="minibatch size (default 256; 32 with --tiny)")
     p.add_argument("--epochs", type=positive_int, default=None, help="PPO epochs per rollout (default 4; 1 with --tiny)")
-    p.add_argument("--lr", type=positive_float, default=3e-4, help="Adam learning rate")
-    p.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus")
-    p.add_argument("--width", type=positive_int, default=256, help="hidden units per layer (actor and critic)")
-    p.add_argument("--layers", type=positive_int, default=2, help="hidden layers")
-    p.add_argument("--pool", type=recipe_common.non_negative_int, default=8,
+    p.add_argument("--pool", type=non_negative_int, default=8,
                    help="past snapshots kept as opponents (0: always the current policy)")
     p.add_argument("--p-current", type=float, default=0.5,
                    help="probability that a game's opponent is the current policy, not a snapshot")
     p.add_argument("--snapshot-every", type=positive_int, default=10, help="rollouts between snapshots")
-    p.add_argument("--threads", type=positive_int, default=1,
-                   help="torch threads (small networks run fastest on one)")
     p.add_argument("--save", default=None, metavar="PATH.zip",
                    help="save the trained model there (load it with MaskablePPO.load, grade it with "
                         "python evaluate.py --agent sb3:PATH.zip --frame player)")
+    recipe_common.add_model_args(p, lr=3e-4)
     return p
 
 
@@ -190,16 +184,10 @@ FULL_TRAINING = {"timesteps": 10_000_000, "envs": 16, "n_steps": 128, "batch_siz
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    defaults = TINY_TRAINING if args.tiny else FULL_TRAINING
-    for key, value in defaults.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    parser = build_parser()
+    args = recipe_common.parse_args(parser, argv, TINY_TRAINING, FULL_TRAINING)
     if not 0.0 <= args.p_current <= 1.0:
-        build_parser().error(f"--p-current must be in [0, 1], got {args.p_current}")
-    import torch
-
-    torch.set_num_threads(args.threads)
+        parser.error(f"--p-current must be in [0, 1], got {args.p_current}")
     model, training = train(args, progress=not args.no_progress)
     if args.save:
         save_model(model, args.save)

@@ -18,8 +18,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recipe_common  # noqa: E402
 
@@ -160,23 +158,16 @@ def build_parser():
                    help="whole games per collected batch (16 frames each; default 64, 2 with --tiny)")
     p.add_argument("--no-learn", dest="learn", action="store_false",
                    help="only collect (grade the untrained masked policy)")
-    p.add_argument("--lr", type=positive_float, default=1e-3, help="Adam learning rate")
-    p.add_argument("--entropy", type=float, default=0.01, help="entropy bonus")
-    p.add_argument("--width", type=positive_int, default=256, help="hidden units per layer")
-    p.add_argument("--layers", type=positive_int, default=2, help="hidden layers")
-    p.add_argument("--threads", type=positive_int, default=1, help="torch threads")
+    recipe_common.add_model_args(p, lr=1e-3)
     return p
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
-    if args.batches is None:
-        args.batches = 2 if args.tiny else 100_000
-    if args.games_per_batch is None:
-        args.games_per_batch = 2 if args.tiny else 64
-    import torch
+TINY_TRAINING = {"batches": 2, "games_per_batch": 2}
+FULL_TRAINING = {"batches": 100_000, "games_per_batch": 64}
 
-    torch.set_num_threads(args.threads)
+
+def main(argv=None):
+    args = recipe_common.parse_args(build_parser(), argv, TINY_TRAINING, FULL_TRAINING)
     net, training = train(args, progress=not args.no_progress)
     report = recipe_common.grade(batched_policy(net), args, name="TorchRL REINFORCE" if args.learn else
                                  "TorchRL masked (untrained)", frame="player", batched=True, training=training)

@@ -22,14 +22,22 @@ def positive_float(text: str) -> float:
     return value
 
 
-def positive_int(text: str) -> int:
+def _int_at_least(text: str, low: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
-    if not 0 < value <= MAX_NODE_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be positive and at most 2**62, got {text[:40]!r}")
+    if not low <= value <= MAX_NODE_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be {what} and at most 2**62, got {text[:40]!r}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _int_at_least(text, 1, "positive")
+
+
+def non_negative_int(text: str) -> int:
+    return _int_at_least(text, 0, "0 or more")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

@@ -84,7 +84,7 @@ def test_sb3_selfplay_trains_one_shared_policy_and_grades_it(capsys):
     model, report = sb3.main(["--tiny", "--no-progress", "--snapshot-every", "1", "--pool", "2"])
     training = report.summary["training"]
     assert model.num_timesteps == 128 and model._n_updates >= 1  # it trained
-    assert training["games"] == 128 // 8 and training["illegal"] == 0  # 8 learner moves a game
+    assert training["games"] == 128 // 8  # 8 learner moves a game; an illegal move would have raised
     seats = [env.env.unwrapped.play_as for env in model.get_env().envs]
     assert sorted(seats) == ["A", "B"]  # one policy, both seats
     assert_sane(report.to_dict())
