@@ -18,9 +18,18 @@ FULL = {"positions": 3000, "games": 24, "conversion": 60}
 TINY = {"positions": 200, "games": 2, "conversion": 2}
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a flag's default unless it is None (sized by --tiny, said in the help) or a switch."""
+
+    def _get_help_string(self, action):
+        if action.default is None or isinstance(action.default, bool):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def parser(description: str) -> argparse.ArgumentParser:
     """The recipe's parser with the flags every recipe shares (seed, tiny, benchmark size, output)."""
-    p = OneLineErrorParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = OneLineErrorParser(description=description, formatter_class=_DefaultsFormatter)
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of training and of the benchmark")
     p.add_argument("--tiny", action="store_true",
                    help="a seconds-long run (tiny training and benchmark), as the tests run it")

@@ -81,7 +81,9 @@ def train(args, progress: bool):
 
 def build_parser():
     p = recipe_common.parser(__doc__.split("\n\n")[0])
-    p.add_argument("--minutes", type=positive_float, default=5.0, help="stop training after this many minutes")
+    p.add_argument("--minutes", type=positive_float, default=5.0,
+                   help="stop training after this many minutes (bound a run by --iterations instead for the "
+                        "same result from the same seed)")
     p.add_argument("--iterations", type=positive_int, default=None,
                    help="PPO iterations (default 10,000, bounded by --minutes; 1 with --tiny)")
     p.add_argument("--batch", type=positive_int, default=None,

@@ -158,7 +158,8 @@ def save_model(model, path) -> None:
 def build_parser():
     p = recipe_common.parser(__doc__.split("\n\n")[0])
     p.add_argument("--minutes", type=positive_float, default=15.0,
-                   help="stop training after this many minutes of wall time")
+                   help="stop training after this many minutes of wall time (bound a run by --timesteps instead "
+                        "for the same result from the same seed)")
     p.add_argument("--timesteps", type=positive_int, default=None,
                    help="stop training after this many learner steps (default 10,000,000; 128 with --tiny)")
     p.add_argument("--envs", type=positive_int, default=None,
@@ -166,7 +167,8 @@ def build_parser():
     p.add_argument("--n-steps", type=positive_int, default=None,
                    help="steps per env per rollout (default 128; 32 with --tiny)")
     p.add_argument("--batch-size", type=positive_int, default=None, help="minibatch size (default 256; 32 with --tiny)")
-    p.add_argument("--epochs", type=positive_int, default=None, help="PPO epochs per rollout (default 4; 1 with --tiny)")
+    p.add_argument("--epochs", type=positive_int, default=None,
+                   help="PPO epochs per rollout (default 4; 1 with --tiny)")
     p.add_argument("--pool", type=non_negative_int, default=8,
                    help="past snapshots kept as opponents (0: always the current policy)")
     p.add_argument("--p-current", type=float, default=0.5,

@@ -151,7 +151,9 @@ def train(args, progress: bool):
 
 def build_parser():
     p = recipe_common.parser(__doc__.split("\n\n")[0])
-    p.add_argument("--minutes", type=positive_float, default=5.0, help="stop collecting after this many minutes")
+    p.add_argument("--minutes", type=positive_float, default=5.0,
+                   help="stop collecting after this many minutes (bound a run by --batches instead for the "
+                        "same result from the same seed)")
     p.add_argument("--batches", type=positive_int, default=None,
                    help="collector batches (default 100,000, bounded by --minutes; 2 with --tiny)")
     p.add_argument("--games-per-batch", type=positive_int, default=None,

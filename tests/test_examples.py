@@ -209,9 +209,10 @@ def test_rllib_env_renames_the_observation_for_the_masking_module():
 
 def test_rllib_ppo_trains_the_shared_masked_module_and_grades_it(tmp_path):
     require("rllib")
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     run = subprocess.run([sys.executable, str(EXAMPLES / "rllib_ppo_masked.py"), "--tiny", "--no-progress",
                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=240,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])))
+                         env=dict(os.environ, PYTHONPATH=path))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "RLlib PPO masked" in run.stdout
     summary = json.loads((tmp_path / "summary.json").read_text())
