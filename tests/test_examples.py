@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -207,15 +206,16 @@ def test_rllib_env_renames_the_observation_for_the_masking_module():
     assert rewards == {a: ref.rewards[a] for a in ("player_0", "player_1")}
 
 
-def test_rllib_ppo_trains_the_shared_masked_module_and_grades_it(tmp_path):
+def test_rllib_ppo_trains_the_shared_masked_module_and_grades_it(tmp_path, capsys):
     require("rllib")
-    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    run = subprocess.run([sys.executable, str(EXAMPLES / "rllib_ppo_masked.py"), "--tiny", "--no-progress",
-                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=240,
-                         env=dict(os.environ, PYTHONPATH=path))
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "RLlib PPO masked" in run.stdout
+    rl = recipe("rllib_ppo_masked")
+    import ray
+
+    report = rl.main(["--tiny", "--no-progress", "--out", str(tmp_path)])
+    assert not ray.is_initialized()  # its private Ray instance is shut down
+    assert "RLlib PPO masked" in capsys.readouterr().out
     summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary == report.to_dict()
     assert summary["training"]["iterations"] == 1 and summary["training"]["steps"] >= 64
     assert summary["training"]["games"] >= 4  # 16 moves a game, both seats in the same episode
     assert_sane(summary)
