@@ -29,10 +29,6 @@ class TensorInfos(BaseWrapper):
         return {agent: {"ply": int(info["ply"]), "margin": np.asarray(info["bounds"]["margin"], np.int64)}
                 for agent, info in self.env.infos.items()}
 
-    @infos.setter
-    def infos(self, value):  # BaseWrapper never sets it; kept for AEC wrappers that might
-        self.env.infos = value
-
 
 def make_env(seed: int | None = None, frame: str = "player", **kwargs):
     """``PettingZooWrapper(TensorInfos(highway_v0.env(frame=frame)), use_mask=True)`` with both
