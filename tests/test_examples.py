@@ -77,10 +77,12 @@ def random_positions(n: int, seed: int) -> np.ndarray:
     return np.array([random_board(rng, int(rng.integers(0, 15))).cells for _ in range(n)], np.int8)
 
 
-def test_sb3_selfplay_trains_one_shared_policy_and_grades_it(capsys):
+def test_sb3_selfplay_trains_one_shared_policy_and_grades_it(capsys, tmp_path):
     require("sb3")
     sb3 = recipe("sb3_maskable_ppo_selfplay")
-    model, report = sb3.main(["--tiny", "--no-progress", "--snapshot-every", "1", "--pool", "2"])
+    saved = tmp_path / "model.zip"
+    model, report = sb3.main(["--tiny", "--no-progress", "--snapshot-every", "1", "--pool", "2",
+                              "--save", str(saved)])
     training = report.summary["training"]
     assert model.num_timesteps == 128 and model._n_updates >= 1  # it trained
     assert training["games"] == 128 // 8  # 8 learner moves a game; an illegal move would have raised
@@ -88,6 +90,14 @@ def test_sb3_selfplay_trains_one_shared_policy_and_grades_it(capsys):
     assert sorted(seats) == ["A", "B"]  # one policy, both seats
     assert_sane(report.to_dict())
     assert "MaskablePPO self-play" in capsys.readouterr().out
+    # the saved model is what evaluate("sb3:PATH") loads, and plays the same moves
+    from highway_env.benchmark.policy import load_sb3, observations
+
+    obs = observations(random_positions(40, seed=2), frame="player")
+    masks = obs["action_mask"].astype(bool)
+    loaded = load_sb3(str(saved))
+    assert np.array_equal(loaded.predict(obs, action_masks=masks, deterministic=True)[0],
+                          model.predict(obs, action_masks=masks, deterministic=True)[0])
 
 
 def test_sb3_selfplay_opponent_is_the_learner_and_plays_legal_moves_for_both_seats():
