@@ -44,6 +44,8 @@ def number(kind: type = int, lo=None, hi=None, *, lo_open: bool = False, hi_name
 positive_float = number(float, 0, MAX_TIME_LIMIT, lo_open=True, hi_name=f"{MAX_TIME_LIMIT:.0f} seconds (a year)")
 #: counts such as nodes or positions: positive, at most 2**62
 positive_int = number(int, 0, MAX_NODE_LIMIT, lo_open=True, hi_name="2**62")
+#: counts that may be zero: at most 2**62
+non_negative_int = number(int, 0, MAX_NODE_LIMIT, hi_name="2**62")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
