@@ -99,17 +99,24 @@ def build_parser() -> argparse.ArgumentParser:
                         "if present, 'none' = skip (default: %(default)s)")
     p.add_argument("--perfect-tiebreak", default="hardest", choices=("random", "margin", "hardest"),
                    help="tie-break of the perfect opponent among value-keeping moves (default: %(default)s)")
+    p.add_argument("--perfect-budget-nodes", type=int, default=300_000,
+                   help="solver nodes per move for the perfect player's exact tie-break before it falls "
+                        "back to another value-keeping move; counted in nodes so that the figures are the "
+                        "same on any machine under any load; 0 = --perfect-budget seconds instead "
+                        "(default: %(default)s)")
     p.add_argument("--perfect-budget", type=float, default=0.5,
-                   help="seconds per move for the perfect player's exact tie-break before it falls back "
-                        "to another value-keeping move (default: %(default)s)")
+                   help="seconds per move for the tie-break when --perfect-budget-nodes is 0 (default: %(default)s)")
     p.add_argument("--perfect-exact-from-ply", type=int, default=0,
                    help="from this ply on the perfect player's moves are always proven value-keeping, "
                         "however long the solver takes; earlier, positions not in the opening book get "
-                        "--perfect-early-budget seconds. The shipped book answers every early position of "
+                        "--perfect-early-budget-nodes solver nodes. The shipped book answers every early position of "
                         "games from the empty board within seconds, so the default is 0: every move exact; "
                         "raise it for games from other starts (default: %(default)s)")
+    p.add_argument("--perfect-early-budget-nodes", type=int, default=2_000_000,
+                   help="solver nodes per early move (see --perfect-exact-from-ply); 0 = "
+                        "--perfect-early-budget seconds instead (default: %(default)s)")
     p.add_argument("--perfect-early-budget", type=float, default=3.0,
-                   help="seconds per early move (see --perfect-exact-from-ply) (default: %(default)s)")
+                   help="seconds per early move when --perfect-early-budget-nodes is 0 (default: %(default)s)")
     p.add_argument("--store", default="default",
                    help="solver position store shared by the workers and kept between runs: a path, "
                         "'default' (the solver's default store) or 'none' (default: %(default)s)")
@@ -137,7 +144,7 @@ def validate(args, argv) -> None:
     if not args.agent:
         raise UsageError("give at least one --agent SPEC (e.g. --agent greedy)")
     for name, lo in (("games", 0), ("positions", 0), ("conversion", 0), ("workers", 1), ("chunk", 1),
-                     ("perfect_exact_from_ply", 0)):
+                     ("perfect_exact_from_ply", 0), ("perfect_budget_nodes", 0), ("perfect_early_budget_nodes", 0)):
         v = getattr(args, name)
         if v < lo:
             raise UsageError(f"--{name.replace('_', '-')} must be >= {lo}, got {v}")
@@ -173,13 +180,18 @@ def validate(args, argv) -> None:
             raise UsageError(f"bad agent spec {spec!r}: {e}") from None
 
 
+def perfect_options(args) -> dict:
+    """The perfect opponent's options from the command line (``highway_env.evaluation.tasks.get_agent``)."""
+    return {"budget": args.perfect_budget, "budget_nodes": args.perfect_budget_nodes,
+            "exact_from_ply": args.perfect_exact_from_ply, "early_budget": args.perfect_early_budget,
+            "early_budget_nodes": args.perfect_early_budget_nodes,
+            "store": {"default": True, "none": None}.get(args.store, args.store)}
+
+
 def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     from highway_env.evaluation.tasks import digest, slug
 
-    store = {"default": True, "none": None}.get(args.store, args.store)
-    perfect = {"tiebreak": args.perfect_tiebreak, "budget": args.perfect_budget,
-               "exact_from_ply": args.perfect_exact_from_ply, "early_budget": args.perfect_early_budget,
-               "store": store}
+    perfect = dict(perfect_options(args), tiebreak=args.perfect_tiebreak)
     from highway_env.benchmark.run import sample_plan
 
     pfile = str(args.positions_file) if args.positions_file else None
@@ -189,11 +201,13 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
 
     def add(kind, name, opponent=perfect, **kw):
         pkey = {k: v for k, v in opponent.items() if k != "store"}
-        core = {"kind": kind, "seed_root": args.seed, "perfect": pkey, **kw}
-        key = digest(core)
+        key = digest({"kind": kind, "seed_root": args.seed, "perfect": pkey, **kw})
+        # the seed leaves the node budgets out: the same games as with time budgets (the shipped runs')
+        seed_key = digest({"kind": kind, "seed_root": args.seed, **kw,
+                           "perfect": {k: v for k, v in pkey.items() if not k.endswith("budget_nodes")}})
         t = {"kind": kind, "perfect": opponent, "positions_file": pfile, **kw}
         t["id"] = f"{kind}-{slug(name)}-{key}"
-        t["seed"] = [args.seed, int(key, 16) % (2**31)]
+        t["seed"] = [args.seed, int(seed_key, 16) % (2**31)]
         tasks.append(t)
 
     chunk_pos = 500
@@ -334,9 +348,8 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
         "config": {"agents": args.agent, "games": args.games, "rr_games": args.rr_games,
                    "positions": int(len(plan["sample"])), "conversion": int(len(plan["conversion"])),
                    "seed": args.seed, "workers": args.workers, "name": args.name,
-                   "perfect_tiebreak": args.perfect_tiebreak, "perfect_budget": args.perfect_budget,
-                   "perfect_exact_from_ply": args.perfect_exact_from_ply,
-                   "perfect_early_budget": args.perfect_early_budget},
+                   "perfect_tiebreak": args.perfect_tiebreak,
+                   **{f"perfect_{k}": v for k, v in perfect_options(args).items() if k != "store"}},
         "position_set": {"file": str(args.positions_file or "highway_env/data/positions_v1.npz"),
                          "version": ps.meta.get("version"), "size": len(ps)},
         "position_set_v2": None if ps2 is None else {"file": str(args.positions_v2),
@@ -358,9 +371,7 @@ def grade_policies(args, summary: dict) -> None:
                      conversion=args.conversion, seed=args.seed, name=spec, progress=not args.no_progress,
                      margin_games=args.games, positions_file=args.positions_file,
                      perfect_tiebreak=args.perfect_tiebreak,
-                     perfect_options={"budget": args.perfect_budget, "exact_from_ply": args.perfect_exact_from_ply,
-                                      "early_budget": args.perfect_early_budget,
-                                      "store": {"default": True, "none": None}.get(args.store, args.store)})
+                     perfect_options=perfect_options(args))
         d = r.to_dict()
         graded[spec] = d["agents"][spec]
         summary["perfect_moves"] += d["perfect_moves"]

@@ -116,7 +116,7 @@ def main(argv=None) -> int:
         out = trainer.run()
     except KeyboardInterrupt:
         return 128 + signal.SIGTERM if terminated else 130
-    except TrainingDiverged as e:
+    except (TrainingDiverged, ConfigError) as e:  # ConfigError: e.g. a Ray address that does not answer
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:

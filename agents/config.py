@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -38,7 +39,16 @@ class TrainConfig:
                          "the trainer also plays pending chunks while it waits")
     ray_address: str = _f("", "run the self-play workers on this Ray cluster ('auto' or host:port; "
                               "needs pip install '.[ray]')")
-    device: str = _f("cpu", "torch device of the trainer ('cpu' or 'cuda'; self-play stays on CPU)")
+    ray_runtime_env: str = _f("", "Ray runtime_env for the self-play tasks: '' ships the highway_env "
+                                  "and agents packages to the nodes (py_modules), so nodes without "
+                                  "them can join (they need the dependencies: numpy, numba, torch, ...); a JSON object "
+                                  "is merged over that (e.g. '{\"pip\": [\"numba\"]}'); 'none' "
+                                  "ships nothing (every node has the packages installed)")
+    device: str = _f("cpu", "torch device of the learner ('cpu', 'cuda' or 'cuda:N'; self-play and "
+                            "the background evaluation stay on CPU)")
+    learner_threads: int = _f(0, "torch threads of the learner (0 = the cores not used by local "
+                                 "self-play workers and the background evaluation, 1 to 8); "
+                                 "self-play and evaluation always use 1 thread each")
     # -- network
     net: str = _f("mlp", "network kind: 'mlp' (fast on CPU) or 'resnet'")
     hidden: int = _f(256, "MLP width")
@@ -85,6 +95,10 @@ class TrainConfig:
     eval_opponents: str = _f("random,greedy,mcts:300", "comma-separated agent specs to evaluate against "
                                                           "(add 'perfect' for the exact player: slower)")
     eval_simulations: int = _f(32, "search simulations of the trained agent in evaluations")
+    eval_background: bool = _f(True, "evaluate in a process beside training, on a snapshot of the "
+                                      "weights (the learner does not wait; the results fill the "
+                                      "evaluated iteration's log row when ready); "
+                                      "--no-eval-background evaluates in the loop")
     play_search: str = _f("puct", "search stored in the checkpoints' search config, what the agent "
                                   "plays with by default: 'puct' (measured better than Gumbel at a few "
                                   "hundred simulations) or 'gumbel' (as in self-play)")
@@ -124,7 +138,7 @@ class TrainConfig:
                      "grade_positions"):
             pos_int(name)
         for name in ("seed", "iterations", "workers", "min_replay", "temperature_moves", "eval_every",
-                     "random_opening", "grade_every", "grade_simulations"):
+                     "random_opening", "grade_every", "grade_simulations", "learner_threads"):
             pos_int(name, 0)
         for name in ("minutes", "replay_ratio", "lr", "lr_final", "weight_decay", "value_weight",
                      "score_weight", "margin_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps", "random_opening_share",
@@ -140,6 +154,7 @@ class TrainConfig:
         check("run", isinstance(self.run, str) and self.run and "/" not in self.run and self.run not in (".", ".."),
               "a non-empty name without '/'")
         check("device", self.device == "cpu" or self.device.startswith("cuda"), "'cpu' or 'cuda[:N]'")
+        self.ray_runtime_env_dict()
         check("min_replay", self.min_replay <= self.replay_size, f"<= replay_size ({self.replay_size})")
         from agents.registry import GAMES, agent_kinds
 
@@ -180,6 +195,33 @@ class TrainConfig:
             except (AgentSpecError, CheckpointError, ConfigError, ValueError, OSError) as e:
                 raise ConfigError(f"eval_opponents: cannot use {spec!r}: {e}") from e
         return out
+
+    def learner_thread_count(self) -> int:
+        """``learner_threads``, or with 0 the cores this process may use less one per local
+        self-play worker and one for the background evaluation, between 1 and 8 (a small network
+        gains little from more, and threads that share a core with busy processes wait on each
+        other: on a loaded 2-core machine 2 threads made the learner many times slower)."""
+        if self.learner_threads:
+            return self.learner_threads
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        local_workers = self.workers if self.ray_address in ("", "local") else 0
+        evaluator = 1 if self.eval_every and self.eval_background else 0
+        return max(1, min(8, cores - local_workers - evaluator))
+
+    def ray_runtime_env_dict(self) -> dict | None:
+        """The extra runtime_env given by ``ray_runtime_env`` ({} for '', None for 'none');
+        ConfigError names a value that is not a JSON object."""
+        text = self.ray_runtime_env.strip()
+        if text in ("", "none"):
+            return {} if not text else None
+        try:
+            env = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"ray_runtime_env must be '', 'none' or a JSON object, got "
+                              f"{self.ray_runtime_env!r} ({e})") from None
+        if not isinstance(env, dict):
+            raise ConfigError(f"ray_runtime_env must be '', 'none' or a JSON object, got {self.ray_runtime_env!r}")
+        return env
 
     def game_config(self) -> dict:
         """Keyword options of the game (``agents.registry.get_game(game, config)``)."""

@@ -11,10 +11,12 @@ import collections
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
+import socket
 import threading
 import time
 import traceback
 
+from agents.network import ConfigError
 from agents.selfplay import ChunkResult, ChunkTask, run_chunk
 
 
@@ -88,13 +90,15 @@ class ProcessPool:
     and a replacement is started, so collect() still returns every chunk, the same results as an
     undisturbed run (chunks are seeded). Only when no worker can be started (``max_failed_starts``
     replacements in a row died before finishing a chunk, none left alive) does collect() raise.
-    While waiting in collect() the calling process plays queued chunks too, so no core idles."""
+    While waiting in collect() the calling process plays queued chunks too, so no core idles
+    (``helps=False`` leaves them to the workers: bench/bench_scale.py measures the workers alone)."""
 
-    def __init__(self, workers: int, max_failed_starts: int = 3):
+    def __init__(self, workers: int, max_failed_starts: int = 3, helps: bool = True):
         self._ctx = mp.get_context("spawn")  # fork after torch/numba threads start is unsafe
         self.workers = workers
         self.replaced = 0  # workers started to replace dead ones (for logs and tests)
         self._max_failed = max_failed_starts
+        self._helps = helps
         self._failed_starts = 0
         self._cond = threading.Condition()
         self._pending: collections.deque = collections.deque()  # (key, task) not started anywhere
@@ -128,7 +132,7 @@ class ProcessPool:
             while len(self._results) < self._expected:
                 if self._error is not None:
                     raise RuntimeError(self._error)
-                if self._pending:  # help: run a queued chunk here
+                if self._pending and self._helps:  # help: run a queued chunk here
                     key, task = self._pending.popleft()
                     weights = self._weights
                     self._cond.release()
@@ -256,24 +260,61 @@ class ProcessPool:
         self._cond.notify_all()
 
 
-class RayPool:
-    """Chunks as Ray tasks (1 CPU each) on the cluster at ``address`` ('local' starts one here).
-    The weights go into the object store once per iteration (``ray.put``), not inside every task;
-    a task lost with its node is retried (``max_retries``); it is seeded, so a retry plays the
-    same games."""
+# What one chunk task may use at most, declared to Ray so that a node runs no more chunks than fit
+# its memory: a worker playing a 128-game chunk at the default settings peaked at ~0.5 GB RSS
+# (torch, numba and the search trees; measured with ru_maxrss).
+CHUNK_TASK_MEMORY = 768 * 2**20
+_SHIPPED_EXCLUDES = ["__pycache__", "*.pyc", "*.nbi", "*.nbc"]
 
-    def __init__(self, address: str, workers: int = 0, max_retries: int = 3):
+
+def shipped_runtime_env(extra: dict | None) -> dict | None:
+    """The Ray runtime_env of a training run: the highway_env and agents packages as py_modules
+    (Ray zips them once and unpacks them on every node, so a node needs only their dependencies,
+    pyproject's ``dependencies``), with ``extra`` merged over it; ``extra=None`` ships nothing."""
+    if extra is None:
+        return None
+    import agents
+    import highway_env
+
+    base = {"py_modules": [os.path.dirname(highway_env.__file__), os.path.dirname(agents.__file__)],
+            "excludes": list(_SHIPPED_EXCLUDES)}
+    return {**base, **extra}
+
+
+class RayPool:
+    """Chunks as Ray tasks on the cluster at ``address`` ('local' starts one here, 'auto' or
+    host:port joins one), each declaring 1 CPU and ``CHUNK_TASK_MEMORY``. The weights go into
+    the object store once per iteration (``ray.put``), not inside every task. A task lost with
+    its worker process or node (kill -9, node failure, Ray's out-of-memory killer) is retried on
+    another node (``max_retries``), and so is a lost result; a chunk is seeded, so a retry plays
+    the same games. Exceptions raised by the chunk itself are not retried (``retry_exceptions``
+    off): a chunk is deterministic, so it would fail again. When no node with a CPU is left for
+    ``no_cpu_timeout`` seconds, collect() raises instead of waiting forever.
+
+    ``runtime_env`` (see :func:`shipped_runtime_env`) is the job's: it applies when this pool
+    starts or joins Ray itself; when Ray was initialised before, that call's runtime_env applies."""
+
+    def __init__(self, address: str, workers: int = 0, runtime_env: dict | None = None,
+                 max_retries: int = 3, no_cpu_timeout: float = 120.0):
         try:
             import ray
         except ImportError:
             raise RuntimeError("--ray-address needs the ray package: pip install 'highway-boardgame[ray]' "
                                "(or pip install ray)") from None
         self._ray = ray
-        if not ray.is_initialized():
-            ray.init(address=None if address == "local" else address, include_dashboard=False,
-                     **({"num_cpus": max(workers, 1)} if address == "local" else {}))
-        self._remote = ray.remote(num_cpus=1, max_retries=max_retries)(_run_chunk_with)
+        self._owns_ray = not ray.is_initialized()
+        if self._owns_ray:
+            _check_reachable(address)
+            try:  # "local" starts a new instance even where another Ray cluster runs on this machine
+                ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
+                         **({"num_cpus": max(workers, 1)} if address == "local" else {}))
+            except ConnectionError as e:
+                raise ConfigError(f"ray_address {address!r}: {e}") from None
+        self.options = {"num_cpus": 1, "memory": CHUNK_TASK_MEMORY, "max_retries": max_retries,
+                        "retry_exceptions": False}
+        self._remote = ray.remote(**self.options)(_run_chunk_with)
         self.workers = workers
+        self._no_cpu_timeout = no_cpu_timeout
         self._refs = []
         self._weights = None
         self._weights_ref = None
@@ -285,10 +326,38 @@ class RayPool:
 
     def collect(self) -> list[ChunkResult]:
         refs, self._refs = self._refs, []
-        return self._ray.get(refs)
+        no_cpu_since = None
+        while True:
+            _, waiting = self._ray.wait(refs, num_returns=len(refs), timeout=5.0)
+            if not waiting:
+                return self._ray.get(refs)
+            if self._ray.cluster_resources().get("CPU", 0) >= 1:
+                no_cpu_since = None
+                continue
+            no_cpu_since = no_cpu_since or time.monotonic()
+            if time.monotonic() - no_cpu_since > self._no_cpu_timeout:
+                raise RuntimeError(f"no Ray node with a CPU has been left for {self._no_cpu_timeout:g} s "
+                                   f"({len(waiting)} self-play chunks waiting); add nodes to the "
+                                   "cluster, or train without --ray-address")
 
     def close(self) -> None:
-        pass
+        for ref in self._refs:  # chunks of an iteration that will not be collected
+            self._ray.cancel(ref, force=True)
+        self._refs = []
+        if self._owns_ray:
+            self._ray.shutdown()
+
+
+def _check_reachable(address: str, timeout: float = 10.0) -> None:
+    """A host:port address must answer: Ray itself retries a wrong one for minutes."""
+    if address in ("local", "auto"):
+        return
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"ray_address {address!r}: no Ray head answers there ({e}); give the "
+                          "head's host:port (ray start --head prints it), 'auto' or 'local'") from None
 
 
 def _run_chunk_with(task: ChunkTask, weights: dict) -> ChunkResult:
@@ -296,7 +365,8 @@ def _run_chunk_with(task: ChunkTask, weights: dict) -> ChunkResult:
     return run_chunk(task._replace(weights=weights))
 
 
-def make_pool(workers: int, ray_address: str = ""):
+def make_pool(workers: int, ray_address: str = "", runtime_env: dict | None = None):
+    """The pool of a training run; ``runtime_env`` is the extra Ray runtime_env (None: ship nothing)."""
     if ray_address:
-        return RayPool(ray_address, workers)
+        return RayPool(ray_address, workers, shipped_runtime_env(runtime_env))
     return ProcessPool(workers) if workers > 0 else InlinePool()

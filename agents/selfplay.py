@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import numpy as np
@@ -91,6 +92,21 @@ def play_games(game: Game, search: BatchedMCTS, n_games: int, rng: np.random.Gen
     return samples, result0
 
 
+@contextlib.contextmanager
+def torch_threads(n: int):
+    """Run the block with ``n`` torch threads, then restore the count. Self-play and evaluation
+    use one thread wherever they run (a worker, or the trainer helping), so their results never
+    depend on the learner's thread count."""
+    before = torch.get_num_threads()
+    if n != before:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if n != before:
+            torch.set_num_threads(before)
+
+
 _CACHE: dict = {}
 
 
@@ -99,7 +115,6 @@ def _net_for(task: ChunkTask):
     if key not in _CACHE:
         from agents.registry import get_game
 
-        torch.set_num_threads(1)
         _CACHE.clear()
         _CACHE[key] = (get_game(task.game, task.game_config), build_network(NetConfig.from_dict(task.net_config)))
     return _CACHE[key]
@@ -117,7 +132,8 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
     net.eval()
     search = BatchedMCTS(game, NetworkEvaluator(game, net), SearchConfig(**task.search_config))
     rng = np.random.default_rng(list(task.seed))
-    samples, r0 = play_games(game, search, task.games, rng, task.temperature_moves,
-                             task.random_opening, task.random_opening_share)
+    with torch_threads(1):
+        samples, r0 = play_games(game, search, task.games, rng, task.temperature_moves,
+                                 task.random_opening, task.random_opening_share)
     outcomes = (int((r0 > 0).sum()), int((r0 == 0).sum()), int((r0 < 0).sum()))
     return ChunkResult(samples, task.games, outcomes, time.perf_counter() - t0)

@@ -6,7 +6,12 @@ iteration stale), add the new positions to the replay buffer, train ``replay_rat
 position, then maybe evaluate and checkpoint.
 
 Determinism: every chunk is seeded by (seed, iteration, chunk) and results are merged in chunk
-order, torch runs with one thread on CPU, and the trainer's sampling uses its own seeded generator.
+order, the trainer's sampling uses its own seeded generator, and the evaluation (in the loop or in
+a process beside it, :mod:`agents.background_eval`) reads the weights but changes nothing the
+training uses. Self-play and evaluation run with one torch thread wherever they run; the
+learner's thread count (``learner_threads``) did not change the MLP's weights in our measurements
+(1, 2 and 4 threads; tests/test_train_scale.py checks 1 against 2), but can change a ResNet's
+(convolutions), so compare ResNet runs at the same ``learner_threads``.
 So with a fixed ``iterations`` count, the same seed and config give the same weights wherever the
 chunks run (in-process, local workers, Ray; a worker killed mid-chunk has its chunk re-run), and
 an interrupted run resumed with ``--resume`` ends with the same weights as an uninterrupted one
@@ -27,8 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.alphazero import AlphaZeroAgent
-from agents.arena import play_match
+from agents.background_eval import BackgroundEvaluator, evaluate_net
 from agents.checkpoint import CheckpointError, atomic_write, load_checkpoint, save_checkpoint
 from agents.config import TrainConfig
 from agents.grading import Grader
@@ -63,14 +67,22 @@ def _np_weights(net: torch.nn.Module) -> dict:
 class Trainer:
     def __init__(self, cfg: TrainConfig, resume: bool = False):
         self.cfg = cfg.validate()
-        torch.set_num_threads(1)
+        torch.set_num_threads(cfg.learner_thread_count())
         self.run_dir = Path(cfg.out_dir) / cfg.run
         self.game = get_game(cfg.game, cfg.game_config())
         self.net_config = cfg.net_config(self.game.obs_shape, self.game.num_actions)
         torch.manual_seed(cfg.seed)
-        self.device = torch.device(cfg.device)
+        try:
+            self.device = torch.device(cfg.device)
+        except RuntimeError as e:  # e.g. 'cuda:x'
+            raise ConfigError(f"device {cfg.device!r} is not a torch device: {e}") from None
         if self.device.type == "cuda" and not torch.cuda.is_available():
-            raise ConfigError(f"device {cfg.device!r} given but torch sees no CUDA GPU")
+            raise ConfigError(f"device {cfg.device!r} given but torch sees no CUDA GPU "
+                              "(use --device cpu, or a torch build with CUDA on a machine with a GPU)")
+        if self.device.type == "cuda" and self.device.index is not None \
+                and self.device.index >= torch.cuda.device_count():
+            raise ConfigError(f"device {cfg.device!r} given but torch sees only "
+                              f"{torch.cuda.device_count()} CUDA GPU(s)")
         self.net = build_network(self.net_config).to(self.device)
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.rng = np.random.default_rng([cfg.seed, 7])
@@ -86,6 +98,8 @@ class Trainer:
                              cfg.search_config(cfg.grade_simulations) if cfg.grade_simulations else None,
                              cfg.device)
         self.best_by = cfg.best_by if self.grader.available else "score"
+        self._evaluator: BackgroundEvaluator | None = None
+        self._eval_models: dict[int, dict] = {}  # iteration -> model entry of a pending evaluation
         if resume:
             self.load(self.run_dir / "latest.pt")
 
@@ -114,6 +128,7 @@ class Trainer:
             "rng": {"numpy": self.rng.bit_generator.state, "torch": torch.get_rng_state()},
             "best_score": self.best_score, "last_eval": dict(self.last_eval),
             "grading": self.grader.state_dict(),
+            "eval_pending": [[i, m["model"]] for i, m in sorted(self._eval_models.items())],
             "replay_file": replay_file,
         })
         for old in self.run_dir.glob("replay_*.npz"):  # keep only the one latest.pt refers to
@@ -145,6 +160,8 @@ class Trainer:
         self.best_score = data.get("best_score", -math.inf)
         self.last_eval = dict(data.get("last_eval", {}))
         self.grader.load_state_dict(data.get("grading", {}))
+        entry = self._model_entry()
+        self._eval_models = {int(i): {**entry, "model": m} for i, m in data.get("eval_pending", [])}
         if data.get("replay_file"):
             rp = path.parent / data["replay_file"]
             try:
@@ -211,18 +228,45 @@ class Trainer:
                 "try a lower --lr (or --resume with one)")
 
     def evaluate(self) -> dict[str, float]:
+        """Evaluate the current weights here and now (the in-loop path)."""
         c = self.cfg
         if self._opponents is None:
             self._opponents = c.eval_agents()
-        agent = AlphaZeroAgent(self.game, self.net, c.search_config(c.eval_simulations), seed=c.seed,
-                               device=c.device)
-        seed = c.seed * 1_000_003 + self.counters["iteration"]
-        out = {s: play_match(agent, opp, self.game, c.eval_games, seed=seed).score
-               for s, opp in self._opponents}
+        out = evaluate_net(c, self.game, self.net, self._opponents, self.counters["iteration"], c.device)
         self.net.train()
-        out["mean"] = float(np.mean(list(out.values())))
         self.last_eval = out
         return out
+
+    def _start_evaluation(self, iteration: int, logger: "_Logger") -> None:
+        """Evaluate the weights of ``iteration``: at once in the loop, or handed to the background
+        process with a snapshot for best.pt (their result is recorded when it comes back)."""
+        if not self.cfg.eval_background:
+            self._record_evaluation(iteration, self.evaluate(), self._model_entry(), logger)
+            return
+        entry = self._model_entry()
+        entry["model"] = {k: v.clone() for k, v in entry["model"].items()}  # not the live tensors
+        self._eval_models[iteration] = entry
+        self._background_evaluator().submit(iteration, {k: v.numpy() for k, v in entry["model"].items()})
+
+    def _background_evaluator(self) -> BackgroundEvaluator:
+        if self._evaluator is None:
+            self._evaluator = BackgroundEvaluator(self.cfg)
+        return self._evaluator
+
+    def _record_evaluation(self, iteration: int, scores: dict, model_entry: dict, logger: "_Logger") -> None:
+        """Results in iteration order: the log row of ``iteration``, the last evaluation, best.pt."""
+        self.last_eval = dict(scores)
+        logger.update(iteration, {f"eval_{k}": v for k, v in scores.items()})
+        if scores["mean"] >= self.best_score:
+            self.best_score = scores["mean"]
+            if self.best_by == "score":
+                save_checkpoint(self.run_dir / "best.pt", model_entry)
+
+    def _finished_evaluations(self, logger: "_Logger", wait: bool = False) -> None:
+        if self._evaluator is None:
+            return
+        for iteration, scores in (self._evaluator.wait() if wait else self._evaluator.poll()):
+            self._record_evaluation(iteration, scores, self._eval_models.pop(iteration), logger)
 
     # ------------------------------------------------------------------ the loop
     def _done(self, t_start: float) -> bool:
@@ -237,13 +281,15 @@ class Trainer:
         c = self.cfg
         done_here = 0
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict())  # first: it may refuse
         logger = _Logger(self.run_dir, c, self.counters["iteration"])
         bar = _progress(c, self.counters)
         if c.grade_every and (c.progress or not self.grader.available):
             print(f"note: {self.grader.note}")
-        pool = make_pool(c.workers, c.ray_address)
         t_start = time.time() - self.counters["elapsed"]
         try:
+            for iteration, entry in sorted(self._eval_models.items()):  # pending when last saved
+                self._background_evaluator().submit(iteration, {k: v.numpy() for k, v in entry["model"].items()})
             if not self._done(t_start):
                 pool.submit(self._tasks(self.counters["iteration"], self.actor_weights))
             while not self._done(t_start):
@@ -274,18 +320,14 @@ class Trainer:
                        "p0_win": outcomes[0] / games, "draw": outcomes[1] / games, "replay": len(self.replay),
                        **{k: round(float(v), 5) for k, v in losses.items()}}
                 final = self._done(t_start)
-                if c.eval_every and ((it + 1) % c.eval_every == 0 or final):
-                    ev = self.evaluate()
-                    row.update({f"eval_{k}": v for k, v in ev.items()})
-                    if ev["mean"] >= self.best_score:
-                        self.best_score = ev["mean"]
-                        if self.best_by == "score":
-                            save_checkpoint(self.run_dir / "best.pt", self._model_entry())
                 if self.grader.due(it + 1, final):
                     row["grade_accuracy"] = round(self.grader.accuracy(self.net), 5)
                     if self.grader.improved(row["grade_accuracy"]) and self.best_by == "accuracy":
                         save_checkpoint(self.run_dir / "best.pt", self._model_entry())
                 logger.log(row)
+                if c.eval_every and ((it + 1) % c.eval_every == 0 or final):
+                    self._start_evaluation(it + 1, logger)
+                self._finished_evaluations(logger, wait=final)
                 bar.update(self.counters, row, self.last_eval, self.grader.last)
                 done_here += 1
                 stop = stop_after is not None and done_here >= stop_after
@@ -293,6 +335,8 @@ class Trainer:
                     self.save()
                 if stop:
                     break
+            if self._done(t_start):  # the last results (also of a run resumed at its end)
+                self._finished_evaluations(logger, wait=True)
             if not (self.run_dir / "best.pt").exists():
                 save_checkpoint(self.run_dir / "best.pt", self._model_entry())
         except KeyboardInterrupt:
@@ -302,6 +346,9 @@ class Trainer:
             raise
         finally:
             pool.close()
+            if self._evaluator is not None:  # pending snapshots live on in latest.pt
+                self._evaluator.close()
+                self._evaluator = None
             bar.close()
             logger.close()
         return {"counters": dict(self.counters), "eval": dict(self.last_eval), "losses": dict(self.last_losses)}
@@ -330,6 +377,18 @@ class _Logger:
 
     def log(self, row: dict) -> None:
         self.rows.append({k: str(v) for k, v in row.items()})
+        self._write()
+        self._scalars(row, int(row["iteration"]))
+
+    def update(self, iteration: int, values: dict) -> None:
+        """Add ``values`` to the row of ``iteration`` (an evaluation that finished later)."""
+        for r in self.rows:
+            if int(r["iteration"]) == iteration:
+                r.update({k: str(v) for k, v in values.items()})
+        self._write()
+        self._scalars(values, iteration)
+
+    def _write(self) -> None:
         keys = list(dict.fromkeys(k for r in self.rows for k in r))
         def write(tmp):
             with open(tmp, "w", newline="") as f:
@@ -337,10 +396,12 @@ class _Logger:
                 w.writeheader()
                 w.writerows(self.rows)
         atomic_write(self.path, write)
+
+    def _scalars(self, values: dict, iteration: int) -> None:
         if self.tb is not None:
-            for k, v in row.items():
+            for k, v in values.items():
                 if k != "iteration" and isinstance(v, (int, float, np.floating, np.integer)):
-                    self.tb.add_scalar(k, float(v), int(row["iteration"]))
+                    self.tb.add_scalar(k, float(v), iteration)
 
     def close(self) -> None:
         if self.tb is not None:

@@ -1,11 +1,13 @@
-"""What the three PettingZoo AEC envs (highway, blackpath, jumping) share: the classic wrappers and
-the masked-observation spaces. Each env stays one readable file per game, as PettingZoo's classic
-envs are; only this boilerplate lives here."""
+"""What the three PettingZoo AEC envs (highway, blackpath, jumping) share: the classic wrappers, the
+masked-observation spaces and the turn bookkeeping. Each env stays one readable file per game, as
+PettingZoo's classic envs are; only this boilerplate lives here."""
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 from gymnasium import spaces
+from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from highway_env.core import HighwayError, integral
@@ -95,17 +97,70 @@ def masked_spaces(agents, observation: spaces.Box, num_actions: int) -> tuple[di
     return action_spaces, observation_spaces
 
 
-class SpacesByAgent:
-    """``observation_space(agent)`` / ``action_space(agent)`` from the per-agent dicts."""
+class TwoPlayerAEC(AECEnv):
+    """A two-player AEC env's bookkeeping: spaces by agent, the start of a game, the end of a move
+    (rewards at the end of the game), rendering. A subclass defines ``_set_infos()`` (fresh info
+    dicts for the current position), ``_text()`` and ``_image()`` (the ansi / rgb_array pictures) and
+    ``action_error`` (its error class)."""
 
+    action_error: type[Exception] = HighwayError
     observation_spaces: dict
     action_spaces: dict
+
+    def _setup(self, agents, render_mode, render_modes, observation: spaces.Box, num_actions: int) -> None:
+        if render_mode is not None and render_mode not in render_modes:
+            raise self.action_error(f"unknown render_mode {render_mode!r}; expected None or one of {list(render_modes)}")
+        self.render_mode = render_mode
+        self.agents = list(agents)
+        self.possible_agents = self.agents[:]
+        self.action_spaces, self.observation_spaces = masked_spaces(self.agents, observation, num_actions)
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
 
     def action_space(self, agent):
         return self.action_spaces[agent]
+
+    def _start(self, first_agent: str) -> None:
+        """A new game with ``first_agent`` to move (the end of ``reset``)."""
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.agent_selection = first_agent
+        self._skip_agent_selection = None
+        self._set_infos()
+
+    def _begin_move(self, agent: str) -> None:
+        self._cumulative_rewards[agent] = 0
+        self._clear_rewards()
+
+    def _end_move(self, next_agent: str, final_rewards: dict | None = None) -> None:
+        """The move is made: ``final_rewards`` (per agent) if it ended the game, then ``next_agent``."""
+        if final_rewards is not None:
+            self.rewards.update(final_rewards)
+            self.terminations = dict.fromkeys(self.agents, True)
+        self.agent_selection = next_agent
+        self._set_infos()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "rgb_array":
+            return self._image()
+        text = self._text()
+        if self.render_mode == "human":
+            print(text, end="" if text.endswith("\n") else "\n", flush=True)
+            return None
+        return text
+
+    def close(self):
+        pass
 
 
 def action_index(agent: str, action, num_actions: int, error: type[Exception]) -> int:

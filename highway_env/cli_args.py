@@ -4,6 +4,7 @@ with exit code 2, and numeric limits are finite and in range (no traceback from 
 from __future__ import annotations
 
 import argparse
+import math
 
 # Limits beyond these are meaningless (a year of search; more nodes than an int64 counter holds)
 # and overflow the compiled search's clock and counters, so they are refused up front.
@@ -11,29 +12,49 @@ MAX_TIME_LIMIT = 365 * 24 * 3600.0
 MAX_NODE_LIMIT = 2 ** 62
 
 
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
-    if not 0 < value <= MAX_TIME_LIMIT:  # also refuses nan and inf
-        raise argparse.ArgumentTypeError(f"must be positive and at most {MAX_TIME_LIMIT:.0f} seconds (a year), "
-                                         f"got {text[:40]!r}")
-    return value
+def number(kind: type = int, lo=None, hi=None, *, lo_open: bool = False, hi_name: str | None = None):
+    """An argparse ``type``: ``kind`` (int or float) read from the text, finite and within the bounds
+    (``lo`` excluded with ``lo_open``; ``hi_name`` names ``hi`` in the message); anything else is an
+    ArgumentTypeError naming the text."""
+    noun = "an integer" if kind is int else "a number"
+    top = hi_name or f"{hi}"
+    if lo is not None and hi is not None and not lo_open:
+        allowed = f"in {lo}..{top}"
+    elif lo_open and lo == 0:
+        allowed = "positive" + (f" and at most {top}" if hi is not None else "")
+    else:
+        allowed = " and ".join(part for part in (lo is not None and f"{'above' if lo_open else 'at least'} {lo}",
+                                                 hi is not None and f"at most {top}") if part)
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {noun}: {text[:40]!r}") from None
+        ok = math.isfinite(value) and (lo is None or (value > lo if lo_open else value >= lo)) and (
+            hi is None or value <= hi)
+        if not ok:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text[:40]!r}")
+        return value
+
+    return parse
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
-    if not 0 < value <= MAX_NODE_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be positive and at most 2**62, got {text[:40]!r}")
-    return value
+#: seconds: positive, at most a year
+positive_float = number(float, 0, MAX_TIME_LIMIT, lo_open=True, hi_name=f"{MAX_TIME_LIMIT:.0f} seconds (a year)")
+#: counts such as nodes or positions: positive, at most 2**62
+positive_int = number(int, 0, MAX_NODE_LIMIT, lo_open=True, hi_name="2**62")
+#: counts that may be zero: at most 2**62
+non_negative_int = number(int, 0, MAX_NODE_LIMIT, hi_name="2**62")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr and exit code 2 (argparse prints the whole usage first)."""
+    """Usage errors as one line on stderr and exit code 2 (argparse prints the whole usage first);
+    ``bare_errors=True`` starts the line with "error:" instead of the program's name."""
+
+    def __init__(self, *args, bare_errors: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.bare_errors = bare_errors
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(2, f"{'' if self.bare_errors else self.prog + ': '}error: {message} (see --help)\n")

@@ -288,17 +288,10 @@ def test_module_attr_spec_factory_and_callable(tmp_path, monkeypatch):
         evaluate("my_policies:nope", progress=False)
 
 
-def test_sb3_spec_without_sb3_is_a_clear_error():
-    try:
-        import sb3_contrib  # noqa: F401
-        pytest.skip("sb3-contrib is installed")
-    except ImportError:
-        pass
-    try:
-        import stable_baselines3  # noqa: F401
-        pytest.skip("stable-baselines3 is installed")
-    except ImportError:
-        pass
+def test_sb3_spec_without_sb3_is_a_clear_error(monkeypatch):
+    # None in sys.modules makes the import fail, as if the libraries were not installed (they are in CI)
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)
+    monkeypatch.setitem(sys.modules, "stable_baselines3", None)
     with pytest.raises(ValueError, match="needs sb3-contrib or stable-baselines3"):
         evaluate("sb3:model.zip", progress=False)
 

@@ -100,7 +100,7 @@ def test_perfect_agent_registered_and_wins_won_positions_vs_random():
 
     p = make_agent("perfect:hardest", seed=0)
     assert isinstance(p, PerfectPlayer) and p.name == "perfect:hardest"
-    assert (p.budget, p.inherit_max_ply) == (0.5, 6)
+    assert (p.budget_nodes, p.early_budget_nodes, p.inherit_max_ply) == (300_000, 2_000_000, 6)
     with pytest.raises(AgentSpecError, match="bogus"):
         make_agent("perfect:bogus")
     ps = load_positions()

@@ -311,13 +311,13 @@ def test_a_version_1_store_is_upgraded_and_its_unchecked_rows_ignored(tmp_path):
 def test_a_tampered_store_does_not_mislead_the_perfect_player(tmp_path):
     """Issue 14 item 9: losing moves edited to look winning made the player play one."""
     from highway_env.solver.player import PerfectPlayer
-    from highway_env.solver.store import PositionStore, canonical_key
+    from highway_env.solver.store import PositionStore, bounds_from_value, canonical_key
 
     board, values = _late_position_and_children()
     path = str(tmp_path / "s.sqlite")
     with PositionStore(path) as store:
         for action, value in values.items():
-            store.put_value(board.apply(action), value)
+            store.put(board.apply(action), *bounds_from_value(value))
     for action, value in values.items():
         if value < 1:
             _tamper(path, canonical_key(board.apply(action)), 1, 1000)
@@ -333,13 +333,14 @@ def _verify(capsys, path, *extra):
 
 
 def test_store_verify_reports_mismatches_and_exits_1(capsys, tmp_path):
-    from highway_env.solver.store import SOLVER_VERSION, PositionStore, canonical_key, entry_checksum
+    from highway_env.solver.store import (SOLVER_VERSION, PositionStore, bounds_from_value, canonical_key,
+                                          entry_checksum)
 
     board, values = _late_position_and_children()
     path = tmp_path / "s.sqlite"
     with PositionStore(str(path)) as store:
         for action, value in values.items():
-            store.put_value(board.apply(action), value)
+            store.put(board.apply(action), *bounds_from_value(value))
     rc, out, err = _verify(capsys, path)
     assert rc == 0 and f"{len(values)} re-solved, 0 mismatches" in out, out + err
     loser = next(a for a, v in values.items() if v == -1)

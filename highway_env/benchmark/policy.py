@@ -22,18 +22,13 @@ import inspect
 
 import numpy as np
 
-from highway_env import highway_v0
 from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, action_str, parse_board
+from highway_env.highway import batch_rules
+from highway_env.highway.batch_rules import FRAME_ACTIONS_INV
 
 # ``agents`` is imported only where needed: it imports torch, and this module must not
 
 FRAMES = ("absolute", "player")
-
-#: _CELL_TO[p][cell] = the cell of player p's observation planes that shows absolute ``cell``
-_CELL_TO = np.array([[highway_v0.cell_to_player_frame(c, p) for c in range(CELLS)] for p in (0, 1)], np.int64)
-#: _ACTION_FROM[p][a] = the absolute action of action ``a`` in player p's frame (identity for A)
-_ACTION_FROM = np.array([[highway_v0.from_player_frame(a, p) for a in range(NUM_ACTIONS)] for p in (0, 1)],
-                        np.int64)
 
 
 class PolicyError(ValueError):
@@ -46,30 +41,29 @@ def check_frame(frame: str) -> str:
     return frame
 
 
+def _int8_boards(boards) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(boards).reshape(-1, CELLS), dtype=np.int8)
+
+
 def legal_masks(boards: np.ndarray) -> np.ndarray:
     """(N, 256) bool, absolute frame: number unused and cell empty (all False on a full board)."""
-    b = np.asarray(boards, np.int64).reshape(-1, CELLS)
-    used = np.zeros((len(b), NUMBERS + 1), bool)
-    np.put_along_axis(used, b, True, axis=1)
-    unused = ~used[:, 1:]  # (N, 16 numbers)
-    empty = b == 0  # (N, 16 cells)
-    return (unused[:, :, None] & empty[:, None, :]).reshape(len(b), NUM_ACTIONS)
+    b = _int8_boards(boards)
+    out = np.empty((len(b), NUM_ACTIONS), np.bool_)
+    batch_rules.legal_masks(b, False, out)
+    return out
 
 
 def observations(boards: np.ndarray, frame: str = "absolute") -> dict[str, np.ndarray]:
     """The PettingZoo observation dicts of the movers of ``boards`` (N, 16), stacked:
     ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame``."""
     check_frame(frame)
-    b = np.asarray(boards, np.int64).reshape(-1, CELLS)
+    b = _int8_boards(boards)
     n = len(b)
-    mover = (b != 0).sum(axis=1) % 2
     planes = np.zeros((n, CELLS, NUMBERS), np.int8)
-    rows, cells = np.nonzero(b)
-    planes[rows, _CELL_TO[mover[rows], cells], b[rows, cells] - 1] = 1
-    mask = legal_masks(b)
-    if frame == "player":  # mask_p[a'] = mask[from_player_frame(a')]
-        mask = np.take_along_axis(mask, _ACTION_FROM[mover], axis=1)
-    return {"observation": planes.reshape(n, SIZE, SIZE, NUMBERS), "action_mask": mask.astype(np.int8)}
+    batch_rules.observe_planes(b, planes)
+    mask = np.empty((n, NUM_ACTIONS), np.bool_)
+    batch_rules.legal_masks(b, frame == "player", mask)
+    return {"observation": planes.reshape(n, SIZE, SIZE, NUMBERS), "action_mask": mask.view(np.int8)}
 
 
 def _describe(board, mover: int) -> str:
@@ -95,7 +89,7 @@ def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
         i = int(bad[0])
         raise PolicyError(f"the policy returned action {int(raw[i])}, outside 0..{NUM_ACTIONS - 1}, in "
                           f"{_describe(b[i], mover[i])}")
-    absolute = raw if frame == "absolute" else _ACTION_FROM[mover, raw]
+    absolute = raw if frame == "absolute" else FRAME_ACTIONS_INV[mover, raw]
     legal = legal_masks(b)[np.arange(len(b)), absolute]
     if not legal.all():
         i = int(np.flatnonzero(~legal)[0])

@@ -17,7 +17,8 @@ from highway_env.benchmark.policy import as_agent, check_frame
 from highway_env.benchmark.report import BenchmarkReport
 
 #: the perfect opponent's settings, as evaluate.py's defaults
-PERFECT = {"tiebreak": "hardest", "budget": 0.5, "exact_from_ply": 0, "early_budget": 3.0, "store": True}
+PERFECT = {"tiebreak": "hardest", "budget": 0.5, "budget_nodes": 300_000, "exact_from_ply": 0, "early_budget": 3.0,
+           "early_budget_nodes": 2_000_000, "store": True}
 #: positions per policy call for the position set (a batched policy sees this many at once)
 POSITION_BATCH = 1024
 #: the game value: perfect A beats perfect B by this margin
@@ -92,8 +93,8 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     against perfect defence; ``margin_games`` (default ``games``) games as B against a
     margin-maximising perfect A, and the share held to the game value (margin 2).
 
-    ``perfect_tiebreak`` and ``perfect_options`` (keys of :data:`PERFECT`: ``budget``,
-    ``exact_from_ply``, ``early_budget``, ``store``) set the perfect opponent as ``evaluate.py``'s
+    ``perfect_tiebreak`` and ``perfect_options`` (keys of :data:`PERFECT`: ``budget_nodes``,
+    ``budget``, ``exact_from_ply``, ``early_budget_nodes``, ``early_budget``, ``store``) set the perfect opponent as ``evaluate.py``'s
     ``--perfect-*`` options do. ``workers``: must be 1 for now: the policy, the solver and the perfect player all run in this
     process (the perfect player's solved positions persist in the solver store between runs).
     """
@@ -165,9 +166,8 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
         "config": {"agents": [name], "games": games, "rr_games": 0, "positions": int(len(sample)),
                    "conversion": int(len(conv)), "margin_games": margin_games, "seed": seed, "workers": workers,
                    "name": name, "frame": frame, "batched": bool(batched),
-                   "perfect_tiebreak": perfect_tiebreak, "perfect_budget": perfect["budget"],
-                   "perfect_exact_from_ply": perfect["exact_from_ply"],
-                   "perfect_early_budget": perfect["early_budget"]},
+                   "perfect_tiebreak": perfect_tiebreak,
+                   **{f"perfect_{k}": v for k, v in perfect.items() if k not in ("store", "tiebreak")}},
         "position_set": {"file": str(positions_file or "highway_env/data/positions_v1.npz"),
                          "version": ps.meta.get("version"), "size": len(ps)},
         "agents": {name: a}, "round_robin": {}, "elo": {}, "elo_anchor": None,

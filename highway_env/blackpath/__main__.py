@@ -16,17 +16,10 @@ import sys
 
 from highway_env.blackpath.game import MAX_COLS, MAX_ROWS, BlackPathError, new_game, replay
 from highway_env.blackpath.solver import DEFAULT_MAX_POSITIONS, solve_all_starts, solve_state
-from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int
+from highway_env.cli_args import OneLineErrorParser, number, positive_float, positive_int
 
 
-def _size(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
+_size = number(int, 1)
 
 
 def _add_board_args(p: argparse.ArgumentParser) -> None:

@@ -63,13 +63,11 @@ green, the square to fill in yellow.
 
 from __future__ import annotations
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
 
-from highway_env.aec import SpacesByAgent, action_index, classic_wrappers, masked_spaces
+from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
 from highway_env.blackpath import game
 from highway_env.blackpath.game import BlackPathError, State, to_ansi
 
@@ -166,7 +164,7 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- the env
 
-class raw_env(SpacesByAgent, AECEnv, EzPickle):
+class raw_env(TwoPlayerAEC, EzPickle):
     action_error = BlackPathError  # raised by env()'s wrappers for an action of the wrong type
     metadata = {
         "render_modes": list(RENDER_MODES),
@@ -178,17 +176,11 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
     def __init__(self, rows: int = 4, cols: int = 4, start: str = "A1:top", render_mode: str | None = None):
         EzPickle.__init__(self, rows, cols, start, render_mode)
         super().__init__()
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise BlackPathError(f"unknown render_mode {render_mode!r}; expected None or one of {list(RENDER_MODES)}")
-        self.render_mode = render_mode
         self._initial = game.new_game(rows, cols, start)  # validates the size and the start
         self.rows, self.cols, self.start = rows, cols, start
         self._state = self._initial
-
-        self.agents = list(AGENTS)
-        self.possible_agents = self.agents[:]
-        self.action_spaces, self.observation_spaces = masked_spaces(
-            self.agents, spaces.Box(low=0, high=1, shape=(rows, cols, CHANNELS), dtype=np.int8), NUM_ACTIONS)
+        self._setup(AGENTS, render_mode, RENDER_MODES,
+                    spaces.Box(low=0, high=1, shape=(rows, cols, CHANNELS), dtype=np.int8), NUM_ACTIONS)
         self.state_space = spaces.Box(low=0, high=1, shape=(rows, cols, CHANNELS), dtype=np.int8)
 
     @property
@@ -229,19 +221,10 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         a = action_index(agent, action, NUM_ACTIONS, BlackPathError)
-        self._cumulative_rewards[agent] = 0
-        self._clear_rewards()
+        self._begin_move(agent)
         self._state = self._state.play(a + 1)
         other = AGENTS[1 - AGENTS.index(agent)]
-        if self._state.is_over:
-            self.rewards[agent] = -1
-            self.rewards[other] = 1
-            self.terminations = dict.fromkeys(self.agents, True)
-        self.agent_selection = other
-        self._set_infos()
-        self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
+        self._end_move(other, {agent: -1, other: 1} if self._state.is_over else None)
 
     def reset(self, seed=None, options=None):
         state = self._initial
@@ -250,26 +233,10 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
             if state.is_over:
                 raise BlackPathError("options['moves'] end the game: there is no move left to play")
         self._state = state
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.agent_selection = AGENTS[state.ply % 2]
-        self._skip_agent_selection = None
-        self._set_infos()
+        self._start(AGENTS[state.ply % 2])
 
-    def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if self.render_mode == "rgb_array":
-            return to_rgb(self._state)
-        text = to_ansi(self._state)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+    def _text(self) -> str:
+        return to_ansi(self._state)
 
-    def close(self):
-        pass
+    def _image(self) -> np.ndarray:
+        return to_rgb(self._state)

@@ -18,6 +18,12 @@ def _wdl(r) -> str:
     return "-" if not r else f"{r['win']}/{r['draw']}/{r['loss']}"
 
 
+def _budget(c: dict, early: str = "") -> str:
+    """The perfect player's tie-break (or, with ``early="early_"``, early-move) budget, in its unit."""
+    nodes = c.get(f"perfect_{early}budget_nodes")
+    return f"{nodes:,} solver nodes" if nodes else f"{c.get(f'perfect_{early}budget')} s"
+
+
 def rows(summary: dict) -> list[dict]:
     out = []
     for name, a in summary["agents"].items():
@@ -103,7 +109,7 @@ def markdown(summary: dict, plots: list[str]) -> str:
              "(`perfect:margin`): the share where A won by at most 2, the margin of perfect play.",
              "- **as A / as B W/D/L**: full games from the empty board against the perfect player "
              f"(tie-break `{c['perfect_tiebreak']}`: among value-keeping moves the one leaving the fewest "
-             "value-keeping replies). A wins Highway with perfect play, so as B the best possible is a loss "
+             f"value-keeping replies, exact within {_budget(c)} a move). A wins Highway with perfect play, so as B the best possible is a loss "
              "in every game, and as A a win needs every move to keep the win.",
              "- **conversion**: from set positions the agent's side wins, the share it actually wins when "
              "the perfect player defends.",
@@ -115,7 +121,7 @@ def markdown(summary: dict, plots: list[str]) -> str:
     if un:
         lines.append(f"The perfect player made {tot} moves in these games; {un} of them (before ply "
                      f"{c['perfect_exact_from_ply']}, where the solver needs minutes and no book/first-move "
-                     f"table answered within {c['perfect_early_budget']} s) were its solver's static first move, "
+                     f"table answered within {_budget(c, 'early_')}) were its solver's static first move, "
                      "not proven value-keeping.")
     else:
         lines.append(f"The perfect player made {tot} moves in these games, every one proven value-keeping "

@@ -10,10 +10,10 @@ A task is a plain dict (picklable, sent to a worker process): ``kind`` is one of
 - ``match``: round-robin games between two agents (``a`` is A in even games, B in odd ones).
 
 Every game has its own seed derived from (run seed, task key, game number), so results do not depend
-on the number of workers. The perfect player's tie-break is exact within a per-move time budget
-(see :mod:`highway_env.solver.player`), so on a much slower machine a tie could be broken
-differently; its moves stay value-keeping from ``exact_from_ply`` on (unproven earlier moves are
-counted and reported).
+on the number of workers. The perfect player's budgets are counted in solver nodes by default (see
+:mod:`highway_env.solver.player`), so its moves, and every figure, are the same on any machine under
+any load; with budgets in seconds a slower machine could break a tie differently. Its moves stay
+value-keeping from ``exact_from_ply`` on (unproven earlier moves are counted and reported).
 """
 
 from __future__ import annotations
@@ -92,7 +92,9 @@ def get_agent(spec: str, perfect: dict):
 
             tb = spec.split(":")[1] if ":" in spec else perfect.get("tiebreak", "hardest")
             options = dict(OPPONENT_OPTIONS, budget=perfect["budget"], exact_from_ply=perfect["exact_from_ply"],
-                           early_budget=perfect["early_budget"])
+                           early_budget=perfect["early_budget"],
+                           budget_nodes=perfect.get("budget_nodes") or None,  # 0 / absent: seconds
+                           early_budget_nodes=perfect.get("early_budget_nodes") or None)
             _CACHE[key] = PerfectPlayer(game, tiebreak=tb, seed=0, store=perfect.get("store"), **options)
         else:
             from agents.registry import make_agent

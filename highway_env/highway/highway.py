@@ -22,7 +22,8 @@ alternate; a move writes one unused number into one empty cell, so every game la
 moves. On the full board, `min A` is the cheapest sum along a path of 7 cells from the top-left to
 the bottom-right corner moving right/down, `min B` the cheapest from the bottom-left to the
 top-right moving up/right. A wins if `min A < min B`, B wins if `min B < min A`, else it is a draw.
-The rules live in `highway_env.core`.
+The rules live in `highway_env.core` (the plain reference) and `highway_env.highway.batch_rules`
+(the batched kernel this env steps through: legal masks, bounds, player frames).
 
 ### Observation Space
 
@@ -111,49 +112,31 @@ bounds are shown.
 
 from __future__ import annotations
 
-import itertools
-from operator import add
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
 
-from highway_env.aec import SpacesByAgent, action_index, classic_wrappers, masked_spaces
 from highway_env import core
-from highway_env.core import (
-    A_PATHS,
-    B_PATHS,
-    CELLS,
-    NUM_ACTIONS,
-    NUMBERS,
-    QUARTER_TURN,
-    SIZE,
-    SYMMETRIES,
-    Board,
-    HighwayError,
-    IllegalMoveError,
-)
+from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayError, IllegalMoveError
+from highway_env.highway import batch_rules
+from highway_env.highway.batch_rules import FRAME_ACTIONS, FRAME_ACTIONS_INV, PLAYER_FRAME, PLAYER_FRAME_INV
 from highway_env.render import RENDER_MODES, render_board
 
 AGENTS = ("player_0", "player_1")
 
 # ----------------------------------------------------------------------------- player frames
+# The maps themselves are the rules kernel's (batch_rules.PLAYER_FRAME, FRAME_ACTIONS); these are
+# their plain-Python views for per-step lookups.
 
 #: PLAYER_FRAMES[p][cell] = where an absolute cell appears in player p's observation.
-PLAYER_FRAMES: tuple[tuple[int, ...], tuple[int, ...]] = (SYMMETRIES["identity"], QUARTER_TURN)
-_FRAMES_INV = tuple(core.inverse_perm(p) for p in PLAYER_FRAMES)
-# action permutations, as arrays: _ACTION_TO[p][a] = the action a in player p's frame
-_ACTION_TO = tuple(
-    np.array([core.transform_action(a, perm) for a in range(NUM_ACTIONS)], dtype=np.int64)
-    for perm in PLAYER_FRAMES
-)
-# and back: _ACTION_FROM[p][a] = the absolute action of action a in player p's frame (an array to
-# gather masks with, and a list for the per-step lookup)
-_ACTION_FROM = tuple(core.inverse_perm(t.tolist()) for t in _ACTION_TO)
-_ACTION_FROM_ARRAYS = tuple(np.array(t, dtype=np.int64) for t in _ACTION_FROM)
+PLAYER_FRAMES: tuple[tuple[int, ...], tuple[int, ...]] = tuple(tuple(f.tolist()) for f in PLAYER_FRAME)
+_ACTION_TO = tuple(t.tolist() for t in FRAME_ACTIONS)
+_ACTION_FROM = tuple(t.tolist() for t in FRAME_ACTIONS_INV)
+#: _OBS_INDEX[p][cell] = flat offset of (frame cell, number 1) in player p's (4*4*16,) observation
+_OBS_INDEX = tuple((f * NUMBERS).tolist() for f in PLAYER_FRAME)
 
 #: The ``frame`` option: "absolute" (mask and actions on the real board) or "player" (observation,
 #: mask and actions all in the mover's frame).
@@ -177,28 +160,35 @@ def _player(player: int | str) -> int:
     return int(player)
 
 
-def cell_to_player_frame(cell: int, player: int | str) -> int:
-    """The cell of ``player``'s observation that shows absolute ``cell``."""
+def _cell(cell: int) -> int:
     if not 0 <= cell < CELLS:
         raise HighwayError(f"cell {cell!r} out of range 0..{CELLS - 1}")
-    return PLAYER_FRAMES[_player(player)][cell]
+    return cell
+
+
+def _action(action: int) -> int:
+    number, cell = core.decode_action(action)  # raises HighwayError naming a bad action
+    return (number - 1) * CELLS + cell
+
+
+def cell_to_player_frame(cell: int, player: int | str) -> int:
+    """The cell of ``player``'s observation that shows absolute ``cell``."""
+    return PLAYER_FRAMES[_player(player)][_cell(cell)]
 
 
 def cell_from_player_frame(cell: int, player: int | str) -> int:
     """The absolute cell shown at ``cell`` of ``player``'s observation."""
-    if not 0 <= cell < CELLS:
-        raise HighwayError(f"cell {cell!r} out of range 0..{CELLS - 1}")
-    return _FRAMES_INV[_player(player)][cell]
+    return int(PLAYER_FRAME_INV[_player(player), _cell(cell)])
 
 
 def to_player_frame(action: int, player: int | str) -> int:
     """An absolute action -> the same move in ``player``'s frame (identity for player 0)."""
-    return core.transform_action(action, PLAYER_FRAMES[_player(player)])
+    return _ACTION_TO[_player(player)][_action(action)]
 
 
 def from_player_frame(action: int, player: int | str) -> int:
     """An action in ``player``'s frame -> the absolute action to pass to ``step``."""
-    return core.transform_action(action, _FRAMES_INV[_player(player)])
+    return _ACTION_FROM[_player(player)][_action(action)]
 
 
 def mask_to_player_frame(mask: np.ndarray, player: int | str) -> np.ndarray:
@@ -206,19 +196,7 @@ def mask_to_player_frame(mask: np.ndarray, player: int | str) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.shape != (NUM_ACTIONS,):
         raise HighwayError(f"mask must have shape ({NUM_ACTIONS},), got {mask.shape}")
-    out = np.empty_like(mask)
-    out[_ACTION_TO[_player(player)]] = mask
-    return out
-
-
-# ----------------------------------------------------------------------------- helpers
-
-_PATH_LEN = len(A_PATHS[0])
-#: _A_THROUGH[cell] / _B_THROUGH[cell] = indices into A_PATHS / B_PATHS of the paths using the cell
-_A_THROUGH = tuple(tuple(j for j, p in enumerate(A_PATHS) if cell in p) for cell in range(CELLS))
-_B_THROUGH = tuple(tuple(j for j, p in enumerate(B_PATHS) if cell in p) for cell in range(CELLS))
-# _OBS_INDEX[p][cell] = flat offset of (frame cell, number 1) in player p's (4*4*16,) observation
-_OBS_INDEX = tuple(tuple(frame[cell] * NUMBERS for cell in range(CELLS)) for frame in PLAYER_FRAMES)
+    return mask[FRAME_ACTIONS_INV[_player(player)]]
 
 
 def board_from_option(value: Any) -> Board:
@@ -243,7 +221,7 @@ def env(**kwargs):
     return classic_wrappers(raw_env(**kwargs))
 
 
-class raw_env(SpacesByAgent, AECEnv, EzPickle):
+class raw_env(TwoPlayerAEC, EzPickle):
     metadata = {
         "render_modes": list(RENDER_MODES),
         "name": "highway_v0",
@@ -256,45 +234,34 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         super().__init__()
         self.frame = check_frame(frame)
         self._player_frame = frame == "player"
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise HighwayError(
-                f"unknown render_mode {render_mode!r}; expected None or one of {self.metadata['render_modes']}"
-            )
-        self.render_mode = render_mode
-
-        self.agents = list(AGENTS)
-        self.possible_agents = self.agents[:]
-
-        self.action_spaces, self.observation_spaces = masked_spaces(
-            self.agents, spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8), NUM_ACTIONS)
+        self._setup(AGENTS, render_mode, RENDER_MODES,
+                    spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8), NUM_ACTIONS)
         self.state_space = spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8)
 
-        # game state, maintained incrementally (see _place)
-        self._cells = [0] * CELLS
+        # game state: the board as a batch of one for the rules kernel (batch_rules), the legal
+        # mask and bounds it derives after each move, and both players' observations
+        self._boards = np.zeros((1, CELLS), dtype=np.int8)
+        self._legal = np.zeros((1, NUM_ACTIONS), dtype=np.bool_)
+        self._mask = self._legal[0].view(np.int8)  # the same memory, as the int8 mask
+        self._bounds = np.zeros((1, 4), dtype=np.int64)  # min_a lo, hi, min_b lo, hi
         self._obs = np.zeros((2, SIZE, SIZE, NUMBERS), dtype=np.int8)
         self._obs_flat = self._obs.reshape(2, -1)  # a view
-        self._mask = np.ones(NUM_ACTIONS, dtype=np.int8)
         self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        # per A-path / B-path: the sum of the numbers on it and its empty cells
-        self._placed_a, self._empty_a = [0] * len(A_PATHS), [_PATH_LEN] * len(A_PATHS)
-        self._placed_b, self._empty_b = [0] * len(B_PATHS), [_PATH_LEN] * len(B_PATHS)
-        self._unused = list(range(1, NUMBERS + 1))  # ascending
         self._ply = 0
         self._outcome: core.Outcome | None = None
 
-    # -- spaces
     # -- views of the state
     @property
     def board(self) -> Board:
         """The current position as a ``core.Board`` (absolute frame)."""
-        return Board(tuple(self._cells))
+        return Board(tuple(self._boards[0].tolist()))
 
     def observe(self, agent):
         p = AGENTS.index(agent)
         if agent != self.agent_selection or self._ply == CELLS:
             mask = self._zero_mask.copy()
         elif self._player_frame:
-            mask = self._mask[_ACTION_FROM_ARRAYS[p]]  # a gather: a fresh array
+            mask = self._mask[FRAME_ACTIONS_INV[p]]  # a gather: a fresh array
         else:
             mask = self._mask.copy()
         return {"observation": self._obs[p].copy(), "action_mask": mask}
@@ -312,33 +279,18 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
     def from_absolute(self, agent, action: int) -> int:
         """An action on the real board -> the same move as ``agent`` plays it in the env's frame."""
         a = action_index(agent, action, NUM_ACTIONS, HighwayError)
-        return int(_ACTION_TO[AGENTS.index(agent)][a]) if self._player_frame else a
+        return _ACTION_TO[AGENTS.index(agent)][a] if self._player_frame else a
 
     def state(self) -> np.ndarray:
         """The board one-hot in the absolute frame, shape (4, 4, 16) (= player_0's observation)."""
         return self._obs[0].copy()
-
-    def _bounds(self) -> tuple[int, int, int, int]:
-        """``Board.bounds`` (a_lo, a_hi, b_lo, b_hi) from the incrementally kept per-path sums and
-        empty counts (tested against core)."""
-        # a path with k empty cells ends between placed + (k smallest unused) and + (k largest)
-        unused = self._unused
-        small = list(itertools.accumulate(unused, initial=0)).__getitem__
-        large = list(itertools.accumulate(reversed(unused), initial=0)).__getitem__
-        pa, ea, pb, eb = self._placed_a, self._empty_a, self._placed_b, self._empty_b
-        return (
-            min(map(add, pa, map(small, ea))),
-            min(map(add, pa, map(large, ea))),
-            min(map(add, pb, map(small, eb))),
-            min(map(add, pb, map(large, eb))),
-        )
 
     def _set_infos(self) -> None:
         """Fresh info dicts (one per agent, sharing no objects) for the current position."""
         ply = self._ply
         o = self._outcome
         if o is None:
-            a_lo, a_hi, b_lo, b_hi = self._bounds()
+            a_lo, a_hi, b_lo, b_hi = self._bounds[0].tolist()
             self.infos = {
                 agent: {
                     "ply": ply,
@@ -363,22 +315,18 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
 
     # -- moves
     def _place(self, number: int, cell: int) -> None:
-        self._cells[cell] = number
+        """Write a legal move; the mask and bounds follow with ``_derive``."""
+        self._boards[0, cell] = number
         k = number - 1
         self._obs_flat[0, _OBS_INDEX[0][cell] + k] = 1
         self._obs_flat[1, _OBS_INDEX[1][cell] + k] = 1
-        self._mask[k * CELLS:(k + 1) * CELLS] = 0
-        self._mask[cell::CELLS] = 0
-        placed, empty = self._placed_a, self._empty_a
-        for j in _A_THROUGH[cell]:
-            placed[j] += number
-            empty[j] -= 1
-        placed, empty = self._placed_b, self._empty_b
-        for j in _B_THROUGH[cell]:
-            placed[j] += number
-            empty[j] -= 1
-        self._unused.remove(number)
         self._ply += 1
+
+    def _derive(self) -> None:
+        """Legal mask and path bounds of the current board, from the rules kernel."""
+        batch_rules.legal_masks(self._boards, False, self._legal)
+        if self._ply < CELLS:
+            batch_rules.bounds(self._boards, self._bounds)
 
     def step(self, action):
         agent = self.agent_selection
@@ -397,24 +345,15 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
             raise AssertionError("unreachable: the mask and the rules disagree")  # pragma: no cover
 
         number, cell = divmod(a, CELLS)
-        number += 1
-        self._cumulative_rewards[agent] = 0
-        self._clear_rewards()
-        self._place(number, cell)
-
-        next_agent = AGENTS[1 - me]
+        self._begin_move(agent)
+        self._place(number + 1, cell)
+        self._derive()
+        final = None
         if self._ply == CELLS:
             self._outcome = self.board.outcome()
             value = self._outcome.value  # +1 A wins
-            self.rewards[AGENTS[0]] = value
-            self.rewards[AGENTS[1]] = -value
-            self.terminations = dict.fromkeys(self.agents, True)
-        self.agent_selection = next_agent
-        self._set_infos()
-        self._accumulate_rewards()
-
-        if self.render_mode == "human":
-            self.render()
+            final = {AGENTS[0]: value, AGENTS[1]: -value}
+        self._end_move(AGENTS[1 - me], final)
 
     def reset(self, seed=None, options=None):
         board = None
@@ -423,35 +362,20 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
             if board.is_terminal():
                 raise HighwayError("options['board'] is full: there is no move left to play")
 
-        self._cells = [0] * CELLS
+        self._boards[:] = 0
         self._obs[:] = 0
-        self._mask[:] = 1
-        self._placed_a, self._empty_a = [0] * len(A_PATHS), [_PATH_LEN] * len(A_PATHS)
-        self._placed_b, self._empty_b = [0] * len(B_PATHS), [_PATH_LEN] * len(B_PATHS)
-        self._unused = list(range(1, NUMBERS + 1))
         self._ply = 0
         self._outcome = None
         if board is not None:
             for cell, number in enumerate(board.cells):
                 if number:
                     self._place(number, cell)
+        self._derive()
 
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self._set_infos()
-        self.agent_selection = AGENTS[self._ply % 2]
-        self._skip_agent_selection = None
+        self._start(AGENTS[self._ply % 2])
 
-    def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode."
-            )
-            return None
-        return render_board(self.board, self.render_mode)
+    def _text(self) -> str:
+        return render_board(self.board, "ansi")
 
-    def close(self):
-        pass
+    def _image(self) -> np.ndarray:
+        return render_board(self.board, "rgb_array")

@@ -6,28 +6,12 @@ import argparse
 import json
 import sys
 
-from highway_env.cli_args import MAX_NODE_LIMIT, OneLineErrorParser
+from highway_env.cli_args import MAX_NODE_LIMIT, OneLineErrorParser, number
 from highway_env.jumping.game import MAX_N, MIN_N
 
 
-def _size(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--n must be an integer, got {text!r}") from None
-    if not MIN_N <= n <= MAX_N:
-        raise argparse.ArgumentTypeError(f"--n must be in {MIN_N}..{MAX_N}, got {n}")
-    return n
-
-
-def _nonneg(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if not 0 <= v <= MAX_NODE_LIMIT:  # larger overflows the compiled search's counter
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer up to 2**62, got {text[:40]!r}")
-    return v
+_size = number(int, MIN_N, MAX_N)
+_nonneg = number(int, 0, MAX_NODE_LIMIT, hi_name="2**62")  # larger overflows the compiled search's counter
 
 
 def build_parser() -> argparse.ArgumentParser:

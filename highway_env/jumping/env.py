@@ -48,9 +48,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
 
-from highway_env.aec import SpacesByAgent, action_index, classic_wrappers, masked_spaces
+from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
 from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state
 
 AGENTS = ("player_0", "player_1")
@@ -142,7 +141,7 @@ def env(**kwargs):
     return classic_wrappers(raw_env(**kwargs))
 
 
-class raw_env(SpacesByAgent, AECEnv, EzPickle):
+class raw_env(TwoPlayerAEC, EzPickle):
     action_error = JumpingError  # raised by env()'s wrappers for an action of the wrong type
     metadata = {
         "render_modes": list(RENDER_MODES),
@@ -155,14 +154,9 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         EzPickle.__init__(self, n, render_mode)
         super().__init__()
         self.n = check_n(n)
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise JumpingError(f"unknown render_mode {render_mode!r}; expected None or one of {RENDER_MODES}")
-        self.render_mode = render_mode
         cells = self.n * self.n
-        self.agents = list(AGENTS)
-        self.possible_agents = self.agents[:]
-        self.action_spaces, self.observation_spaces = masked_spaces(
-            self.agents, spaces.Box(low=0, high=cells, shape=(self.n, self.n), dtype=np.int16), cells)
+        self._setup(AGENTS, render_mode, RENDER_MODES,
+                    spaces.Box(low=0, high=cells, shape=(self.n, self.n), dtype=np.int16), cells)
         self._state = initial_state(self.n)
         self._numbers = [0] * cells
         self._points = 0
@@ -205,22 +199,16 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
             new, pts = self._state.apply(a)
         except IllegalMoveError as e:
             raise IllegalMoveError(f"{agent}: {e}") from None
-        self._cumulative_rewards[agent] = 0
-        self._clear_rewards()
+        self._begin_move(agent)
         self._state = new
         self._numbers[new.last] = new.ply
         self._points = pts
+        final = None
         if new.is_terminal():
             diff = new.scores[0] - new.scores[1]
             sign = (diff > 0) - (diff < 0)
-            self.rewards[AGENTS[0]] = sign
-            self.rewards[AGENTS[1]] = -sign
-            self.terminations = dict.fromkeys(self.agents, True)
-        self.agent_selection = AGENTS[new.to_move]
-        self._set_infos()
-        self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
+            final = {AGENTS[0]: sign, AGENTS[1]: -sign}
+        self._end_move(AGENTS[new.to_move], final)
 
     def reset(self, seed=None, options=None):
         moves = (options or {}).get("moves") or []
@@ -228,28 +216,13 @@ class raw_env(SpacesByAgent, AECEnv, EzPickle):
         if state.is_terminal() and state.ply > 0:
             raise JumpingError("options['moves'] ends the game: there is no move left to play")
         self._state, self._numbers, self._points = state, numbers, 0
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self._set_infos()
-        self.agent_selection = AGENTS[state.to_move]
+        self._start(AGENTS[state.to_move])
 
-    def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if self.render_mode == "rgb_array":
-            return render_rgb(self._state, self._numbers)
-        text = render_ansi(self._state, self._numbers)
-        if self.render_mode == "human":
-            print(text, end="")
-            return None
-        return text
+    def _text(self) -> str:
+        return render_ansi(self._state, self._numbers)
 
-    def close(self):
-        pass
+    def _image(self) -> np.ndarray:
+        return render_rgb(self._state, self._numbers)
 
 
 # ----------------------------------------------------------------------------- Gymnasium solitaire

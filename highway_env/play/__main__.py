@@ -12,11 +12,11 @@ game, and hints from the exact solver (the verdict and the value of every move).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import webbrowser
 
+from highway_env.cli_args import OneLineErrorParser, number
 from highway_env.play.limits import MAX_AZ_SIMULATIONS, MAX_ENGINES, MAX_MCTS_SIMULATIONS
 
 
@@ -27,31 +27,8 @@ def _has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad flags: one line on stderr and exit code 2 (not argparse's usage block)."""
-
-    def error(self, message):
-        self.exit(2, f"error: {message} (see --help)\n")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if not 1 <= value <= 10**9:
-        raise argparse.ArgumentTypeError(f"must be in 1..1000000000, got {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds in (0, 3600], got {text!r}")
-    return value
+_positive_int = number(int, 1, 10**9)
+_seconds = number(float, 0, 3600, lo_open=True, hi_name="3600 seconds")
 
 
 def _host_name(text: str) -> str:
@@ -68,8 +45,8 @@ def _checkpoint(text: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     prog = "highway-play" if os.path.basename(sys.argv[0]) == "highway-play" else "python -m highway_env.play"
-    parser = _Parser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineErrorParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                bare_errors=True)
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default: %(default)s, this machine only; 0.0.0.0 "
                              "lets other machines in; the server has no authentication)")

@@ -18,7 +18,7 @@ import signal
 import sys
 
 from highway_env.core import HighwayError, parse_board
-from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int
+from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int, number as number_type
 from highway_env.shipped import refuse_shipped
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
@@ -29,6 +29,23 @@ def default_certificate_path(threshold: int, first_move: int | None) -> str:
     name = "certificate" + (f"-t{threshold}" if threshold != 1 else "") + (
         f"-move{first_move}" if first_move is not None else "")
     return os.path.join("results", "proof", name + ".json")
+
+
+_tt_bits = number_type(int, 10, 30)  # the Solver's range
+
+
+def _add_pool_args(p, tt_default: int, out_help: str) -> None:
+    """The arguments ``prove`` and ``first-moves`` share: workers, Ray, table size, output, progress."""
+    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
+                   help="worker processes (default: all cores, here %(default)s)")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="run the sub-problems as tasks on this Ray cluster ('auto' for the local one) "
+                        "instead of local processes; needs the 'ray' extra")
+    p.add_argument("--tt-bits", type=_tt_bits, default=tt_default, metavar="B",
+                   help="transposition table per worker: 2**B two-entry buckets (default %(default)s, ~350 MB)")
+    p.add_argument("--out", metavar="PATH", help=out_help)
+    p.add_argument("--force", action="store_true", help="allow the default output to replace a shipped result")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,52 +74,32 @@ def build_parser() -> argparse.ArgumentParser:
                             "(value null, status 'unknown')")
     solve.add_argument("--node-limit", type=positive_int, metavar="N",
                        help="give up on a position after about N nodes and report it as unknown")
-    solve.add_argument("--tt-bits", type=int, default=22, metavar="B",
+    solve.add_argument("--tt-bits", type=_tt_bits, default=22, metavar="B",
                        help="transposition table of 2**B two-entry buckets (default 22, ~180 MB)")
 
     prove = sub.add_parser("prove", help="prove from scratch that A wins from the empty board",
                            description="Solve the empty board from scratch on all cores: for each "
                                        "candidate first move of A, every reply of B modulo symmetry is a "
                                        "sub-problem solved by a worker; writes a JSON certificate.")
-    prove.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
-                       help="worker processes (default: all cores, here %(default)s)")
-    prove.add_argument("--ray-address", metavar="ADDR",
-                       help="run the sub-problems as tasks on this Ray cluster ('auto' for the local "
-                            "one) instead of local processes; needs the 'ray' extra")
-    prove.add_argument("--tt-bits", type=int, default=23, metavar="B",
-                       help="transposition table per worker: 2**B two-entry buckets (default 23, ~350 MB)")
+    _add_pool_args(prove, 23, "where to write the certificate (default: results/proof/certificate[-tT][-moveA].json "
+                              "from the arguments; the shipped proof/ files are written only when named here)")
     prove.add_argument("--first-move", type=int, metavar="ACTION",
                        help="only try this first move (action = (number-1)*16 + cell), e.g. to re-check "
                             "a certificate")
     prove.add_argument("--threshold", type=int, default=1, metavar="T",
                        help="prove that A can force margin minB - minA >= T (default 1: A wins); the "
                             "largest T that can be proven is the value of the game")
-    prove.add_argument("--out", metavar="PATH",
-                       help="where to write the certificate (default: results/proof/certificate[-tT][-moveA].json "
-                            "from the arguments; the shipped proof/ files are written only when named here)")
-    prove.add_argument("--force", action="store_true",
-                       help="allow the default output to replace a shipped result")
-    prove.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     first = sub.add_parser("first-moves", help="the value of each of A's 96 distinct first moves",
                            description="For each of A's first moves modulo symmetry: A wins if every "
                                        "B reply is won, a draw if every reply still leaves A margin >= 0, "
                                        "else B wins. Long (hours on 2 cores); resumable: results are "
                                        "rewritten atomically after each move and skipped on a rerun.")
-    first.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
-                       help="worker processes (default: all cores, here %(default)s)")
-    first.add_argument("--ray-address", metavar="ADDR", help="run the sub-problems on this Ray cluster")
-    first.add_argument("--tt-bits", type=int, default=23, metavar="B",
-                       help="transposition table per worker: 2**B two-entry buckets (default 23)")
-    first.add_argument("--out", metavar="PATH",
-                       help="results file, also the resume point (default: results/first_moves.json; the "
-                            "shipped proof/first_moves.json is written only when named here)")
-    first.add_argument("--force", action="store_true",
-                       help="allow the default output to replace a shipped result")
+    _add_pool_args(first, 23, "results file, also the resume point (default: results/first_moves.json; the "
+                              "shipped proof/first_moves.json is written only when named here)")
     first.add_argument("--certificate", default="proof/certificate.json", metavar="PATH",
                        help="take the proven first move's value from this proof certificate instead of "
                             "proving it again (default: %(default)s; skipped if the file is missing)")
-    first.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     store = sub.add_parser("store", help="check the position store shared by the perfect players")
     store_sub = store.add_subparsers(dest="store_command", required=True)
@@ -170,8 +167,6 @@ def _human(board, result) -> str:
 
 
 def cmd_solve(args) -> int:
-    if not 10 <= args.tt_bits <= 30:
-        raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
     # Parse everything first: a bad line anywhere is reported before any work is done.
     boards = []
     for where, text in _read_positions(args):
@@ -199,8 +194,6 @@ def cmd_solve(args) -> int:
 def cmd_prove(args) -> int:
     from highway_env.solver.prove import ProofConfig, prove, write_certificate
 
-    if not 10 <= args.tt_bits <= 30:
-        raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
     out = args.out or default_certificate_path(args.threshold, args.first_move)
     refuse_shipped(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
@@ -222,8 +215,6 @@ def cmd_prove(args) -> int:
 def cmd_first_moves(args) -> int:
     from highway_env.solver.prove import ProofConfig, first_move_values
 
-    if not 10 <= args.tt_bits <= 30:
-        raise HighwayError(f"--tt-bits must be in 10..30, got {args.tt_bits}")
     out = args.out or DEFAULT_FIRST_MOVES_PATH
     refuse_shipped(out, allowed=args.out is not None or args.force)
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address)

@@ -21,6 +21,23 @@ def _seconds_left(deadline: float | None) -> float | None:
     """Seconds until ``deadline`` (a time.monotonic() value); None for no deadline."""
     return None if deadline is None else deadline - time.monotonic()
 
+
+class NodeBudget:
+    """A move's search budget in solver nodes, from :meth:`Oracle.node_budget`; pass it where a
+    ``deadline`` goes. Searches under it ignore the cache, book and store and use a transposition
+    table of their own, emptied for each new budget, so whether the budget suffices depends on the
+    position and the questions asked alone, not on what was searched before nor on the machine's
+    load: moves chosen under it are reproducible."""
+
+    def __init__(self, nodes: int):
+        self.left = nodes
+
+    def spend(self, nodes: int, done: bool) -> None:
+        self.left = self.left - nodes if done else 0
+
+#: transposition table of the node-budgeted searches (2**18 buckets, cleared for every budget)
+SCRATCH_TT_BITS = 18
+
 #: the canonical board string of a position: the key of the book, the store and the caches
 position_key = canonical_key
 
@@ -32,7 +49,7 @@ def _ply(cells: Sequence[int]) -> int:
 class Oracle:
     """Exact answers about positions from a cache, a book, a store and a solver; every bound learned
     is cached (and stored for plies <= ``store_max_ply``). ``deadline`` arguments are
-    ``time.monotonic()`` values; a search cut by one returns None."""
+    ``time.monotonic()`` values or a :class:`NodeBudget`; a search cut by one returns None."""
 
     def __init__(self, book: Book | None = None, store: PositionStore | None = None,
                  solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
@@ -46,6 +63,15 @@ class Oracle:
         self.origin: dict[str, str] = {}  # key -> where its first bounds came from
         self.searches = 0
         self._book_max_ply: int | None = None
+        self._scratch: Solver | None = None  # the node-budgeted searches' solver
+
+    def node_budget(self, nodes: int) -> NodeBudget:
+        """A fresh :class:`NodeBudget` of ``nodes`` solver nodes (the searches under it start afresh)."""
+        if self._scratch is None:
+            self._scratch = Solver(tt_bits=SCRATCH_TT_BITS)
+        else:
+            self._scratch.clear()
+        return NodeBudget(nodes)
 
     # -- bounds
     def known(self, cells: Sequence[int], key: str | None = None) -> tuple[int, int]:
@@ -126,6 +152,14 @@ class Oracle:
                  key: str | None = None) -> bool | None:
         """Can A force margin >= t?"""
         key = key or position_key(cells)
+        if isinstance(deadline, NodeBudget):
+            if deadline.left <= 0:
+                return None
+            ans, nodes = self._scratch.counted_at_least(Board(tuple(cells)), t, node_limit=deadline.left)
+            deadline.spend(nodes, ans is not None)
+            if ans is not None:
+                self.record(cells, t, UNKNOWN_HI, key) if ans else self.record(cells, UNKNOWN_LO, t - 1, key)
+            return ans
         lo, hi = self.known(cells, key)
         if lo >= t:
             return True
@@ -143,7 +177,7 @@ class Oracle:
 
     def value(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
         key = key or position_key(cells)
-        v = value_from_bounds(*self.known(cells, key))
+        v = None if isinstance(deadline, NodeBudget) else value_from_bounds(*self.known(cells, key))
         if v is not None:
             return v
         win = self.at_least(cells, 1, deadline, key)
@@ -158,6 +192,14 @@ class Oracle:
 
     def margin(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
         key = key or position_key(cells)
+        if isinstance(deadline, NodeBudget):
+            if deadline.left <= 0:
+                return None
+            r = self._scratch.solve(Board(tuple(cells)), margin=True, node_limit=deadline.left)
+            deadline.spend(r.nodes, r.value is not None)
+            if r.value is not None:
+                self.record(cells, r.margin, r.margin, key)
+            return r.margin
         lo, hi = self.known(cells, key)
         if lo == hi:
             return lo

@@ -46,6 +46,10 @@ Options for opponents that must answer fast from the start (the evaluation's per
   not know can take the solver minutes, so the player tries within ``early_budget`` seconds and, if
   that runs out, plays the solver's first move in its static order and counts the move as
   *unproven* (``unproven_moves``; ``moves`` counts every move).
+- ``budget_nodes`` / ``early_budget_nodes`` (default None: the budgets are in seconds): the two
+  budgets counted in solver nodes instead. The searches under a node budget start from nothing
+  (:class:`~highway_env.solver.oracle.NodeBudget`), so the moves depend on the position and the
+  seed alone, not on the machine's speed or load: what the evaluation uses.
 - ``inherit_max_ply`` (default 0: off): after its own move to a position of value v (up to this
   ply), the value of the position after any reply is bounded by v (the replier cannot do better);
   a won position stays won whatever the loser replies, so e.g. after the book's 16@r0c3 the player
@@ -72,7 +76,7 @@ import numpy as np
 from agents.base import Agent
 from highway_env.core import CELLS, SYMMETRIES, Board, HighwayError, transform_action
 from highway_env.solver.opening_book import Book, load_book
-from highway_env.solver.oracle import Oracle, cells_after, ordered_actions, position_key  # noqa: F401
+from highway_env.solver.oracle import NodeBudget, Oracle, cells_after, ordered_actions, position_key  # noqa: F401
 from highway_env.solver.solver import Solver
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bounds_from_value, open_store,
                                       value_from_bounds)
@@ -84,9 +88,11 @@ DEFAULT_EXACT_MIN_PLY = {"random": 3, "margin": 5, "hardest": 7}
 #: From which ply on "random" enumerates every value-keeping move (else: first keeper in a
 #: shuffled order, which is the same uniform choice, cheaper).
 ENUMERATE_MIN_PLY = 8
-#: ``make_agent("perfect")``'s options: an opponent that answers within about half a second a move
-#: (the evaluation's perfect player; the evaluation sets its budgets from its command line)
-OPPONENT_OPTIONS = {"budget": 0.5, "inherit_max_ply": 6, "progress": False}
+#: ``make_agent("perfect")``'s options: an opponent whose budgets are counted in solver nodes, so
+#: that its moves are the same on any machine under any load (about half a second a move on one
+#: core; the evaluation sets its budgets from its command line)
+OPPONENT_OPTIONS = {"budget_nodes": 300_000, "early_budget_nodes": 2_000_000, "inherit_max_ply": 6,
+                    "progress": False}
 
 
 class _OutOfTime(Exception):
@@ -117,14 +123,20 @@ class PerfectPlayer(Agent):
                  book=True, budget: float = 2.0, exact_min_ply: dict | None = None,
                  solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
                  progress: bool = True, exact_from_ply: int = 0, early_budget: float = 5.0,
-                 inherit_max_ply: int = 0, first_moves: str | Path | None = None):
+                 inherit_max_ply: int = 0, first_moves: str | Path | None = None,
+                 budget_nodes: int | None = None, early_budget_nodes: int | None = None):
         if tiebreak not in TIEBREAKS:
             raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
         if budget is not None and budget < 0:
             raise ValueError(f"budget must be >= 0 seconds, got {budget!r}")
+        for name, nodes in (("budget_nodes", budget_nodes), ("early_budget_nodes", early_budget_nodes)):
+            if nodes is not None and (not isinstance(nodes, int) or nodes <= 0):
+                raise ValueError(f"{name} must be a positive number of solver nodes, got {nodes!r}")
         super().__init__(game if game is not None else _default_game(), seed)
         self.tiebreak = tiebreak
         self.budget = budget
+        self.budget_nodes = budget_nodes
+        self.early_budget_nodes = early_budget_nodes
         self.exact_min_ply = dict(DEFAULT_EXACT_MIN_PLY, **(exact_min_ply or {}))
         self.progress = progress
         self.name = f"perfect:{tiebreak}"
@@ -234,7 +246,10 @@ class PerfectPlayer(Agent):
                 "candidates": None, "exact": False, "source": source, "move_source": None}
         t_value = time.monotonic()
         info["value_seconds"] = t_value - start
-        deadline = None if self.budget is None else t_value + self.budget
+        if self.budget_nodes is not None:
+            deadline = self.oracle.node_budget(self.budget_nodes)
+        else:
+            deadline = None if self.budget is None else t_value + self.budget
         action = self._choose(board, value, rng, deadline, info)
         end = time.monotonic()
         info["seconds"] = end - start
@@ -250,7 +265,10 @@ class PerfectPlayer(Agent):
         """A value-keeping move if the oracle finds one within ``early_budget`` seconds, else the
         solver's first move in its static order (counted in ``unproven_moves``)."""
         o = self.oracle
-        deadline = time.monotonic() + self.early_budget
+        if self.early_budget_nodes is not None:
+            deadline = o.node_budget(self.early_budget_nodes)
+        else:
+            deadline = time.monotonic() + self.early_budget
         v = o.value(board.cells, deadline)
         action = None
         if v is not None:
@@ -377,7 +395,8 @@ class PerfectPlayer(Agent):
                 # one (its order, its fresh table), then give the exact tie-break the whole budget.
                 t = time.monotonic()
                 self._first_keeper(board, value, child_key, child_cells, keep_cache)
-                deadline += time.monotonic() - t
+                if not isinstance(deadline, NodeBudget):
+                    deadline += time.monotonic() - t
             try:
                 if tb == "random":
                     if mover_lost:

@@ -292,10 +292,15 @@ class Solver:
     def at_least(self, board: Board, threshold: int, *, time_limit: float | None = None,
                  node_limit: int | None = None) -> bool | None:
         """Can A force margin >= threshold? None if a limit ran out first."""
+        return self.counted_at_least(board, threshold, time_limit=time_limit, node_limit=node_limit)[0]
+
+    def counted_at_least(self, board: Board, threshold: int, *, time_limit: float | None = None,
+                         node_limit: int | None = None) -> tuple[bool | None, int]:
+        """``at_least`` and the nodes it searched (those of a cut search included)."""
         budget = _Budget(node_limit, None if time_limit is None else time.monotonic() + time_limit)
         try:
             if board.is_terminal():
-                return board.outcome().margin >= threshold
-            return self._at_least(board, threshold, budget)
+                return board.outcome().margin >= threshold, 0
+            return self._at_least(board, threshold, budget), budget.nodes
         except LimitReached:
-            return None
+            return None, budget.nodes

@@ -323,27 +323,6 @@ class PositionStore:
         """Stored bounds ``(lo, hi)`` of the position (any symmetric image), or None."""
         return self.get_key(canonical_key(board))
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, tuple[int, int]]:
-        """Bounds of the given keys that are stored (missing keys are left out)."""
-        keys = list(dict.fromkeys(keys))
-        out: dict[str, tuple[int, int]] = {}
-        with self._lock:
-            conn = self._connection()
-            try:
-                for i in range(0, len(keys), 500):
-                    chunk = keys[i:i + 500]
-                    q = _SELECT + f" WHERE key IN ({','.join('?' * len(chunk))})"
-                    for row in conn.execute(q, chunk):
-                        bounds = self._row_check(*row)
-                        if bounds is not None:
-                            out[row[0]] = bounds
-            except sqlite3.DatabaseError as e:
-                raise self._corrupt(e) from e
-            for key in keys:
-                if key in self._pending:
-                    out[key] = intersect(out.get(key), self._pending[key])
-        return out
-
     def value(self, board) -> int | None:
         b = self.get(board)
         return None if b is None else value_from_bounds(*b)
@@ -403,9 +382,6 @@ class PositionStore:
     def put(self, board: Board | Sequence[int], lo: int, hi: int) -> None:
         """Merge bounds ``lo <= margin <= hi`` into the position's entry (buffered)."""
         self.put_key(canonical_key(board), lo, hi)
-
-    def put_value(self, board, value: int) -> None:
-        self.put(board, *bounds_from_value(value))
 
     def flush(self) -> None:
         """Write the buffered bounds in one transaction. Entries that contradict the stored bounds

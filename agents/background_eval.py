@@ -1,0 +1,164 @@
+"""The training run's evaluation against its baselines, in-line or in a process beside training.
+
+``evaluate_net`` is the evaluation itself (the in-loop path and the background process both call
+it): the trained network plays ``eval_games`` games against each opponent, seeded by the run's
+seed and the iteration, so its result depends only on the weights and the iteration, never on
+when or where it runs. ``BackgroundEvaluator`` runs it in one spawned process on snapshots of
+the weights, so the learner never waits for it; results come back in submission order. Training
+reads nothing from the evaluation, so the training trajectory is the same either way.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing as mp
+import os
+import traceback
+
+import numpy as np
+
+
+def evaluate_net(cfg, game, net, opponents, iteration: int, device: str = "cpu") -> dict[str, float]:
+    """Score per opponent spec (wins + draws / 2 per game) and their ``mean``."""
+    from agents.alphazero import AlphaZeroAgent
+    from agents.arena import play_match
+    from agents.selfplay import torch_threads
+
+    agent = AlphaZeroAgent(game, net, cfg.search_config(cfg.eval_simulations), seed=cfg.seed, device=device)
+    seed = cfg.seed * 1_000_003 + iteration
+    with torch_threads(1):  # as in the background process, whatever the learner's threads
+        out = {s: play_match(agent, opp, game, cfg.eval_games, seed=seed).score for s, opp in opponents}
+    out["mean"] = float(np.mean(list(out.values())))
+    return out
+
+
+def _evaluator_main(conn, parent_pid: int, cfg_dict: dict) -> None:
+    """The evaluation process: builds the game, network and opponents once, then evaluates the
+    weight snapshots it is sent, one at a time, in order."""
+    import signal
+
+    from highway_env.parent_watch import exit_with_parent
+
+    exit_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the trainer, which ends us
+    import torch
+
+    from agents.config import TrainConfig
+    from agents.network import build_network
+    from agents.registry import get_game
+
+    torch.set_num_threads(1)  # one core beside the learner and the self-play workers
+    cfg = TrainConfig.from_dict(cfg_dict)
+    game = get_game(cfg.game, cfg.game_config())
+    net = build_network(cfg.net_config(game.obs_shape, game.num_actions))
+    opponents = cfg.eval_agents()
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        iteration, weights = msg
+        try:
+            net.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in weights.items()})
+            conn.send((iteration, evaluate_net(cfg, game, net, opponents, iteration), None))
+        except BaseException:
+            conn.send((iteration, None, traceback.format_exc()))
+
+
+class BackgroundEvaluator:
+    """One evaluation process fed weight snapshots: ``submit`` never blocks, ``poll`` returns the
+    evaluations finished so far, ``wait`` all of them, each as ``(iteration, scores)`` in
+    submission order. A process that dies (kill -9, out of memory) is restarted and its pending
+    snapshots evaluated again; after ``max_restarts`` deaths in a row without a result, or an
+    error in the evaluation itself, the call raises RuntimeError."""
+
+    def __init__(self, cfg, max_restarts: int = 3):
+        self._ctx = mp.get_context("spawn")
+        self._cfg = cfg.to_dict()
+        self._pending: collections.OrderedDict = collections.OrderedDict()  # iteration -> weights
+        self._max_restarts = max_restarts
+        self._deaths = 0
+        self.restarts = 0
+        self._proc = None
+        self._conn = None
+
+    def _start(self) -> None:
+        self._conn, child = self._ctx.Pipe()
+        self._proc = self._ctx.Process(target=_evaluator_main, args=(child, os.getpid(), self._cfg),
+                                       daemon=True, name="highway-eval")
+        self._proc.start()
+        child.close()
+        for item in self._pending.items():  # a restarted process starts over on what is pending
+            self._conn.send(item)
+
+    def submit(self, iteration: int, weights: dict) -> None:
+        """Evaluate ``weights`` (numpy arrays, not changed afterwards) as of ``iteration``."""
+        self._pending[iteration] = weights
+        if self._proc is None:
+            self._start()
+        else:
+            try:
+                self._conn.send((iteration, weights))
+            except OSError:  # it died: _restart sends every pending snapshot again
+                pass
+
+    def pending(self) -> dict:
+        """Snapshots not evaluated yet, ``{iteration: weights}`` (a checkpoint keeps them)."""
+        return dict(self._pending)
+
+    def poll(self) -> list[tuple[int, dict]]:
+        return self._receive(block=False)
+
+    def wait(self) -> list[tuple[int, dict]]:
+        return self._receive(block=True)
+
+    def _receive(self, block: bool) -> list[tuple[int, dict]]:
+        done = []
+        while self._pending:
+            if self._conn.poll(1.0 if block else 0):
+                try:
+                    iteration, scores, err = self._conn.recv()
+                except (EOFError, OSError):
+                    self._restart()
+                    continue
+                if err is not None:
+                    raise RuntimeError(f"evaluation of iteration {iteration} failed:\n{err}")
+                self._deaths = 0
+                if self._pending.pop(iteration, None) is not None:
+                    done.append((iteration, scores))
+            elif not self._proc.is_alive():
+                self._restart()
+            elif not block:
+                break
+        return done
+
+    def _restart(self) -> None:
+        self._proc.join(timeout=1)
+        self._conn.close()
+        self._deaths += 1
+        if self._deaths > self._max_restarts:
+            raise RuntimeError(f"the evaluation process died {self._deaths} times in a row (last exit "
+                               f"code {self._proc.exitcode}); check memory, or train with "
+                               "--no-eval-background")
+        self.restarts += 1
+        self._start()
+
+    def close(self) -> None:
+        if self._proc is None:
+            return
+        if self._proc.is_alive():
+            if self._pending:  # busy: what it computes is not wanted any more
+                self._proc.terminate()
+            else:
+                try:
+                    self._conn.send(None)
+                except OSError:
+                    pass
+        self._proc.join(timeout=5)
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join(timeout=5)
+        self._conn.close()
+        self._proc = None

@@ -1,0 +1,231 @@
+"""The recipes in ``examples/`` at tiny size: MaskablePPO self-play (extra ``sb3``), RLlib PPO with
+action masking (extra ``rllib``) and TorchRL collection (extra ``torchrl``) each train or collect,
+never play an illegal move, and end with a sane benchmark report; plus the glue in
+``highway_env.integrations``.
+
+A test whose extra is missing is skipped, except under CI=true, where that is a failure (CI installs
+the extras and must really run these)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from highway_env import highway_v0
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+EXTRAS = {"sb3": ("sb3_contrib", "stable_baselines3"), "rllib": ("ray.rllib",), "torchrl": ("torchrl", "tensordict")}
+
+
+def require(extra: str) -> None:
+    """Skip when ``extra``'s libraries do not import; fail instead under CI=true."""
+    for module in EXTRAS[extra]:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"CI=true but the {extra} recipe tests cannot run: {e} "
+                            f'(install the extra: pip install -e ".[{extra}]")', pytrace=False)
+            pytest.skip(f'{extra} extra not installed (pip install -e ".[{extra}]"): {e}')
+
+
+def recipe(name: str):
+    """The recipe module ``examples/NAME.py`` (importing it runs nothing)."""
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(EXAMPLES))
+
+
+def test_a_missing_extra_fails_under_ci_and_skips_otherwise(monkeypatch):
+    monkeypatch.setitem(EXTRAS, "sb3", ("no_such_module_for_this_test",))
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true but the sb3 recipe tests cannot run"):
+        require("sb3")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="sb3 extra not installed"):
+        require("sb3")
+
+
+def assert_sane(summary: dict, games: int = 2) -> None:
+    """A tiny benchmark of a barely trained policy: about random accuracy, every game played."""
+    agent = next(iter(summary["agents"].values()))
+    assert 0.15 <= agent["accuracy"]["rate"] <= 0.75
+    assert agent["accuracy"]["n"] > 20  # critical positions graded
+    for side in ("as_A_vs_perfect", "as_B_vs_perfect"):
+        wdl = agent[side]
+        assert wdl["win"] + wdl["draw"] + wdl["loss"] == games
+    assert agent["as_B_vs_perfect"]["win"] == 0  # perfect A never loses
+    assert summary["training"]["seconds"] > 0 and summary["training"]["steps"] > 0
+
+
+# --- sb3-contrib MaskablePPO self-play
+
+def random_positions(n: int, seed: int) -> np.ndarray:
+    """(n, 16) boards reached by random legal moves, movers A and B alike."""
+    from highway_env.core import random_board
+
+    rng = np.random.default_rng(seed)
+    return np.array([random_board(rng, int(rng.integers(0, 15))).cells for _ in range(n)], np.int8)
+
+
+def test_sb3_selfplay_trains_one_shared_policy_and_grades_it(capsys, tmp_path):
+    require("sb3")
+    sb3 = recipe("sb3_maskable_ppo_selfplay")
+    saved = tmp_path / "model.zip"
+    model, report = sb3.main(["--tiny", "--no-progress", "--snapshot-every", "1", "--pool", "2",
+                              "--save", str(saved)])
+    training = report.summary["training"]
+    assert model.num_timesteps == 128 and model._n_updates >= 1  # it trained
+    assert training["games"] == 128 // 8  # 8 learner moves a game; an illegal move would have raised
+    seats = [env.env.unwrapped.play_as for env in model.get_env().envs]
+    assert sorted(seats) == ["A", "B"]  # one policy, both seats
+    assert_sane(report.to_dict())
+    assert "MaskablePPO self-play" in capsys.readouterr().out
+    # the saved model is what evaluate("sb3:PATH") loads, and plays the same moves
+    from highway_env.benchmark.policy import load_sb3, observations
+
+    obs = observations(random_positions(40, seed=2), frame="player")
+    masks = obs["action_mask"].astype(bool)
+    loaded = load_sb3(str(saved))
+    assert np.array_equal(loaded.predict(obs, action_masks=masks, deterministic=True)[0],
+                          model.predict(obs, action_masks=masks, deterministic=True)[0])
+
+
+def test_sb3_selfplay_opponent_is_the_learner_and_plays_legal_moves_for_both_seats():
+    require("sb3")
+    sb3 = recipe("sb3_maskable_ppo_selfplay")
+    from highway_env.benchmark.policy import legal_masks
+    from highway_env.core import Board
+
+    args = sb3.build_parser().parse_args(["--tiny", "--no-progress", "--pool", "2", "--p-current", "0"])
+    for key, value in sb3.TINY_TRAINING.items():
+        setattr(args, key, value)
+    model, _ = sb3.train(args, progress=False)
+    pool = model.get_env().envs[0].env.pool
+    assert pool.current is model.policy  # the opponent is the live policy ...
+    assert pool.snapshots == []
+    rng = np.random.default_rng(0)
+    assert pool.pick(rng) is model.policy
+    pool.snapshot()  # ... or a frozen copy of it
+    frozen = pool.pick(rng)
+    assert frozen is not model.policy
+    for p, q in zip(frozen.parameters(), model.policy.parameters()):
+        assert p is not q and np.array_equal(p.detach().numpy(), q.detach().numpy())
+    boards = random_positions(60, seed=1)
+    opponent = sb3.policy_opponent(model.policy)
+    for cells in boards:
+        mask = legal_masks(cells[None])[0]
+        action = opponent(Board(tuple(int(v) for v in cells)), mask.astype(np.int8), rng)
+        assert mask[action], (cells, action)  # absolute action, legal, whichever seat moves
+
+
+# --- TorchRL PettingZooWrapper(use_mask=True)
+
+def test_torchrl_env_follows_highway_v0_in_the_player_frame():
+    require("torchrl")
+    import torch
+
+    from highway_env.integrations.torchrl import GROUP, make_env
+
+    env = make_env(seed=0)
+    ref = highway_v0.env(frame="player")
+    ref.reset()
+    td = env.reset()
+    rng = np.random.default_rng(0)
+    for ply in range(16):
+        mover = ply % 2
+        agent = ref.agent_selection
+        obs = ref.observe(agent)
+        group = td[GROUP]
+        assert group["mask"].tolist() == [mover == 0, mover == 1]
+        assert np.array_equal(group["observation", "observation"][mover].numpy(), obs["observation"])
+        assert np.array_equal(group["action_mask"][mover].numpy(), obs["action_mask"].astype(bool))
+        assert int(group["info", "ply"][mover]) == ply
+        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        td[GROUP, "action"] = torch.tensor([action, action])
+        td = env.step(td)["next"]
+        ref.step(action)
+    assert bool(td["done"])
+    margin = ref.infos["player_0"]["margin"]
+    assert td[GROUP, "info", "margin"][0].tolist() == [margin, margin]
+    assert td[GROUP, "reward"].flatten().tolist() == [ref.rewards["player_0"], ref.rewards["player_1"]]
+
+
+def test_torchrl_collects_with_the_masked_policy_and_grades_it(tmp_path):
+    require("torchrl")
+    trl = recipe("torchrl_collect")
+    net, report = trl.main(["--tiny", "--no-progress", "--out", str(tmp_path)])
+    training = report.summary["training"]
+    assert training["games"] == 4 and training["steps"] == 64  # 2 batches of 2 whole games
+    assert training["illegal"] == 0
+    fresh, _ = trl.build_policy(256, 2)
+    assert any(not np.array_equal(p.detach().numpy(), q.detach().numpy())  # it learned: weights moved
+               for p, q in zip(net.parameters(), fresh.parameters()))
+    assert_sane(json.loads((tmp_path / "summary.json").read_text()))
+
+
+def test_torchrl_illegal_move_count_catches_an_unmasked_policy():
+    require("torchrl")
+    trl = recipe("torchrl_collect")
+    import torch
+
+    from highway_env.integrations.torchrl import GROUP, make_env
+
+    env = make_env(seed=0)
+    td = env.reset()
+    td[GROUP, "action"] = torch.zeros(2, dtype=torch.int64)  # 1 in cell 0: legal once, then not
+    first = env.step(td)
+    assert trl.illegal_moves(first.unsqueeze(0)) == 0
+    second = first["next"].clone()
+    second[GROUP, "action"] = torch.zeros(2, dtype=torch.int64)
+    assert trl.illegal_moves(second.unsqueeze(0)) == 1
+
+
+# --- RLlib new API stack PPO
+
+def test_rllib_env_renames_the_observation_for_the_masking_module():
+    require("rllib")
+    from highway_env.integrations.rllib import make_env
+
+    env = make_env()
+    obs, _ = env.reset(seed=0)
+    ref = highway_v0.env(frame="player")
+    ref.reset()
+    rng = np.random.default_rng(0)
+    for ply in range(16):
+        (agent, o), = obs.items()
+        assert agent == ref.agent_selection
+        want = ref.observe(agent)
+        assert set(o) == {"observations", "action_mask"} and o["observations"].dtype == np.float32
+        assert np.array_equal(o["observations"], want["observation"].reshape(256))
+        assert np.array_equal(o["action_mask"], want["action_mask"])
+        assert env.observation_space[agent].contains(o)
+        action = int(rng.choice(np.flatnonzero(want["action_mask"])))
+        obs, rewards, terminated, _, _ = env.step({agent: action})
+        ref.step(action)
+    assert terminated["__all__"]
+    assert rewards == {a: ref.rewards[a] for a in ("player_0", "player_1")}
+
+
+def test_rllib_ppo_trains_the_shared_masked_module_and_grades_it(tmp_path, capsys):
+    require("rllib")
+    rl = recipe("rllib_ppo_masked")
+    import ray
+
+    report = rl.main(["--tiny", "--no-progress", "--out", str(tmp_path)])
+    assert not ray.is_initialized()  # its private Ray instance is shut down
+    assert "RLlib PPO masked" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary == report.to_dict()
+    assert summary["training"]["iterations"] == 1 and summary["training"]["steps"] >= 64
+    assert summary["training"]["games"] >= 4  # 16 moves a game, both seats in the same episode
+    assert_sane(summary)
