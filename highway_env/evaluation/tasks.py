@@ -68,9 +68,17 @@ def worker_init():
 def pool_worker_init():
     """Initializer of a pool worker process: it ends with its parent (no orphan left running its
     task after evaluate.py is killed), then is set up as ``worker_init``."""
+    import threading
+
+    from tqdm import tqdm
+
     from highway_env.parent_watch import exit_with_parent
 
     exit_with_parent()
+    # tqdm's default lock is a named multiprocessing semaphore; the pool's terminate() kills this
+    # worker before it unlinks one, and the parent's resource tracker then warns of "leaked
+    # semaphore objects". A worker's bars need only a thread lock.
+    tqdm.set_lock(threading.RLock())
     worker_init()
 
 
