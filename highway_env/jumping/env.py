@@ -1,9 +1,9 @@
-"""Environments for Jumping Farther & Farther: a PettingZoo AEC env (two players) and a Gymnasium
-env (solitaire); import the AEC one as ``from highway_env import jumping_v0``.
-"""
 # noqa: D212, D415
 """
 # Jumping Farther & Farther
+
+Two environments: the PettingZoo AEC env below (two players; ``from highway_env import
+jumping_v0``) and :class:`SolitaireEnv`, a Gymnasium env where one player places every integer.
 
 | Import             | `from highway_env import jumping_v0`             |
 |--------------------|--------------------------------------------------|
@@ -41,7 +41,6 @@ constructor argument (default 4).
 the last one highlighted).
 """
 
-
 from typing import Any
 
 import gymnasium
@@ -49,7 +48,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
-from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
+from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers, render_in_mode
 from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state
 
 AGENTS = ("player_0", "player_1")
@@ -308,13 +307,5 @@ class SolitaireEnv(gymnasium.Env):
         return self._obs(), float(pts), terminated, False, self._info(points=pts)
 
     def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if self.render_mode == "rgb_array":
-            return render_rgb(self._state, self._numbers, solitaire=True)
-        text = render_ansi(self._state, self._numbers, solitaire=True)
-        if self.render_mode == "human":
-            print(text, end="")
-            return None
-        return text
+        return render_in_mode(self.render_mode, lambda: render_ansi(self._state, self._numbers, solitaire=True),
+                              lambda: render_rgb(self._state, self._numbers, solitaire=True))
