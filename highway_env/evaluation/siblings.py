@@ -98,36 +98,17 @@ def accuracy(game, states, values, legal, actions) -> dict:
         i = int(np.flatnonzero(~legal[np.arange(n), actions])[0])
         raise ValueError(f"illegal action {int(actions[i])} in position {states[i].tolist()}")
     best = values.max(axis=1) if n else np.zeros(0, np.int64)
-    chosen = values[np.arange(n), actions]
-    keeps = chosen == best
+    keeps = values[np.arange(n), actions] == best
     crit = (legal & (values < best[:, None])).any(axis=1)
     mover = game.to_play(states).astype(np.int64) if n else np.zeros(0, np.int64)
     ply = np.asarray(states[:, -1], np.int64) if n else np.zeros(0, np.int64)  # both games store ply last
-    out = metrics._rate(int((keeps & crit).sum()), int(crit.sum()))
-    out["by_ply"] = {}
-    for p in sorted(set(ply[crit].tolist())):
-        m = crit & (ply == p)
-        out["by_ply"][int(p)] = metrics._rate(int((keeps & m).sum()), int(m.sum()))
-    out["by_side"] = {}
-    for side, name in ((0, "A"), (1, "B")):
-        m = crit & (mover == side)
-        out["by_side"][name] = metrics._rate(int((keeps & m).sum()), int(m.sum()))
-    out["all_positions"] = metrics._rate(int(keeps.sum()), n)
-    return out
+    return metrics.keep_rates(keeps, crit, ply, mover)
 
 
 def value_loss(states, values, actions) -> dict:
     """Points given away (best move's value - chosen move's, for the mover): ``margin_loss`` schema."""
-    n = len(states)
-    if not n:
-        return {"n": 0, "mean": None, "optimal_rate": None, "by_ply": {}}
-    loss = values.max(axis=1) - values[np.arange(n), np.asarray(actions, np.int64)]
-    ply = np.asarray(states[:, -1], np.int64)
-    out = {"n": n, "mean": float(loss.mean()), "optimal_rate": float((loss == 0).mean()), "by_ply": {}}
-    for p in sorted(set(ply.tolist())):
-        m = ply == p
-        out["by_ply"][int(p)] = {"n": int(m.sum()), "mean": float(loss[m].mean())}
-    return out
+    loss = values.max(axis=1) - values[np.arange(len(states)), np.asarray(actions, np.int64)]
+    return metrics.loss_summary(loss, np.asarray(states[:, -1], np.int64))  # both games store ply last
 
 
 def _wdl(margins) -> dict:
