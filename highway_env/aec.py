@@ -114,6 +114,7 @@ class TwoPlayerAEC(AECEnv):
         self.agents = list(agents)
         self.possible_agents = self.agents[:]
         self.action_spaces, self.observation_spaces = masked_spaces(self.agents, observation, num_actions)
+        self.state_space = observation  # state(): the position in the observation's space
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]

@@ -236,7 +236,6 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._player_frame = frame == "player"
         self._setup(AGENTS, render_mode, RENDER_MODES,
                     spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8), NUM_ACTIONS)
-        self.state_space = spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8)
 
         # game state: the board as a batch of one for the rules kernel (batch_rules), the legal
         # mask and bounds it derives after each move, and both players' observations
