@@ -19,7 +19,6 @@ default boards (Black Path 4x4 from A1:top, Jumping n = 4).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -226,11 +225,7 @@ def markdown(summary: dict, plots: list[str]) -> str:
 
 
 def write_all(out_dir: Path, summary: dict, plots: list[str]) -> None:
-    from highway_env.evaluation.report import write_accuracy_csv, write_csv
-    from highway_env.atomic_files import atomic_write_text
+    """The Highway evaluation's files, with this module's report.md."""
+    from highway_env.evaluation import report
 
-    out_dir = Path(out_dir)
-    atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=1))
-    write_csv(out_dir / "agents.csv", summary)
-    write_accuracy_csv(out_dir / "accuracy_by_ply.csv", summary)
-    atomic_write_text(out_dir / "report.md", markdown(summary, plots))
+    report.write_all(out_dir, summary, plots, markdown=markdown)
