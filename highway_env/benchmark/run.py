@@ -89,9 +89,10 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     margin-maximising perfect A, and the share held to the game value (margin 2).
 
     ``perfect_tiebreak`` and ``perfect_options`` (keys of :data:`PERFECT`: ``budget_nodes``,
-    ``budget``, ``exact_from_ply``, ``early_budget_nodes``, ``early_budget``, ``store``) set the perfect opponent as ``evaluate.py``'s
-    ``--perfect-*`` options do. ``workers``: must be 1 for now: the policy, the solver and the perfect player all run in this
-    process (the perfect player's solved positions persist in the solver store between runs).
+    ``budget``, ``exact_from_ply``, ``early_budget_nodes``, ``early_budget``, ``store``) set the
+    perfect opponent as ``evaluate.py``'s ``--perfect-*`` options do. ``workers`` must be 1: the
+    policy, the solver and the perfect player all run in this process (the perfect player's solved
+    positions persist in the solver store between runs).
     """
     from highway_env.evaluation import metrics
     from highway_env.evaluation.positions import load_positions
@@ -142,8 +143,7 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
         seeds = [[seed, 10 + seat, g] for g in range(games)]
         m, mv, un = play_seats(agent, opponent, empty, np.full(games, seat), seeds)
         pm, pu = pm + mv, pu + un
-        a[key] = metrics.wdl(m)
-        a[key]["mean_margin"] = float(m.mean()) if games else None
+        a[key] = metrics.games_vs_perfect(m)
         bar.update(1)
     m, mv, un = play_seats(agent, opponent, ps.boards[conv], ps.ply[conv] % 2, [[seed, 12, int(i)] for i in conv])
     pm, pu = pm + mv, pu + un

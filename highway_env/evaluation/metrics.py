@@ -94,6 +94,13 @@ def wdl(outcomes) -> dict:
             "score_ci95": [lo, hi]}
 
 
+def games_vs_perfect(margins) -> dict:
+    """The W/D/L tally of games against the perfect player (margins from the agent's side) and
+    their mean margin."""
+    m = np.asarray(list(margins), np.int64)
+    return {**wdl(m), "mean_margin": float(m.mean()) if len(m) else None}
+
+
 def conversion(outcomes) -> dict:
     """From positions the agent's side wins: the share it actually won against perfect defence."""
     o = np.sign(np.asarray(list(outcomes), np.int64))

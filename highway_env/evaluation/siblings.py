@@ -110,12 +110,6 @@ def value_loss(states, values, actions) -> dict:
     return metrics.loss_summary(loss, np.asarray(states[:, -1], np.int64))  # both games store ply last
 
 
-def _wdl(margins) -> dict:
-    r = metrics.wdl(margins)
-    r["mean_margin"] = float(np.mean(margins)) if len(margins) else None
-    return r
-
-
 def evaluate(args, log=print) -> dict:
     """The summary dict (the schema of the Highway evaluation where it applies)."""
     from agents.arena import play_match
@@ -148,7 +142,7 @@ def evaluate(args, log=print) -> dict:
             perfect = make_agent("perfect", game, seed=args.seed + 1)
             pair = (agent, perfect) if seat == 0 else (perfect, agent)
             m = play_games(game, *pair, args.games, [args.seed, 31, k, seat])
-            a[key] = _wdl(m if seat == 0 else -m)
+            a[key] = metrics.games_vs_perfect(m if seat == 0 else -m)
             bar.update(1)
         agents[spec] = a
     pairs, rr_out = [], {}
