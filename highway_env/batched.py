@@ -34,15 +34,14 @@ frame of :mod:`highway_env.highway.batch_rules`), the same convention as the Pet
 maps actions chosen in it back to board actions.
 
 Why a stateful engine beside the stateless rules of :mod:`highway_env.highway.batch_rules` (which it
-uses for masks, observations and results): random play is its job, and keeping per game the empty
-cells and unused numbers as "decks" (swap-remove, with inverse positions) makes sampling a uniform
-legal move and applying any move O(1); ``step`` checks legality on the decks too, in O(1) (checking
-through the kernel's ``apply_actions``, which scans each board, cost 40 % of random-play throughput
-at 4096 games). Random numbers are drawn in bulk as raw 64-bit words from a
-numpy ``Generator`` (one word per game per call), so play is reproducible from a seed. Threads
-(``parallel=True``) help only large batches on idle cores: every step waits at a barrier, so a busy
-machine makes them much slower; they are off by default. Throughput against alternatives is in the
-README's benchmark section (``python bench/bench_env.py``).
+uses for masks, observations and results): random play is its job. Keeping per game the empty cells
+and the unused numbers as "decks" (swap-remove, with inverse positions) makes sampling a uniform legal
+move, checking a move and applying it O(1); checking through the kernel's ``apply_actions``, which
+scans each board, cost 40 % of random-play throughput at 4096 games. Random numbers are drawn in
+bulk as raw 64-bit words from a numpy ``Generator`` (one word per game per call), so play is
+reproducible from a seed. Threads (``parallel=True``) help only large batches on idle cores: every
+step waits at a barrier, so a busy machine makes them much slower; they are off by default.
+Throughput against alternatives: the README's benchmark section (``python bench/bench_env.py``).
 """
 
 from __future__ import annotations
