@@ -44,7 +44,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from highway_env.core import SYMMETRIES, Board, HighwayError, inverse_perm
 from highway_env.solver.version import SOLVER_VERSION
@@ -348,6 +348,13 @@ class PositionStore:
                 return self._connection().execute(_SELECT).fetchall()
             except sqlite3.DatabaseError as e:
                 raise self._corrupt(e) from e
+
+    def items(self) -> Iterable[tuple[str, tuple[int, int]]]:
+        """Every valid (key, (lo, hi)) stored (flushes first); invalid rows are left out."""
+        for row in self.rows():
+            bounds = self._row_check(*row)
+            if bounds is not None:
+                yield row[0], bounds
 
     # -- writes
     def put_key(self, key: str, lo: int, hi: int) -> None:
