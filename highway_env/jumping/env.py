@@ -153,7 +153,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
         return self._state
 
     def observe(self, agent):
-        obs = np.array(self._numbers, dtype=np.int16).reshape(self.n, self.n)
+        obs = self.state()
         if agent == self.agent_selection and not self._state.is_terminal():
             mask = self._state.action_mask()
         else:
