@@ -15,6 +15,7 @@ import numpy as np
 
 from highway_env.benchmark.policy import as_agent, check_frame
 from highway_env.benchmark.report import BenchmarkReport
+from highway_env.evaluation.tasks import play_seats  # noqa: F401  (benchmark.run.play_seats)
 
 #: the perfect opponent's settings, as evaluate.py's defaults
 PERFECT = {"tiebreak": "hardest", "budget": 0.5, "budget_nodes": 300_000, "exact_from_ply": 0, "early_budget": 3.0,
@@ -45,27 +46,6 @@ def held_to_value(margins_for_a) -> dict:
     r = _rate(int((m <= GAME_VALUE_MARGIN).sum()), len(m))
     return {"games": len(m), "held": r["correct"], "rate": r["rate"], "ci95": r["ci95"],
             "mean_margin": float(m.mean()) if len(m) else None}
-
-
-def play_seats(agent, opponent, boards, seats, seeds) -> tuple[np.ndarray, int, int]:
-    """Games from ``boards`` with the agent on ``seats[i]`` (0 = A); final margins from the agent's
-    side, and the perfect opponent's (moves, unproven moves)."""
-    from highway_env.evaluation.tasks import play
-
-    boards = np.asarray(boards, np.int8).reshape(-1, 16)
-    seats = np.asarray(seats)
-    out = np.zeros(len(boards), np.int64)
-    moves = unproven = 0
-    for seat in (0, 1):
-        sel = np.flatnonzero(seats == seat)
-        if not len(sel):
-            continue
-        players = (agent, opponent) if seat == 0 else (opponent, agent)
-        m, mv, un = play(players, boards[sel], [seeds[i] for i in sel])
-        out[sel] = m if seat == 0 else -m
-        moves += mv
-        unproven += un
-    return out, moves, unproven
 
 
 def evaluate(policy, *, frame: str = "absolute", batched: bool = False, positions: int = 3000,
