@@ -90,9 +90,10 @@ class Game(abc.ABC):
     def observations(self, states: np.ndarray) -> np.ndarray:
         """(N, *obs_shape) network input, from the side to move's view."""
 
-    @abc.abstractmethod
     def view_to_board(self, states: np.ndarray) -> np.ndarray:
-        """(N, num_actions) int64: entry j is the board action of view action j."""
+        """(N, num_actions) int64: entry j is the board action of view action j (default: the
+        identity, for games whose actions read the same from either side)."""
+        return np.broadcast_to(np.arange(self.num_actions, dtype=np.int64), (len(states), self.num_actions)).copy()
 
     @abc.abstractmethod
     def symmetries(self) -> tuple[np.ndarray, np.ndarray]:
@@ -139,6 +140,15 @@ class Game(abc.ABC):
             raise GameError(f"{self.name} states must have shape (N, {', '.join(map(str, self.state_shape))}), "
                             f"got {s.shape}")
         return s
+
+    def checked_moves(self, states, actions) -> tuple[np.ndarray, np.ndarray]:
+        """``checked_states(states)`` and the actions as an (N,) int64 array; GameError if the
+        counts differ (the start of every ``apply``)."""
+        s = self.checked_states(states)
+        a = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
+        if a.shape != (len(s),):
+            raise GameError(f"{len(s)} states but {a.shape[0]} actions")
+        return s, a
 
     def as_states(self, states) -> np.ndarray:
         """(N, *state_shape) from a batch array, a list of positions, or one position (a state

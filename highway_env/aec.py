@@ -114,6 +114,7 @@ class TwoPlayerAEC(AECEnv):
         self.agents = list(agents)
         self.possible_agents = self.agents[:]
         self.action_spaces, self.observation_spaces = masked_spaces(self.agents, observation, num_actions)
+        self.state_space = observation  # state(): the position in the observation's space
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -148,19 +149,25 @@ class TwoPlayerAEC(AECEnv):
             self.render()
 
     def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if self.render_mode == "rgb_array":
-            return self._image()
-        text = self._text()
-        if self.render_mode == "human":
-            print(text, end="" if text.endswith("\n") else "\n", flush=True)
-            return None
-        return text
+        return render_in_mode(self.render_mode, self._text, self._image)
 
     def close(self):
         pass
+
+
+def render_in_mode(render_mode: str | None, text, image):
+    """What ``render()`` gives in ``render_mode``: ``image()`` for "rgb_array", ``text()`` for
+    "ansi", ``text()`` printed (and None) for "human"; a Gymnasium warning and None without a mode."""
+    if render_mode is None:
+        gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+        return None
+    if render_mode == "rgb_array":
+        return image()
+    out = text()
+    if render_mode == "human":
+        print(out, end="" if out.endswith("\n") else "\n", flush=True)
+        return None
+    return out
 
 
 def action_index(agent: str, action, num_actions: int, error: type[Exception]) -> int:

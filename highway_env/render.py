@@ -26,12 +26,13 @@ from highway_env.core import CELLS, SIZE, Board, HighwayError, Outcome
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 
+# the palette of Highway's images, shared by Jumping's
 A_COLOUR = (214, 48, 49)  # red
 B_COLOUR = (9, 98, 204)  # blue
-_BACKGROUND = (250, 248, 240)
-_GRID = (60, 60, 60)
-_EMPTY = (228, 226, 218)
-_TEXT = (20, 20, 20)
+BACKGROUND = (250, 248, 240)
+GRID = (60, 60, 60)
+EMPTY = (228, 226, 218)
+TEXT = (20, 20, 20)
 
 
 def _player_label(player: int) -> str:
@@ -107,7 +108,8 @@ def board_to_ansi(board: Board) -> str:
 
 
 @lru_cache(maxsize=8)
-def _font(size: int):
+def font(size: int):
+    """Pillow's default font at ``size`` px (the fixed bitmap font where Pillow lacks FreeType)."""
     from PIL import ImageFont
 
     try:
@@ -126,10 +128,10 @@ def board_to_rgb(board: Board, cell_px: int = 96) -> np.ndarray:
     caption = cell_px // 2
     side = SIZE * cell_px
     width, height = side + 2 * margin, side + 2 * margin + caption
-    img = Image.new("RGB", (width, height), _BACKGROUND)
+    img = Image.new("RGB", (width, height), BACKGROUND)
     draw = ImageDraw.Draw(img)
-    number_font = _font(int(cell_px * 0.42))
-    small_font = _font(max(10, cell_px // 7))
+    number_font = font(int(cell_px * 0.42))
+    small_font = font(max(10, cell_px // 7))
 
     def centre(cell: int) -> tuple[float, float]:
         r, c = divmod(cell, SIZE)
@@ -138,8 +140,8 @@ def board_to_rgb(board: Board, cell_px: int = 96) -> np.ndarray:
     for cell, v in enumerate(board.cells):
         r, c = divmod(cell, SIZE)
         x0, y0 = margin + c * cell_px, margin + r * cell_px
-        draw.rectangle([x0, y0, x0 + cell_px, y0 + cell_px], fill=_BACKGROUND if v else _EMPTY,
-                       outline=_GRID, width=2)
+        draw.rectangle([x0, y0, x0 + cell_px, y0 + cell_px], fill=BACKGROUND if v else EMPTY,
+                       outline=GRID, width=2)
 
     if board.is_terminal():
         out = board.outcome()
@@ -155,8 +157,8 @@ def board_to_rgb(board: Board, cell_px: int = 96) -> np.ndarray:
     for cell, v in enumerate(board.cells):
         if v:
             x, y = centre(cell)
-            draw.text((x, y), str(v), fill=_TEXT, font=number_font, anchor="mm",
-                      stroke_width=max(1, cell_px // 24), stroke_fill=_BACKGROUND)
+            draw.text((x, y), str(v), fill=TEXT, font=number_font, anchor="mm",
+                      stroke_width=max(1, cell_px // 24), stroke_fill=BACKGROUND)
 
     # corner labels: where each player's paths start and end
     draw.text((margin // 2, margin // 2), "A", fill=A_COLOUR, font=small_font, anchor="mm")
@@ -165,7 +167,7 @@ def board_to_rgb(board: Board, cell_px: int = 96) -> np.ndarray:
     draw.text((margin // 2, margin + side + margin // 2), "B", fill=B_COLOUR, font=small_font,
               anchor="mm")
     draw.text((width - margin // 2, margin // 2), "B", fill=B_COLOUR, font=small_font, anchor="mm")
-    draw.text((width / 2, side + 2 * margin + caption / 2), _caption(board), fill=_TEXT,
+    draw.text((width / 2, side + 2 * margin + caption / 2), _caption(board), fill=TEXT,
               font=small_font, anchor="mm")
     return np.asarray(img, dtype=np.uint8).copy()
 

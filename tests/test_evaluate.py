@@ -236,3 +236,22 @@ def test_position_set_covers_every_ply_and_early_labels_hold():
         board = Board(tuple(int(v) for v in ps.boards[i]))
         for a in rng.choice(np.flatnonzero(legal[i]), size=3, replace=False):
             assert s.solve(board.apply(int(a))).value == ps.values[i, a]
+
+
+def test_pool_worker_progress_bars_register_no_semaphore():
+    """A pool worker's tqdm bars use no named semaphore: pool.terminate() kills the worker before it
+    unlinks one, and the resource tracker then warns of leaked semaphores when evaluate.py ends."""
+    import subprocess
+    import sys
+
+    code = ("import multiprocessing as mp, multiprocessing.resource_tracker as rt\n"
+            "mp.set_start_method('spawn')\n"
+            "registered = []\n"
+            "rt.register = lambda name, rtype: registered.append(name)\n"
+            "from tqdm import tqdm\n"
+            "from highway_env.evaluation.tasks import pool_worker_init\n"
+            "pool_worker_init()\n"
+            "tqdm(total=1).close()\n"
+            "assert not registered, registered\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr

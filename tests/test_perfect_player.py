@@ -480,6 +480,17 @@ def test_build_book_by_solving(tmp_path):
     assert player.last_info["source"] == "book"
 
 
+def test_build_book_copies_the_stores_shallow_positions(tmp_path):
+    shallow, deep = Board().apply(encode_action(16, 3)), positions(14, 5, 2)[0]
+    store = PositionStore(tmp_path / "s.sqlite")
+    store.put(shallow, 1, 10)
+    store.put(deep, -3, 2)
+    book = build_book(store=store, from_store_max_ply=1, progress=False)
+    assert (book.entry(shallow).lo, book.entry(shallow).hi) == (1, 10)
+    assert book.entry(deep) is None  # deeper than from_store_max_ply
+    assert book.meta["sources"][-1]["positions"] == 1
+
+
 def test_close_under_moves_gives_children_the_value():
     for board in positions(21, 5, 6):
         margins = child_margins(board)

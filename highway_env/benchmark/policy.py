@@ -24,21 +24,13 @@ import numpy as np
 
 from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, action_str, parse_board
 from highway_env.highway import batch_rules
-from highway_env.highway.batch_rules import FRAME_ACTIONS_INV
+from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, FRAMES, check_frame  # noqa: F401
 
 # ``agents`` is imported only where needed: it imports torch, and this module must not
-
-FRAMES = ("absolute", "player")
 
 
 class PolicyError(ValueError):
     """A policy returned something that is not a legal action (the message names position and action)."""
-
-
-def check_frame(frame: str) -> str:
-    if frame not in FRAMES:
-        raise ValueError(f"frame must be one of {FRAMES}, got {frame!r}")
-    return frame
 
 
 def _int8_boards(boards) -> np.ndarray:

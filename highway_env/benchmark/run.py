@@ -15,6 +15,7 @@ import numpy as np
 
 from highway_env.benchmark.policy import as_agent, check_frame
 from highway_env.benchmark.report import BenchmarkReport
+from highway_env.evaluation.tasks import play_seats  # noqa: F401  (benchmark.run.play_seats)
 
 #: the perfect opponent's settings, as evaluate.py's defaults
 PERFECT = {"tiebreak": "hardest", "budget": 0.5, "budget_nodes": 300_000, "exact_from_ply": 0, "early_budget": 3.0,
@@ -52,27 +53,6 @@ def held_to_value(margins_for_a) -> dict:
             "mean_margin": float(m.mean()) if len(m) else None}
 
 
-def play_seats(agent, opponent, boards, seats, seeds) -> tuple[np.ndarray, int, int]:
-    """Games from ``boards`` with the agent on ``seats[i]`` (0 = A); final margins from the agent's
-    side, and the perfect opponent's (moves, unproven moves)."""
-    from highway_env.evaluation.tasks import play
-
-    boards = np.asarray(boards, np.int8).reshape(-1, 16)
-    seats = np.asarray(seats)
-    out = np.zeros(len(boards), np.int64)
-    moves = unproven = 0
-    for seat in (0, 1):
-        sel = np.flatnonzero(seats == seat)
-        if not len(sel):
-            continue
-        players = (agent, opponent) if seat == 0 else (opponent, agent)
-        m, mv, un = play(players, boards[sel], [seeds[i] for i in sel])
-        out[sel] = m if seat == 0 else -m
-        moves += mv
-        unproven += un
-    return out, moves, unproven
-
-
 def evaluate(policy, *, frame: str = "absolute", batched: bool = False, positions: int = 3000,
              games: int = 24, conversion: int = 60, seed: int = 0, workers: int = 1, name: str | None = None,
              progress: bool = True, margin_games: int | None = None, positions_file=None,
@@ -94,9 +74,10 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     margin-maximising perfect A, and the share held to the game value (margin 2).
 
     ``perfect_tiebreak`` and ``perfect_options`` (keys of :data:`PERFECT`: ``budget_nodes``,
-    ``budget``, ``exact_from_ply``, ``early_budget_nodes``, ``early_budget``, ``store``) set the perfect opponent as ``evaluate.py``'s
-    ``--perfect-*`` options do. ``workers``: must be 1 for now: the policy, the solver and the perfect player all run in this
-    process (the perfect player's solved positions persist in the solver store between runs).
+    ``budget``, ``exact_from_ply``, ``early_budget_nodes``, ``early_budget``, ``store``) set the
+    perfect opponent as ``evaluate.py``'s ``--perfect-*`` options do. ``workers`` must be 1: the
+    policy, the solver and the perfect player all run in this process (the perfect player's solved
+    positions persist in the solver store between runs).
     """
     from highway_env.evaluation import metrics
     from highway_env.evaluation.positions import load_positions
@@ -147,8 +128,7 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
         seeds = [[seed, 10 + seat, g] for g in range(games)]
         m, mv, un = play_seats(agent, opponent, empty, np.full(games, seat), seeds)
         pm, pu = pm + mv, pu + un
-        a[key] = metrics.wdl(m)
-        a[key]["mean_margin"] = float(m.mean()) if games else None
+        a[key] = metrics.games_vs_perfect(m)
         bar.update(1)
     m, mv, un = play_seats(agent, opponent, ps.boards[conv], ps.ply[conv] % 2, [[seed, 12, int(i)] for i in conv])
     pm, pu = pm + mv, pu + un

@@ -62,46 +62,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _emit(args, out: dict, text: str) -> int:
+    """Print ``out`` as one JSON object with --json, else ``text``; exit status 0."""
+    print(json.dumps(out) if args.json else text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "solve" and args.all_starts:
+            new_game(args.rows, args.cols)  # validates the size
+            table = solve_all_starts(args.rows, args.cols, args.max_positions, args.time_limit)
+            winners = sorted(set(table.values()))
+            out = {"winner": winners[0] if len(winners) == 1 else None, "rows": args.rows,
+                   "cols": args.cols, "starts": table}
+            return _emit(args, out, "\n".join(f"{start:>10}: player {w} wins" for start, w in table.items()))
+        state = replay(args.moves, args.rows, args.cols, args.start)
         if args.command == "solve":
-            if args.all_starts:
-                new_game(args.rows, args.cols)  # validates the size
-                table = solve_all_starts(args.rows, args.cols, args.max_positions, args.time_limit)
-                winners = sorted(set(table.values()))
-                out = {"winner": winners[0] if len(winners) == 1 else None, "rows": args.rows,
-                       "cols": args.cols, "starts": table}
-                if args.json:
-                    print(json.dumps(out))
-                else:
-                    for start, w in table.items():
-                        print(f"{start:>10}: player {w} wins")
-                return 0
-            state = replay(args.moves, args.rows, args.cols, args.start)
-            res = solve_state(state, args.max_positions, args.time_limit)
-            out = res.to_dict()
+            out = solve_state(state, args.max_positions, args.time_limit).to_dict()
             if args.moves:
                 out["moves"] = args.moves
-            if args.json:
-                print(json.dumps(out))
-            else:
-                tiles = ", ".join(out["winning_first_tiles"]) or "none"
-                print(f"{args.rows}x{args.cols} from {out['start']}: player {out['winner']} wins "
-                      f"(winning tiles for player {out['to_move']}: {tiles}; "
-                      f"{out['states_searched']} positions, {out['seconds']:.3f} s)")
-            return 0
-        state = replay(args.moves, args.rows, args.cols, args.start)
-        if args.json:
-            print(json.dumps({
-                "rows": state.rows, "cols": state.cols, "start": state.start, "ply": state.ply,
-                "over": state.is_over, "winner": state.winner,
-                "to_move": None if state.is_over else state.to_move,
-                "square": None if state.is_over else state.square_name(),
-            }))
-        else:
-            print(state)
-        return 0
+            tiles = ", ".join(out["winning_first_tiles"]) or "none"
+            return _emit(args, out, f"{args.rows}x{args.cols} from {out['start']}: player {out['winner']} wins "
+                                    f"(winning tiles for player {out['to_move']}: {tiles}; "
+                                    f"{out['states_searched']} positions, {out['seconds']:.3f} s)")
+        out = {"rows": state.rows, "cols": state.cols, "start": state.start, "ply": state.ply,
+               "over": state.is_over, "winner": state.winner,
+               "to_move": None if state.is_over else state.to_move,
+               "square": None if state.is_over else state.square_name()}
+        return _emit(args, out, str(state))
     except BlackPathError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -152,11 +152,7 @@ class BlackPathGame(Game):
                 raise GameError(f"a {state.rows}x{state.cols} position for a {self.rows}x{self.cols} game")
             return np.asarray([*state.tiles, state.square, state.entry if state.square >= 0 else -1,
                                state.ply], dtype=np.int8)
-        a = np.asarray(state)
-        if a.shape != self.state_shape:
-            raise GameError(f"a Black Path state has shape {self.state_shape}, got {a.shape}")
-        return a.astype(np.int8)
-
+        return super().as_state(state)
 
     def to_rules_state(self, state) -> bp.State:
         """One state array -> ``blackpath.game.State`` (with this game's start)."""
@@ -181,10 +177,7 @@ class BlackPathGame(Game):
         return np.repeat(live[:, None], NUM_TILES, axis=1)
 
     def apply(self, states, actions):
-        s = self.checked_states(states)
-        a = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
-        if a.shape != (len(s),):
-            raise GameError(f"{len(s)} states but {a.shape[0]} actions")
+        s, a = self.checked_moves(states, actions)
         out = np.empty_like(s)
         bad = _apply_kernel(s, a, self.rows, self.cols, _EXIT, _DELTA, out)
         if bad >= 0:
@@ -211,9 +204,6 @@ class BlackPathGame(Game):
         live = np.flatnonzero(s[:, self.cells] >= 0)
         out[live, s[live, self.cells].astype(np.int64), NUM_TILES + s[live, self.cells + 1].astype(np.int64)] = 1
         return out.reshape(n, *self.obs_shape)
-
-    def view_to_board(self, states):
-        return np.broadcast_to(np.arange(NUM_TILES, dtype=np.int64), (len(states), NUM_TILES)).copy()
 
     def symmetries(self):
         return self._obs_gather, self._action_gather

@@ -181,7 +181,6 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._state = self._initial
         self._setup(AGENTS, render_mode, RENDER_MODES,
                     spaces.Box(low=0, high=1, shape=(rows, cols, CHANNELS), dtype=np.int8), NUM_ACTIONS)
-        self.state_space = spaces.Box(low=0, high=1, shape=(rows, cols, CHANNELS), dtype=np.int8)
 
     @property
     def game_state(self) -> State:

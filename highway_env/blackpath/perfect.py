@@ -31,12 +31,5 @@ class BlackPathPerfect(BestValueAgent):
 
     name = "perfect"
 
-    def __init__(self, game=None, seed: int | None = None):
-        if game is None:
-            from highway_env.blackpath.az_game import BlackPathGame
-
-            game = BlackPathGame()
-        super().__init__(game, seed)
-
     def move_values(self, state) -> np.ndarray:
         return move_values(self.game, state)

@@ -42,18 +42,22 @@ def _rate(k: int, n: int) -> dict:
 
 def accuracy(ps: PositionSet, actions: np.ndarray) -> dict:
     """Share of value-keeping moves on the critical positions: overall, by ply, by side to move."""
-    keeps = move_keeps(ps, actions)
-    crit = ps.critical()
-    out = _rate(int((keeps & crit).sum()), int(crit.sum()))
+    return keep_rates(move_keeps(ps, actions), ps.critical(), ps.ply, ps.mover)
+
+
+def keep_rates(keeps, critical, ply, mover) -> dict:
+    """The accuracy dict from per-position arrays: the share of ``keeps`` on the ``critical``
+    positions, by ``ply`` and by ``mover`` (0 = A), and on all positions."""
+    out = _rate(int((keeps & critical).sum()), int(critical.sum()))
     out["by_ply"] = {}
-    for p in sorted(set(ps.ply[crit].tolist())):
-        m = crit & (ps.ply == p)
+    for p in sorted(set(ply[critical].tolist())):
+        m = critical & (ply == p)
         out["by_ply"][int(p)] = _rate(int((keeps & m).sum()), int(m.sum()))
     out["by_side"] = {}
     for side, name in ((0, "A"), (1, "B")):
-        m = crit & (ps.mover == side)
+        m = critical & (mover == side)
         out["by_side"][name] = _rate(int((keeps & m).sum()), int(m.sum()))
-    out["all_positions"] = _rate(int(keeps.sum()), len(ps))
+    out["all_positions"] = _rate(int(keeps.sum()), len(keeps))
     return out
 
 
@@ -61,18 +65,21 @@ def margin_loss(ps: PositionSet, actions: np.ndarray) -> dict:
     """Margin given away, from the mover's side: best exact margin among the moves minus the chosen
     move's margin, on the positions whose move margins are known (0 = a margin-optimal move)."""
     actions = np.asarray(actions, np.int64)
-    known = ps.margin != UNKNOWN
-    if not known.any():
-        return {"n": 0, "mean": None, "optimal_rate": None, "by_ply": {}}
-    idx = np.flatnonzero(known)
+    idx = np.flatnonzero(ps.margin != UNKNOWN)
     chosen = ps.margins[idx, actions[idx]].astype(np.int64)
     best = ps.margin[idx].astype(np.int64)
     sign = np.where(ps.mover[idx] == 0, 1, -1)
-    loss = (best - chosen) * sign
-    out = {"n": int(len(idx)), "mean": float(loss.mean()), "optimal_rate": float((loss == 0).mean()),
+    return loss_summary((best - chosen) * sign, ps.ply[idx])
+
+
+def loss_summary(loss, ply) -> dict:
+    """The margin-loss dict: mean of ``loss`` (0 = an optimal move), the share of 0s, mean by ``ply``."""
+    if not len(loss):
+        return {"n": 0, "mean": None, "optimal_rate": None, "by_ply": {}}
+    out = {"n": int(len(loss)), "mean": float(loss.mean()), "optimal_rate": float((loss == 0).mean()),
            "by_ply": {}}
-    for p in sorted(set(ps.ply[idx].tolist())):
-        m = ps.ply[idx] == p
+    for p in sorted(set(ply.tolist())):
+        m = ply == p
         out["by_ply"][int(p)] = {"n": int(m.sum()), "mean": float(loss[m].mean())}
     return out
 
@@ -85,6 +92,13 @@ def wdl(outcomes) -> dict:
     lo, hi = wilson(w + 0.5 * d, n)
     return {"win": w, "draw": d, "loss": l, "games": n, "score": ((w + 0.5 * d) / n) if n else None,
             "score_ci95": [lo, hi]}
+
+
+def games_vs_perfect(margins) -> dict:
+    """The W/D/L tally of games against the perfect player (margins from the agent's side) and
+    their mean margin."""
+    m = np.asarray(list(margins), np.int64)
+    return {**wdl(m), "mean_margin": float(m.mean()) if len(m) else None}
 
 
 def conversion(outcomes) -> dict:

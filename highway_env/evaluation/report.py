@@ -134,7 +134,8 @@ def markdown(summary: dict, plots: list[str]) -> str:
     return "\n".join(lines)
 
 
-def write_all(out_dir: Path, summary: dict, plots: list[str]) -> None:
+def write_all(out_dir: Path, summary: dict, plots: list[str], markdown=markdown) -> None:
+    """summary.json, agents.csv, accuracy_by_ply.csv and report.md (``markdown(summary, plots)``)."""
     out_dir = Path(out_dir)
     atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=1, sort_keys=False))
     write_csv(out_dir / "agents.csv", summary)

@@ -19,7 +19,6 @@ default boards (Black Path 4x4 from A1:top, Jumping n = 4).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -98,42 +97,17 @@ def accuracy(game, states, values, legal, actions) -> dict:
         i = int(np.flatnonzero(~legal[np.arange(n), actions])[0])
         raise ValueError(f"illegal action {int(actions[i])} in position {states[i].tolist()}")
     best = values.max(axis=1) if n else np.zeros(0, np.int64)
-    chosen = values[np.arange(n), actions]
-    keeps = chosen == best
+    keeps = values[np.arange(n), actions] == best
     crit = (legal & (values < best[:, None])).any(axis=1)
     mover = game.to_play(states).astype(np.int64) if n else np.zeros(0, np.int64)
     ply = np.asarray(states[:, -1], np.int64) if n else np.zeros(0, np.int64)  # both games store ply last
-    out = metrics._rate(int((keeps & crit).sum()), int(crit.sum()))
-    out["by_ply"] = {}
-    for p in sorted(set(ply[crit].tolist())):
-        m = crit & (ply == p)
-        out["by_ply"][int(p)] = metrics._rate(int((keeps & m).sum()), int(m.sum()))
-    out["by_side"] = {}
-    for side, name in ((0, "A"), (1, "B")):
-        m = crit & (mover == side)
-        out["by_side"][name] = metrics._rate(int((keeps & m).sum()), int(m.sum()))
-    out["all_positions"] = metrics._rate(int(keeps.sum()), n)
-    return out
+    return metrics.keep_rates(keeps, crit, ply, mover)
 
 
 def value_loss(states, values, actions) -> dict:
     """Points given away (best move's value - chosen move's, for the mover): ``margin_loss`` schema."""
-    n = len(states)
-    if not n:
-        return {"n": 0, "mean": None, "optimal_rate": None, "by_ply": {}}
-    loss = values.max(axis=1) - values[np.arange(n), np.asarray(actions, np.int64)]
-    ply = np.asarray(states[:, -1], np.int64)
-    out = {"n": n, "mean": float(loss.mean()), "optimal_rate": float((loss == 0).mean()), "by_ply": {}}
-    for p in sorted(set(ply.tolist())):
-        m = ply == p
-        out["by_ply"][int(p)] = {"n": int(m.sum()), "mean": float(loss[m].mean())}
-    return out
-
-
-def _wdl(margins) -> dict:
-    r = metrics.wdl(margins)
-    r["mean_margin"] = float(np.mean(margins)) if len(margins) else None
-    return r
+    loss = values.max(axis=1) - values[np.arange(len(states)), np.asarray(actions, np.int64)]
+    return metrics.loss_summary(loss, np.asarray(states[:, -1], np.int64))  # both games store ply last
 
 
 def evaluate(args, log=print) -> dict:
@@ -168,7 +142,7 @@ def evaluate(args, log=print) -> dict:
             perfect = make_agent("perfect", game, seed=args.seed + 1)
             pair = (agent, perfect) if seat == 0 else (perfect, agent)
             m = play_games(game, *pair, args.games, [args.seed, 31, k, seat])
-            a[key] = _wdl(m if seat == 0 else -m)
+            a[key] = metrics.games_vs_perfect(m if seat == 0 else -m)
             bar.update(1)
         agents[spec] = a
     pairs, rr_out = [], {}
@@ -245,11 +219,7 @@ def markdown(summary: dict, plots: list[str]) -> str:
 
 
 def write_all(out_dir: Path, summary: dict, plots: list[str]) -> None:
-    from highway_env.evaluation.report import write_accuracy_csv, write_csv
-    from highway_env.atomic_files import atomic_write_text
+    """The Highway evaluation's files, with this module's report.md."""
+    from highway_env.evaluation import report
 
-    out_dir = Path(out_dir)
-    atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=1))
-    write_csv(out_dir / "agents.csv", summary)
-    write_accuracy_csv(out_dir / "accuracy_by_ply.csv", summary)
-    atomic_write_text(out_dir / "report.md", markdown(summary, plots))
+    report.write_all(out_dir, summary, plots, markdown=markdown)

@@ -68,9 +68,17 @@ def worker_init():
 def pool_worker_init():
     """Initializer of a pool worker process: it ends with its parent (no orphan left running its
     task after evaluate.py is killed), then is set up as ``worker_init``."""
+    import threading
+
+    from tqdm import tqdm
+
     from highway_env.parent_watch import exit_with_parent
 
     exit_with_parent()
+    # tqdm's default lock is a named multiprocessing semaphore; the pool's terminate() kills this
+    # worker before it unlinks one, and the parent's resource tracker then warns of "leaked
+    # semaphore objects". A worker's bars need only a thread lock.
+    tqdm.set_lock(threading.RLock())
     worker_init()
 
 
@@ -132,6 +140,25 @@ def play(players, starts: np.ndarray, seeds: list) -> tuple[np.ndarray, int, int
     return game.margins(states), moves, unproven
 
 
+def play_seats(agent, opponent, boards, seats, seeds) -> tuple[np.ndarray, int, int]:
+    """Games from ``boards`` with the agent on ``seats[i]`` (0 = A), the seat-0 games first; final
+    margins from the agent's side, and the perfect players' (moves, unproven moves)."""
+    boards = np.asarray(boards, np.int8).reshape(-1, 16)
+    seats = np.asarray(seats)
+    out = np.zeros(len(boards), np.int64)
+    moves = unproven = 0
+    for seat in (0, 1):
+        sel = np.flatnonzero(seats == seat)
+        if not len(sel):
+            continue
+        players = (agent, opponent) if seat == 0 else (opponent, agent)
+        m, mv, un = play(players, boards[sel], [seeds[i] for i in sel])
+        out[sel] = m if seat == 0 else -m
+        moves += mv
+        unproven += un
+    return out, moves, unproven
+
+
 def run_task(args) -> dict:
     """Worker entry: run one task, write its result file, return the result."""
     task, out_dir = args
@@ -157,31 +184,17 @@ def run_task(args) -> dict:
         agent = get_agent(task["agent"], perfect)
         opp = get_agent("perfect:" + perfect["tiebreak"], perfect)
         idx = np.asarray(task["index"])
-        margins = np.zeros(len(idx), np.int64)
-        moves = unproven = 0
-        for parity in (0, 1):
-            sel = np.flatnonzero(ps.ply[idx] % 2 == parity)
-            if not len(sel):
-                continue
-            players = (agent, opp) if parity == 0 else (opp, agent)
-            m, mv, un = play(players, ps.boards[idx[sel]], [[*task["seed"], int(i)] for i in idx[sel]])
-            margins[sel] = m
-            moves += mv
-            unproven += un
+        seats = ps.ply[idx] % 2
+        m, moves, unproven = play_seats(agent, opp, ps.boards[idx], seats, [[*task["seed"], int(i)] for i in idx])
+        margins = np.where(seats == 0, m, -m)  # from A's side
         res.update(index=[int(i) for i in idx], margins=[int(x) for x in margins], perfect_moves=moves,
                    unproven_perfect_moves=unproven)
     elif task["kind"] == "match":
         a = get_agent(task["a"], perfect)
         b = get_agent(task["b"], perfect)
         games = np.arange(task["g0"], task["g1"])
-        margins = np.zeros(len(games), np.int64)
-        for parity in (0, 1):
-            sel = np.flatnonzero(games % 2 == parity)
-            if not len(sel):
-                continue
-            players = (a, b) if parity == 0 else (b, a)
-            m, _, _ = play(players, np.zeros((len(sel), 16), np.int8), [[*task["seed"], int(g)] for g in games[sel]])
-            margins[sel] = m * (1 if parity == 0 else -1)  # from a's side
+        margins, _, _ = play_seats(a, b, np.zeros((len(games), 16), np.int8), games % 2,
+                                   [[*task["seed"], int(g)] for g in games])  # from a's side
         res["margins_for_a"] = [int(x) for x in margins]
     else:  # pragma: no cover
         raise ValueError(f"unknown task kind {task['kind']!r}")

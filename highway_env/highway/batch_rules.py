@@ -26,7 +26,8 @@ from highway_env import core
 from highway_env.core import CELLS, NUM_ACTIONS, NUM_A_PATHS, NUMBERS, SIZE
 
 __all__ = [
-    "PATHS", "ON_PATH", "PLAYER_FRAME", "PLAYER_FRAME_INV", "FRAME_ACTIONS", "FRAME_ACTIONS_INV",
+    "PATHS", "ON_PATH", "PLAYER_FRAME", "PLAYER_FRAME_INV", "FRAME_ACTIONS", "FRAME_ACTIONS_INV", "FRAMES",
+    "check_frame",
     "actions_of_cell_map", "filled", "min_paths", "unused_prefix_sums", "path_ranges",
     "legal_masks", "apply_actions", "observe_planes", "final_min_paths", "bounds",
 ]
@@ -55,6 +56,18 @@ PLAYER_FRAME_INV = np.argsort(PLAYER_FRAME, axis=1)
 FRAME_ACTIONS = np.stack([actions_of_cell_map(f) for f in PLAYER_FRAME])
 #: (2, 256) int64: action in player p's frame -> board action.
 FRAME_ACTIONS_INV = np.stack([actions_of_cell_map(f) for f in PLAYER_FRAME_INV])
+#: The frames an env or a policy takes actions in: "absolute" (mask and actions on the real board)
+#: or "player" (observation, mask and actions all in the mover's frame).
+FRAMES = ("absolute", "player")
+
+
+def check_frame(frame) -> str:
+    """``frame`` if it is one of FRAMES, else HighwayError (a ValueError) naming it."""
+    if not isinstance(frame, str) or frame not in FRAMES:
+        raise core.HighwayError(f"frame must be one of {FRAMES}, got {frame!r}")
+    return frame
+
+
 for _t in (PATHS, ON_PATH, PLAYER_FRAME, PLAYER_FRAME_INV, FRAME_ACTIONS, FRAME_ACTIONS_INV):
     _t.flags.writeable = False  # numba compiles them in as constants: they must never change
 del _t

@@ -122,7 +122,8 @@ from highway_env import core
 from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
 from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayError, IllegalMoveError
 from highway_env.highway import batch_rules
-from highway_env.highway.batch_rules import FRAME_ACTIONS, FRAME_ACTIONS_INV, PLAYER_FRAME, PLAYER_FRAME_INV
+from highway_env.highway.batch_rules import (FRAME_ACTIONS, FRAME_ACTIONS_INV, FRAMES, PLAYER_FRAME,  # noqa: F401
+                                             PLAYER_FRAME_INV, check_frame)
 from highway_env.render import RENDER_MODES, render_board
 
 AGENTS = ("player_0", "player_1")
@@ -137,18 +138,6 @@ _ACTION_TO = tuple(t.tolist() for t in FRAME_ACTIONS)
 _ACTION_FROM = tuple(t.tolist() for t in FRAME_ACTIONS_INV)
 #: _OBS_INDEX[p][cell] = flat offset of (frame cell, number 1) in player p's (4*4*16,) observation
 _OBS_INDEX = tuple((f * NUMBERS).tolist() for f in PLAYER_FRAME)
-
-#: The ``frame`` option: "absolute" (mask and actions on the real board) or "player" (observation,
-#: mask and actions all in the mover's frame).
-FRAMES = ("absolute", "player")
-
-
-def check_frame(frame: Any) -> str:
-    """``frame`` if it is one of FRAMES, else HighwayError (a ValueError) naming it."""
-    if not isinstance(frame, str) or frame not in FRAMES:
-        raise HighwayError(f"frame must be one of {FRAMES}, got {frame!r}")
-    return frame
-
 
 def _player(player: int | str) -> int:
     if isinstance(player, str):
@@ -236,7 +225,6 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._player_frame = frame == "player"
         self._setup(AGENTS, render_mode, RENDER_MODES,
                     spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8), NUM_ACTIONS)
-        self.state_space = spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8)
 
         # game state: the board as a batch of one for the rules kernel (batch_rules), the legal
         # mask and bounds it derives after each move, and both players' observations

@@ -129,11 +129,7 @@ class JumpingGame(Game):
                 raise GameError(f"an n={state.n} position for an n={self.n} game")
             occ = [(state.occ >> i) & 1 for i in range(self.cells)]
             return np.asarray([*occ, state.last, state.jump, *state.scores, state.ply], dtype=np.int8)
-        a = np.asarray(state)
-        if a.shape != self.state_shape:
-            raise GameError(f"a Jumping state has shape {self.state_shape}, got {a.shape}")
-        return a.astype(np.int8)
-
+        return super().as_state(state)
 
     def to_rules_state(self, state) -> jg.State:
         a = [int(v) for v in np.asarray(state)]
@@ -157,10 +153,7 @@ class JumpingGame(Game):
         return ~self.legal_masks(states).any(axis=1)
 
     def apply(self, states, actions):
-        s = self.checked_states(states)
-        a = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
-        if a.shape != (len(s),):
-            raise GameError(f"{len(s)} states but {a.shape[0]} actions")
+        s, a = self.checked_moves(states, actions)
         out = np.empty_like(s)
         bad = _apply_kernel(s, a, self.cells, self._ray_sq, self._ray_len, out)
         if bad >= 0:
@@ -199,9 +192,6 @@ class JumpingGame(Game):
         lead = self.margins(s) * np.where(s[:, c + 4] % 2 == 0, 1, -1)
         out[:, :, 4 + n] = (lead / self.score_scale)[:, None]
         return out.reshape(N, *self.obs_shape)
-
-    def view_to_board(self, states):
-        return np.broadcast_to(np.arange(self.cells, dtype=np.int64), (len(states), self.cells)).copy()
 
     def symmetries(self):
         return self._obs_gather, self._action_gather

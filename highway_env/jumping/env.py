@@ -1,9 +1,9 @@
-"""Environments for Jumping Farther & Farther: a PettingZoo AEC env (two players) and a Gymnasium
-env (solitaire); import the AEC one as ``from highway_env import jumping_v0``.
-"""
 # noqa: D212, D415
 """
 # Jumping Farther & Farther
+
+Two environments: the PettingZoo AEC env below (two players; ``from highway_env import
+jumping_v0``) and :class:`SolitaireEnv`, a Gymnasium env where one player places every integer.
 
 | Import             | `from highway_env import jumping_v0`             |
 |--------------------|--------------------------------------------------|
@@ -41,7 +41,6 @@ constructor argument (default 4).
 the last one highlighted).
 """
 
-
 from typing import Any
 
 import gymnasium
@@ -49,17 +48,14 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
-from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
+from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers, render_in_mode
 from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state
+from highway_env.render import A_COLOUR, B_COLOUR, BACKGROUND, EMPTY, GRID, TEXT, font
 
 AGENTS = ("player_0", "player_1")
 RENDER_MODES = ("human", "ansi", "rgb_array")
 
-_BACKGROUND = (250, 248, 240)
-_GRID = (60, 60, 60)
-_EMPTY = (228, 226, 218)
-_TEXT = (20, 20, 20)
-_COLOURS = ((214, 48, 49), (9, 98, 204))  # odd (player_0) red, even (player_1) blue
+_COLOURS = (A_COLOUR, B_COLOUR)  # odd (player_0) red, even (player_1) blue
 _LAST = (255, 220, 120)
 
 
@@ -91,36 +87,27 @@ def render_ansi(state: State, numbers, solitaire: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _font(size: int):
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=size)
-    except TypeError:  # pragma: no cover - old Pillow
-        return ImageFont.load_default()
-
-
 def render_rgb(state: State, numbers, solitaire: bool = False, cell_px: int = 64) -> np.ndarray:
     from PIL import Image, ImageDraw
 
     n = state.n
     margin, caption = 8, 28
     size = n * cell_px + 2 * margin
-    img = Image.new("RGB", (size, size + caption), _BACKGROUND)
+    img = Image.new("RGB", (size, size + caption), BACKGROUND)
     draw = ImageDraw.Draw(img)
-    font = _font(cell_px // 2)
-    small = _font(14)
+    big = font(cell_px // 2)
+    small = font(14)
     for sq in range(n * n):
         r, c = divmod(sq, n)
         x0, y0 = margin + c * cell_px, margin + r * cell_px
         v = numbers[sq]
-        fill = _LAST if sq == state.last else (_EMPTY if v == 0 else (255, 255, 255))
-        draw.rectangle([x0, y0, x0 + cell_px, y0 + cell_px], fill=fill, outline=_GRID, width=2)
+        fill = _LAST if sq == state.last else (EMPTY if v == 0 else (255, 255, 255))
+        draw.rectangle([x0, y0, x0 + cell_px, y0 + cell_px], fill=fill, outline=GRID, width=2)
         if v:
-            colour = _TEXT if solitaire else _COLOURS[(v - 1) % 2]
-            draw.text((x0 + cell_px / 2, y0 + cell_px / 2), str(v), fill=colour, font=font, anchor="mm")
+            colour = TEXT if solitaire else _COLOURS[(v - 1) % 2]
+            draw.text((x0 + cell_px / 2, y0 + cell_px / 2), str(v), fill=colour, font=big, anchor="mm")
     text = render_ansi(state, numbers, solitaire).strip().splitlines()[-1]
-    draw.text((margin, size + 4), text, fill=_TEXT, font=small)
+    draw.text((margin, size + 4), text, fill=TEXT, font=small)
     return np.asarray(img, dtype=np.uint8).copy()
 
 
@@ -166,7 +153,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
         return self._state
 
     def observe(self, agent):
-        obs = np.array(self._numbers, dtype=np.int16).reshape(self.n, self.n)
+        obs = self.state()
         if agent == self.agent_selection and not self._state.is_terminal():
             mask = self._state.action_mask()
         else:
@@ -308,13 +295,5 @@ class SolitaireEnv(gymnasium.Env):
         return self._obs(), float(pts), terminated, False, self._info(points=pts)
 
     def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if self.render_mode == "rgb_array":
-            return render_rgb(self._state, self._numbers, solitaire=True)
-        text = render_ansi(self._state, self._numbers, solitaire=True)
-        if self.render_mode == "human":
-            print(text, end="")
-            return None
-        return text
+        return render_in_mode(self.render_mode, lambda: render_ansi(self._state, self._numbers, solitaire=True),
+                              lambda: render_rgb(self._state, self._numbers, solitaire=True))

@@ -90,13 +90,9 @@ class JumpingPerfect(BestValueAgent):
 
     name = "perfect"
 
-    def __init__(self, game=None, seed: int | None = None):
-        if game is None:
-            from highway_env.jumping.az_game import JumpingGame
-
-            game = JumpingGame()
+    def __init__(self, game, seed: int | None = None):
         super().__init__(game, seed)
-        Oracle.get(game.n)
+        Oracle.get(game.n)  # the solver's table now, not during the first move
 
     def move_values(self, state) -> np.ndarray:
         return move_values(self.game, state)

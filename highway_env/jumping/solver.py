@@ -449,64 +449,45 @@ def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[i
             return res.value, line
 
 
-def solve_reference(n: int, solitaire: bool = False) -> tuple[int, dict]:
-    """Pure-Python memoised solver (all first moves, no symmetry): (value, memo)."""
-    n = check_n(n)
+def _future_value(n: int, solitaire: bool, memo: dict):
+    """value(occ, last, jump): the mover's exact future score (solitaire) or score difference from a
+    state, memoised in ``memo`` (pure Python, all moves, no symmetry)."""
     rs = rays(n)
-    memo: dict[tuple[int, int, int], int] = {}
 
     def value(occ: int, last: int, jump: int) -> int:
         key = (occ, last, jump)
-        if key in memo:
-            return memo[key]
-        best = None
-        for line in rs[last]:
-            for k, sq in enumerate(line):
-                if occ >> sq & 1:
-                    continue
-                d = k + 1
-                gain = 1 if (jump > 0 and d > jump) else 0
-                child = value(occ | 1 << sq, sq, d)
-                tot = gain + child if solitaire else gain - child
-                if best is None or tot > best:
-                    best = tot
-        memo[key] = 0 if best is None else best
+        if key not in memo:
+            best = None
+            for line in rs[last]:
+                for k, sq in enumerate(line):
+                    if occ >> sq & 1:
+                        continue
+                    gain = 1 if (jump > 0 and k + 1 > jump) else 0
+                    child = value(occ | 1 << sq, sq, k + 1)
+                    tot = gain + child if solitaire else gain - child
+                    if best is None or tot > best:
+                        best = tot
+            memo[key] = 0 if best is None else best
         return memo[key]
 
+    return value
+
+
+def solve_reference(n: int, solitaire: bool = False) -> tuple[int, dict]:
+    """Pure-Python memoised solver (all first moves, no symmetry): (value, memo)."""
+    n = check_n(n)
+    memo: dict[tuple[int, int, int], int] = {}
     if n * n == 0:
         return 0, memo
-    v = max(
-        (value(1 << sq, sq, 0) if solitaire else -value(1 << sq, sq, 0)) for sq in range(n * n)
-    )
+    value = _future_value(n, solitaire, memo)
+    v = max((value(1 << sq, sq, 0) if solitaire else -value(1 << sq, sq, 0)) for sq in range(n * n))
     return v, memo
 
 
 def move_values(state, solitaire: bool = False) -> dict[int, int]:
     """Exact value of each legal move from a ``game.State`` (pure Python; small boards): for the
     mover, points now plus the future (solitaire), or own minus opponent's future (two-player)."""
-    n = state.n
-    rs = rays(n)
-    memo: dict[tuple[int, int, int], int] = {}
-
-    def value(occ, last, jump):
-        key = (occ, last, jump)
-        if key in memo:
-            return memo[key]
-        best = 0
-        first = True
-        for line in rs[last]:
-            for k, sq in enumerate(line):
-                if occ >> sq & 1:
-                    continue
-                d = k + 1
-                gain = 1 if (jump > 0 and d > jump) else 0
-                c = value(occ | 1 << sq, sq, d)
-                tot = gain + c if solitaire else gain - c
-                if first or tot > best:
-                    best, first = tot, False
-        memo[key] = best
-        return best
-
+    value = _future_value(state.n, solitaire, {})
     out = {}
     for sq, d in state.legal_moves():
         gain = 1 if (state.jump > 0 and d > state.jump) else 0

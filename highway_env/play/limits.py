@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from highway_env.play.opponents import SHIPPED_AZ
+from highway_env.play.opponents import SHIPPED_ALIASES, SHIPPED_AZ, split_az_args
 
 #: Defaults: mcts:20000 is ~6 s a move on one core; the shipped network searches 400 simulations.
 MAX_MCTS_SIMULATIONS = 20_000
@@ -23,7 +23,7 @@ MAX_ENGINES = 4
 
 
 #: The names of the shipped checkpoint in an ``az`` spec (see ``opponents.resolve_spec``).
-SHIPPED_NAMES = ("", "pretrained", "shipped", SHIPPED_AZ)
+SHIPPED_NAMES = (*SHIPPED_ALIASES, SHIPPED_AZ)
 
 
 class LimitError(ValueError):
@@ -61,13 +61,12 @@ class ServerLimits:
         if not isinstance(spec, str):
             return
         name, _, rest = spec.strip().partition(":")
-        args = rest.split(":") if rest else []
-        if name == "mcts" and len(args) == 1:
-            self._simulations(spec, args[0], self.max_mcts_simulations, "--max-mcts-sims")
+        if name == "mcts" and rest and ":" not in rest:
+            self._simulations(spec, rest, self.max_mcts_simulations, "--max-mcts-sims")
         elif name == "az":
-            if len(args) > 1 and args[-1].isdigit():
-                self._simulations(spec, args[-1], self.max_az_simulations, "--max-az-sims")
-            path = ":".join(args[:-1] if len(args) > 1 and args[-1].isdigit() else args)
+            path, sims = split_az_args(rest)
+            if sims is not None:
+                self._simulations(spec, sims, self.max_az_simulations, "--max-az-sims")
             if path in SHIPPED_NAMES:
                 return
             if _canonical(path) not in self.allowed_checkpoints():

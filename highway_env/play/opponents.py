@@ -23,6 +23,8 @@ from pathlib import Path
 
 #: The spec that names the shipped AlphaZero checkpoint (relative to a source checkout).
 SHIPPED_AZ = "agents/pretrained/highway_az.pt"
+#: Other names of it in an ``az`` spec (``az``, ``az:pretrained``, ``az:shipped``).
+SHIPPED_ALIASES = ("", "pretrained", "shipped")
 
 #: What the page offers (the page also takes a checkpoint path and the MCTS simulation count).
 PRESETS = (
@@ -42,21 +44,25 @@ class OpponentSpecError(ValueError):
     """A spec that names no usable Highway agent; the message names the spec."""
 
 
+def split_az_args(rest: str) -> tuple[str, str | None]:
+    """(PATH, SIMS or None) from what follows ``az:`` in an ``az:PATH[:SIMS]`` spec (PATH may
+    contain ':')."""
+    args = rest.split(":") if rest else []
+    sims = args.pop() if len(args) > 1 and args[-1].isdigit() else None
+    return ":".join(args), sims
+
+
 def resolve_spec(spec: str) -> str:
     """The spec with the shipped checkpoint's path made absolute (the server may run anywhere)."""
     name, _, rest = spec.partition(":")
     if name != "az":
         return spec
-    args = rest.split(":") if rest else []
-    sims = [args.pop()] if len(args) > 1 and args[-1].isdigit() else []  # PATH may contain ':'
-    path = ":".join(args)
-    shipped = path in ("", "pretrained", "shipped") or (
-        not os.path.exists(path) and Path(path).as_posix().endswith(SHIPPED_AZ))
-    if shipped:
+    path, sims = split_az_args(rest)
+    if path in SHIPPED_ALIASES or (not os.path.exists(path) and Path(path).as_posix().endswith(SHIPPED_AZ)):
         import agents
 
         path = str(agents.PRETRAINED)
-    return ":".join(["az", path, *sims])
+    return ":".join(["az", path, *([sims] if sims else [])])
 
 
 #: Agent kinds that get their own process (searches that hold the GIL or must be stoppable).

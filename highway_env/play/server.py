@@ -43,7 +43,7 @@ MAX_WAIT = 30.0
 SOCKET_TIMEOUT = 30.0
 #: Connections served at once; more wait in the listen queue (each holds a thread).
 MAX_CONNECTIONS = 256
-#: Pending connections the kernel queues before refusing (was the stdlib's 5).
+#: Pending connections the kernel queues before refusing (the stdlib default, 5, refuses bursts).
 LISTEN_BACKLOG = 1024
 #: Names every server answers to; the bound address and ``allow_hosts`` are added.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
