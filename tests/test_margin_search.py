@@ -72,12 +72,17 @@ def test_old_search_configs_search_the_value_alone_and_bad_weights_are_named():
             SearchConfig(margin_weight=bad).validate()
 
 
-def test_checkpoints_carry_the_weight_and_older_ones_play_without_it():
+def test_checkpoints_carry_the_weight_and_older_ones_play_without_it(tmp_path):
+    import torch
+
     from agents.alphazero import AlphaZeroAgent
     from agents.config import TrainConfig
 
-    shipped = AlphaZeroAgent.from_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")
-    assert "margin_weight" not in load_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")["search_config"]
-    assert shipped.search.config.margin_weight == 0.0
+    data = load_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")
+    assert AlphaZeroAgent.from_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt").search.config.margin_weight == 0.1
+    del data["search_config"]["margin_weight"]  # a checkpoint written before the option existed
+    older = tmp_path / "older.pt"
+    torch.save({k: v for k, v in data.items() if k != "sha256"}, older)
+    assert AlphaZeroAgent.from_checkpoint(older).search.config.margin_weight == 0.0
     cfg = TrainConfig(margin_weight=0.2)
     assert cfg.play_search_config().margin_weight == 0.2 and cfg.search_config().margin_weight == 0.2
