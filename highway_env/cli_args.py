@@ -23,12 +23,21 @@ def positive_float(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
+    return _int_in_range(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    return _int_in_range(text, 0)
+
+
+def _int_in_range(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
-    if not 0 < value <= MAX_NODE_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be positive and at most 2**62, got {text[:40]!r}")
+    if not least <= value <= MAX_NODE_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be {'positive' if least else 'non-negative'} and at most 2**62, "
+                                         f"got {text[:40]!r}")
     return value
 
 

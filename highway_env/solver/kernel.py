@@ -31,7 +31,7 @@ from highway_env.highway.batch_rules import PATHS  # (40, 7): 0..19 A-paths, 20.
 INF = 1000
 TT_MIN_EMPTY = 4  # positions with fewer empty cells are cheaper to search than to look up
 ETC_MIN_EMPTY = 7  # below this, probing every child costs more than the cut-offs it finds
-ABORT_CHECK_MASK = 4095  # look at the clock every 4096 nodes
+ABORT_CHECK_MASK = 4095  # look at the clock every 4096 nodes (the node limit: at each)
 
 
 @njit(cache=True)
@@ -376,8 +376,10 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
         v = _final_margin(sums)
         _unplace(cells, sums, emp, number, cell)
         return v
-    if (stats[S_NODES] & ABORT_CHECK_MASK) == 0 or n_empty >= 10:  # high nodes are slow: check each
-        if stats[S_NODES] >= stats[S_NODE_LIMIT] or (stats[S_DEADLINE] > 0 and _now_us() >= stats[S_DEADLINE]):
+    if stats[S_NODES] >= stats[S_NODE_LIMIT]:
+        stats[S_ABORTED] = 1
+    elif (stats[S_NODES] & ABORT_CHECK_MASK) == 0 or n_empty >= 10:  # high nodes are slow: check each
+        if stats[S_DEADLINE] > 0 and _now_us() >= stats[S_DEADLINE]:
             stats[S_ABORTED] = 1
     if stats[S_ABORTED]:
         return 0
