@@ -2,14 +2,17 @@
 
 The root is split into sub-problems: for a candidate first move of A, every reply of B modulo the
 symmetries that fix the position after that move. Each sub-problem (a position with two numbers
-placed, A to move) is one null-window search "can A force margin >= 1?", run in worker processes
-(or as Ray tasks). The first candidate all of whose replies are won is A's winning first move; a
-candidate with a reply that is not won is abandoned at once. Candidates come in the solver's own
-move order, so nothing is told to it in advance.
+placed, A to move) is a null-window search "can A force margin >= 1?" run in worker processes (or
+as Ray tasks); one that needs more than ``unit_nodes`` nodes is split further into units (see
+``proof_units``), so no unit is a large share of the work and any number of workers stays busy. The
+first candidate all of whose replies are won is A's winning first move; a candidate with a reply
+that is not won is abandoned at once. Candidates come in the solver's own move order, so nothing is
+told to it in advance (an earlier certificate may say which sub-problems are large: that only
+decides where to split).
 
 The certificate (JSON) lists the winning first move and, for every B reply modulo symmetry, its
-orbit size, value, nodes, seconds and a winning answer of A: re-solving any line re-checks that part
-of the proof. The shipped one is ``proof/certificate.json``.
+orbit size, value, nodes, seconds and a winning answer of A, with the units it was split into:
+re-solving any line re-checks that part of the proof. The shipped one is ``proof/certificate.json``.
 """
 
 from __future__ import annotations
