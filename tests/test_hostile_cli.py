@@ -166,7 +166,7 @@ linux_only = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="re
 
 
 def _start_long_prove(tmp_path):
-    """A prove run whose units take minutes, with both workers started."""
+    """A prove run that takes minutes, with both workers started."""
     proc = subprocess.Popen([sys.executable, "-m", "highway_env.solver", "prove", "--first-move", "243",
                              "--workers", "2", "--tt-bits", "14", "--no-progress"],
                             cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -8,7 +8,9 @@ What makes it fast (each measured on this game):
 - static bounds at every node: a path ends between placed + k smallest and placed + k largest unused
   numbers; the pair bound compares each A-path with each B-path where shared cells cancel, using
   margin = min_p max_q (B_p - A_q) = max_q min_p (B_p - A_q);
-- move ordering by the child's static bounds (make each move, score it, try the best first);
+- move ordering by the child's static bounds (make each move, score it, try the best first): A by
+  the margin the child guarantees, B by what A's best case allows;
+- enhanced transposition cut-offs: before searching, every child is looked up in the table;
 - fewer moves: cells that no longer lie on any live path (a path that can still be its side's
   cheapest) are all equivalent, so only one of them is tried;
 - a transposition table keyed on the position made canonical under the four symmetries, storing lower
