@@ -83,3 +83,16 @@ def test_predicted_wall_is_a_longest_first_schedule_bounded_by_the_critical_path
     assert predicted_wall([5, 4, 3, 3, 3], 64) == 5
     assert predicted_wall([5, 4, 3, 3, 3], 64, critical_seconds=9.5) == 9.5
     assert predicted_wall([2.0] * 128, 64) == 4.0
+
+
+def test_certificate_is_written_one_line_per_reply_and_reads_back(split_proof, tmp_path):
+    import json
+
+    from highway_env.solver.prove import write_certificate
+
+    cert = split_proof[3]
+    path = tmp_path / "cert.json"
+    write_certificate(cert, str(path))
+    assert json.loads(path.read_text()) == cert
+    lines = path.read_text().splitlines()
+    assert sum(line.startswith('  {"number":') for line in lines) == len(cert["replies"])

@@ -186,21 +186,24 @@ class UnitTree:
         pass
 
 
-def goal_row(goal: Goal) -> dict:
-    """The certificate row of one B reply, with its split recorded under ``split``."""
-    n, c = decode_action(goal.action)
-    row = {"number": n, "cell": c, "action": goal.action, "orbit": goal.orbit, "holds": goal.holds,
-           "nodes": goal.nodes, "seconds": round(goal.seconds, 3)}
+def goal_row(goal: Goal, top: bool = True) -> dict:
+    """The certificate row of one B reply, with its split recorded under ``split``; the rows inside a
+    split name moves by action alone (there are thousands of them)."""
+    row = {"action": goal.action, "orbit": goal.orbit, "holds": goal.holds, "nodes": goal.nodes,
+           "seconds": round(goal.seconds, 3)}
+    if top:
+        n, c = decode_action(goal.action)
+        row = {"number": n, "cell": c, **row}
     if goal.settled:
         row["settled"] = "static bounds"
     if goal.holds and goal.answer is not None:
         an, ac = decode_action(goal.answer)
-        row["a_answer"] = {"number": an, "cell": ac, "action": goal.answer}
+        row["a_answer"] = {"number": an, "cell": ac, "action": goal.answer} if top else {"action": goal.answer}
     if goal.split:
         row["split"] = {"probe_nodes": goal.probe_nodes,
                         "refuted_answers": [{"action": r["answer"], "by_reply": r["by"], "nodes": r["nodes"]}
                                             for r in goal.refuted],
-                        "replies": sorted((goal_row(ch) for ch in goal.children if ch.holds is not None),
+                        "replies": sorted((goal_row(ch, top=False) for ch in goal.children if ch.holds is not None),
                                           key=lambda r: r["action"])}
     return row
 

@@ -393,7 +393,11 @@ def first_move_values(config: ProofConfig, out_path: str, progress: bool = True,
 
 
 def write_certificate(certificate: dict, path: str) -> None:
-    atomic_write_text(path, json.dumps(certificate, indent=1) + "\n")
+    """The certificate as JSON, one line per B reply (a split reply's line holds its whole split)."""
+    rows = ",\n  ".join(json.dumps(row, separators=(",", ":")) for row in certificate["replies"])
+    text = json.dumps({**certificate, "replies": []}, indent=1).replace(
+        '"replies": []', '"replies": [\n  ' + rows + '\n ]', 1)
+    atomic_write_text(path, text + "\n")
 
 
 # The six cell orbits under the four symmetries, by their least cell (names for the table).
