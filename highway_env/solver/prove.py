@@ -25,8 +25,6 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from highway_env.core import Board, HighwayError, decode_action
 from highway_env.atomic_files import atomic_write_text
 from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_row, predicted_wall
