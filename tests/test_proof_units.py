@@ -96,3 +96,16 @@ def test_certificate_is_written_one_line_per_reply_and_reads_back(split_proof, t
     assert json.loads(path.read_text()) == cert
     lines = path.read_text().splitlines()
     assert sum(line.startswith('  {"number":') for line in lines) == len(cert["replies"])
+
+
+@pytest.mark.slow
+def test_split_proof_on_a_local_ray_instance(split_proof):
+    pytest.importorskip("ray")
+    root, margin, config, cert = split_proof
+    on_ray = ProofConfig(ray_address="local", tt_bits=12, root=root, unit_nodes=UNIT_NODES,
+                         first_move=config.first_move)
+    again = prove(on_ray, progress=False, threshold=margin)
+    assert again["workers"] == "ray:local" and again["units"]["split_replies"] > 0
+    assert _check_rows(again["replies"], root.apply(again["first_move"]["action"]), margin) > 0
+    with pytest.raises(RuntimeError, match=f"margin >= {margin + 1}"):  # refuted: cancels Ray tasks
+        prove(on_ray, progress=False, threshold=margin + 1)

@@ -214,8 +214,10 @@ class _RayPool:
         return [(ref, self.ray.get(ref)) for ref in done]
 
     def cancel(self, pending):
+        # not force=True: that kills the worker (and its table), and Ray then retries the task;
+        # a running unit ends within its node limit anyway
         for ref in pending:
-            self.ray.cancel(ref, force=True)
+            self.ray.cancel(ref)
 
     def close(self, kill: bool = False):
         pass
