@@ -1,5 +1,9 @@
 """Splitting the proof into units: every split still proves its goal, and the schedule prediction."""
 
+import os
+import signal
+import sys
+
 import numpy as np
 import pytest
 
@@ -109,3 +113,26 @@ def test_split_proof_on_a_local_ray_instance(split_proof):
     assert _check_rows(again["replies"], root.apply(again["first_move"]["action"]), margin) > 0
     with pytest.raises(RuntimeError, match=f"margin >= {margin + 1}"):  # refuted: cancels Ray tasks
         prove(on_ray, progress=False, threshold=margin + 1)
+
+
+@pytest.mark.skipif(not hasattr(os, "kill") or sys.platform == "win32", reason="SIGKILL")
+def test_a_worker_killed_mid_proof_has_its_units_rerun(split_proof, monkeypatch):
+    from highway_env.solver import prove as prove_module
+
+    root, margin, config, _ = split_proof
+    killed = []
+
+    class KillingPool(prove_module._LocalPool):
+        def wait_any(self, pending):
+            if len(killed) == 0 and self.next_id > 20:  # some units done, others running or queued
+                victim = next(iter(self.executor._processes))
+                os.kill(victim, signal.SIGKILL)
+                killed.append(self)
+            return super().wait_any(pending)
+
+    monkeypatch.setattr(prove_module, "_LocalPool", KillingPool)
+    cert = prove(config, progress=False, threshold=margin)
+    assert killed and killed[0].lost  # the pool saw the death and re-ran the units it broke
+    first = root.apply(cert["first_move"]["action"])
+    assert cert["replies_total"] == len(first.legal_actions())
+    _check_rows(cert["replies"], first, margin)

@@ -116,7 +116,13 @@ class _LocalPool:
 
     def _run(self, task: int) -> None:
         cells, threshold, node_limit = self.units[task]
-        self.futures[task] = self.executor.submit(solve_task, cells, threshold, self.tt_bits, node_limit)
+        try:
+            self.futures[task] = self.executor.submit(solve_task, cells, threshold, self.tt_bits, node_limit)
+        except concurrent.futures.process.BrokenProcessPool as exc:
+            # a worker died since the last wait: the unit fails like the running ones, and wait_any
+            # rebuilds the pool and runs them all again
+            self.futures[task] = concurrent.futures.Future()
+            self.futures[task].set_exception(exc)
 
     def submit(self, cells, threshold, node_limit: int = 0):
         task = self.next_id
