@@ -51,6 +51,17 @@ def test_out_of_range_limits_are_one_line_errors(capsys, flag, value):
     assert out == ""
 
 
+@pytest.mark.parametrize("content, needle", [(None, "FileNotFoundError"), ("{broken", "JSONDecodeError"),
+                                              ('{"threshold": 2, "replies": []}', "threshold is 2, not 1")])
+def test_prove_estimates_that_are_no_certificate_are_one_line_errors(capsys, tmp_path, content, needle):
+    path = tmp_path / "estimates.json"
+    if content is not None:
+        path.write_text(content)
+    rc, out, err = run_cli(capsys, "prove", "--estimates", str(path), "--out", str(tmp_path / "cert.json"))
+    assert_one_line_error(rc, err, "--estimates", needle)
+    assert not (tmp_path / "cert.json").exists()
+
+
 def test_file_with_a_byte_order_mark_is_read(capsys, tmp_path):
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbf" + POSITION.encode() + b"\n")
@@ -166,7 +177,7 @@ linux_only = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="re
 
 
 def _start_long_prove(tmp_path):
-    """A prove run whose units take minutes, with both workers started."""
+    """A prove run that takes minutes, with both workers started."""
     proc = subprocess.Popen([sys.executable, "-m", "highway_env.solver", "prove", "--first-move", "243",
                              "--workers", "2", "--tt-bits", "14", "--no-progress"],
                             cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

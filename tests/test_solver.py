@@ -114,3 +114,17 @@ def test_solver_results_invariant_under_symmetries(solver):
         margin = solver.solve(board, margin=True).margin
         for perm in SYMMETRIES.values():
             assert solver.solve(board.transform(perm), margin=True).margin == margin
+
+
+def test_enhanced_transposition_cutoffs_agree_with_a_search_without_table():
+    """The cut-offs from children already in the table (8+ empty cells) change no result."""
+    with_table = Solver(tt_bits=14)
+    without = Solver(tt_bits=10, use_tt=False)
+    rng = np.random.default_rng(13)
+    cuts = 0
+    for _ in range(12):
+        board = random_board(rng, 16 - int(rng.integers(8, 10)))
+        for threshold in (-2, 1, 3):
+            assert with_table.at_least(board, threshold) == without.at_least(board, threshold), board.to_string()
+            cuts += int(with_table._ctx["stats"][kernel.S_ETC_CUTS])
+    assert cuts > 0  # the cut-off was exercised

@@ -151,6 +151,9 @@ def test_prove_runs_on_a_local_ray_instance():
             break
     cert = prove(ProofConfig(ray_address="local", tt_bits=10, root=root), progress=False, threshold=margin)
     assert cert["workers"] == "ray:local"
+    import ray
+
+    assert not ray.is_initialized()  # the Ray instance the proof started is shut down with it
     first = root.apply(cert["first_move"]["action"])
     assert kernel.brute_force_margin(np.array(first.cells)) >= margin
     assert cert["replies_total"] == len(first.legal_actions())

@@ -2,8 +2,8 @@
  *
  * Same algorithm as the numba kernel: fail-soft alpha-beta on the final margin minB - minA; per-path
  * static bounds; the pair bound as a pure cut-off test; move generation with dead-cell pruning,
- * static-bound pruning and the same ordering keys (A: lo + hi, B: -(lo + 2 hi)) tried by lazy
- * selection sort; exact leaves at 0..3 empty cells; a transposition table of 2**tt_bits two-slot
+ * static-bound pruning and the same ordering keys (A: 256 lo + hi, B: -(lo + 2 hi)) tried by lazy
+ * selection sort; enhanced transposition cut-offs above ETC_MIN_EMPTY; exact leaves at 0..3 empty cells; a transposition table of 2**tt_bits two-slot
  * buckets (struct of arrays, as in numba) keyed on the canonical position under the four symmetries,
  * the same bucket hash and the same replacement (slot 0 keeps the bigger subtree, slot 1 the newest).
  * The node-limit check is kept (with no limit) so both do the same work per node. Integers are
@@ -26,6 +26,7 @@ typedef int64_t I;
 
 #define INF 1000
 #define TT_MIN_EMPTY 4
+#define ETC_MIN_EMPTY 7
 #define ABORT_CHECK_MASK 4095
 
 /* kernel.PATHS: rows 0..19 A-paths, 20..39 B-paths (checked against numba by the benchmark). */
@@ -377,7 +378,7 @@ static I generate_moves(int a_to_move, I unused, I empty_mask, const I *small, c
                     }
                 }
             }
-            I key = a_to_move ? child_lo + child_hi : -(child_lo + 2 * child_hi);
+            I key = a_to_move ? 256 * child_lo + child_hi : -(child_lo + 2 * child_hi);
             out_num[count] = n;
             out_cell[count] = c;
             out_key[count] = key;
@@ -403,8 +404,9 @@ static I search(I alpha, I beta, I n_empty, I unused, I empty_mask, int use_pair
         unplace(number, cell);
         return v;
     }
-    if ((st_nodes & ABORT_CHECK_MASK) == 0 || n_empty >= 10) {
-        if (st_nodes >= st_node_limit) st_aborted = 1; /* no deadline in this port */
+    if (st_nodes >= st_node_limit) st_aborted = 1;
+    else if ((st_nodes & ABORT_CHECK_MASK) == 0 || n_empty >= 10) {
+        /* the numba kernel looks at its deadline here; no deadline in this port */
     }
     if (st_aborted) return 0;
 
@@ -443,6 +445,18 @@ static I search(I alpha, I beta, I n_empty, I unused, I empty_mask, int use_pair
     I nmoves = generate_moves(a_to_move, unused, empty_mask, small, large, pref[depth][2], pref[depth][3],
                               mn, mc, mk, alpha, beta, 1, &best);
     int decided = a_to_move ? best >= beta : best <= alpha;
+    if (with_tt && !decided && n_empty > ETC_MIN_EMPTY) { /* kernel._etc */
+        for (I i = 0; i < nmoves; i++) {
+            cells[mc[i]] = mn[i];
+            uint64_t c1, c2;
+            canonical_key(&c1, &c2);
+            cells[mc[i]] = 0;
+            int64_t slot = tt_probe(c1, c2);
+            if (slot < 0) continue;
+            if (a_to_move && tt_lo[slot] >= beta) { best = MAX2(best, (I)tt_lo[slot]); decided = 1; break; }
+            if (!a_to_move && tt_hi[slot] <= alpha) { best = MIN2(best, (I)tt_hi[slot]); decided = 1; break; }
+        }
+    }
     for (I i = 0; i < nmoves; i++) {
         if (decided) break;
         I bi = i;

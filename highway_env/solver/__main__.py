@@ -18,7 +18,7 @@ import signal
 import sys
 
 from highway_env.core import HighwayError, parse_board
-from highway_env.cli_args import OneLineErrorParser, positive_float, positive_int, number as number_type
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int, number as number_type
 from highway_env.shipped import refuse_shipped
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
@@ -89,6 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
     prove.add_argument("--threshold", type=int, default=1, metavar="T",
                        help="prove that A can force margin minB - minA >= T (default 1: A wins); the "
                             "largest T that can be proven is the value of the game")
+    prove.add_argument("--unit-nodes", type=non_negative_int, default=400_000, metavar="N",
+                       help="largest unit of work: a sub-problem needing more nodes is split into A's "
+                            "answers and B's replies after them, so many workers share it (default "
+                            "%(default)s, about 1%% of the proof; 0: never split)")
+    prove.add_argument("--estimates", metavar="PATH",
+                       help="a certificate of an earlier run with the same threshold: sub-problems it "
+                            "measured above --unit-nodes are split at once instead of after a search "
+                            "that runs out (default: the shipped proof/ certificate of that threshold if "
+                            "any; 'none' to split only by searching)")
 
     first = sub.add_parser("first-moves", help="the value of each of A's 96 distinct first moves",
                            description="For each of A's first moves modulo symmetry: A wins if every "
@@ -197,7 +206,8 @@ def cmd_prove(args) -> int:
     out = args.out or default_certificate_path(args.threshold, args.first_move)
     refuse_shipped(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
-                         first_move=args.first_move)
+                         first_move=args.first_move, unit_nodes=args.unit_nodes,
+                         estimates=load_estimates(args.estimates, args.threshold))
     try:
         certificate = prove(config, progress=not args.no_progress, threshold=args.threshold)
     except RuntimeError as exc:  # every candidate first move was refuted: an answer, not a crash
@@ -209,7 +219,36 @@ def cmd_prove(args) -> int:
     print(f"{claim}: first move {fm['number']} at cell {fm['cell']}; all {certificate['replies_distinct']} "
           f"distinct B replies ({certificate['replies_total']} in all) answered; {certificate['nodes']:,} nodes, "
           f"{certificate['wall_seconds']} s wall on {certificate['workers']} workers; certificate: {out}")
+    units = certificate["units"]
+    print(f"{units['count']} units ({units['split_replies']} replies split), the largest {units['largest_nodes']:,} "
+          f"nodes = {100 * units['largest_share']:.1f}% of the proof; {units['unit_seconds']} s of unit time. "
+          f"Predicted wall on 64 workers: {units['predicted_wall_seconds_64_workers']} s (longest-first schedule "
+          f"of the measured unit times; the longest chain of units that must run in turn is "
+          f"{units['critical_path_seconds']} s)")
     return 0
+
+
+SHIPPED_CERTIFICATES = {1: os.path.join("proof", "certificate.json"), 2: os.path.join("proof", "certificate_margin2.json")}
+
+
+def load_estimates(path: str | None, threshold: int) -> dict:
+    """Sub-problem sizes measured by an earlier certificate of this threshold (see --estimates)."""
+    from highway_env.solver.proof_units import estimates_from
+
+    if path == "none":
+        return {}
+    if path is None:
+        path = SHIPPED_CERTIFICATES.get(threshold)
+        if path is None or not os.path.exists(path):
+            return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            certificate = json.load(f)
+        if int(certificate.get("threshold", 1)) != threshold:
+            raise ValueError(f"its threshold is {certificate.get('threshold', 1)}, not {threshold}")
+        return estimates_from(certificate)
+    except (OSError, ValueError, KeyError, TypeError, HighwayError) as exc:
+        raise HighwayError(f"--estimates {path!r}: not a usable certificate ({type(exc).__name__}: {exc})") from None
 
 
 def cmd_first_moves(args) -> int:

@@ -8,7 +8,9 @@ What makes it fast (each measured on this game):
 - static bounds at every node: a path ends between placed + k smallest and placed + k largest unused
   numbers; the pair bound compares each A-path with each B-path where shared cells cancel, using
   margin = min_p max_q (B_p - A_q) = max_q min_p (B_p - A_q);
-- move ordering by the child's static bounds (make each move, score it, try the best first);
+- move ordering by the child's static bounds (make each move, score it, try the best first): A by
+  the margin the child guarantees, B by what A's best case allows;
+- enhanced transposition cut-offs: before searching, every child is looked up in the table;
 - fewer moves: cells that no longer lie on any live path (a path that can still be its side's
   cheapest) are all equivalent, so only one of them is tried;
 - a transposition table keyed on the position made canonical under the four symmetries, storing lower
@@ -30,7 +32,8 @@ from highway_env.highway.batch_rules import PATHS  # (40, 7): 0..19 A-paths, 20.
 
 INF = 1000
 TT_MIN_EMPTY = 4  # positions with fewer empty cells are cheaper to search than to look up
-ABORT_CHECK_MASK = 4095  # look at the clock every 4096 nodes
+ETC_MIN_EMPTY = 7  # below this, probing every child costs more than the cut-offs it finds
+ABORT_CHECK_MASK = 4095  # look at the clock every 4096 nodes (the node limit: at each)
 
 
 @njit(cache=True)
@@ -54,7 +57,7 @@ SHARED = np.array([[PATH_MASK[q] & PATH_MASK[20 + p] for p in range(20)] for q i
 SYM_INV = np.array([[list(perm).index(j) for j in range(16)] for perm in SYMMETRIES.values()], dtype=np.int64)
 
 # stats array slots
-S_NODES, S_ABORTED, S_NODE_LIMIT, S_DEADLINE, S_TT_HITS, S_TT_STORES = range(6)
+S_NODES, S_ABORTED, S_NODE_LIMIT, S_DEADLINE, S_TT_HITS, S_TT_STORES, S_ETC_CUTS = range(7)
 
 
 def new_context(tt_bits: int = 22):
@@ -375,8 +378,10 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
         v = _final_margin(sums)
         _unplace(cells, sums, emp, number, cell)
         return v
-    if (stats[S_NODES] & ABORT_CHECK_MASK) == 0 or n_empty >= 10:  # high nodes are slow: check each
-        if stats[S_NODES] >= stats[S_NODE_LIMIT] or (stats[S_DEADLINE] > 0 and _now_us() >= stats[S_DEADLINE]):
+    if stats[S_NODES] >= stats[S_NODE_LIMIT]:
+        stats[S_ABORTED] = 1
+    elif (stats[S_NODES] & ABORT_CHECK_MASK) == 0 or n_empty >= 10:  # high nodes are slow: check each
+        if stats[S_DEADLINE] > 0 and _now_us() >= stats[S_DEADLINE]:
             stats[S_ABORTED] = 1
     if stats[S_ABORTED]:
         return 0
@@ -422,6 +427,9 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
                                    pref[depth, 2], pref[depth, 3], mv_num[depth], mv_cell[depth],
                                    mv_key[depth], alpha, beta, True)
     decided = best >= beta if a_to_move else best <= alpha
+    if with_tt and not decided and n_empty > ETC_MIN_EMPTY:
+        best, decided = _etc(a_to_move, alpha, beta, best, nmoves, mv_num[depth], mv_cell[depth], cells,
+                             tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats)
     for i in range(nmoves):
         if decided:
             break
@@ -470,6 +478,28 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
             _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, best, best)
         stats[S_TT_STORES] += 1
     return best
+
+
+@njit(cache=True)
+def _etc(a_to_move, alpha, beta, best, nmoves, mv_num, mv_cell, cells, tt_k1, tt_k2, tt_lo, tt_hi, tt_empty,
+         stats):
+    """Enhanced transposition cut-off: a child the table already settles against the window decides
+    the node with no search. Children are reached by many move orders (a position does not record
+    who placed which number), so a sibling's subtree has often proven one. Returns (best, decided)."""
+    for i in range(nmoves):
+        cells[mv_cell[i]] = mv_num[i]
+        k1, k2 = canonical_key(cells)
+        cells[mv_cell[i]] = 0
+        slot = _tt_probe(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2)
+        if slot < 0:
+            continue
+        if a_to_move and tt_lo[slot] >= beta:
+            stats[S_ETC_CUTS] += 1
+            return max(best, np.int64(tt_lo[slot])), True
+        if not a_to_move and tt_hi[slot] <= alpha:
+            stats[S_ETC_CUTS] += 1
+            return min(best, np.int64(tt_hi[slot])), True
+    return best, False
 
 
 @njit(cache=True)
@@ -530,11 +560,12 @@ def _generate_moves(a_to_move, unused, empty_mask, sums, emp, small, large, smal
                         if child_lo < best:
                             best = child_lo
                         continue
-            # A tries children by the middle of their static range; B by lo + 2 hi, looking first at
-            # what A's best case allows. Measured on the proof's hardest positions: 1.3x fewer
-            # nodes than lo + hi for both, 5x fewer than lo + 2 hi for both.
+            # A tries first the child with the best guaranteed margin (its static lo, then hi):
+            # the safest move leaves B the fewest replies that are not settled at once. B by
+            # lo + 2 hi, looking first at what A's best case allows. Measured on the proof's
+            # sub-problems: A by lo then hi takes 5-20x fewer nodes than by lo + hi.
             if a_to_move:
-                key = child_lo + child_hi
+                key = 256 * child_lo + child_hi
             else:
                 key = -(child_lo + 2 * child_hi)
             out_num[count] = n

@@ -2,14 +2,17 @@
 
 The root is split into sub-problems: for a candidate first move of A, every reply of B modulo the
 symmetries that fix the position after that move. Each sub-problem (a position with two numbers
-placed, A to move) is one null-window search "can A force margin >= 1?", run in worker processes
-(or as Ray tasks). The first candidate all of whose replies are won is A's winning first move; a
-candidate with a reply that is not won is abandoned at once. Candidates come in the solver's own
-move order, so nothing is told to it in advance.
+placed, A to move) is a null-window search "can A force margin >= 1?" run in worker processes (or
+as Ray tasks); one that needs more than ``unit_nodes`` nodes is split further into units (see
+``proof_units``), so no unit is a large share of the work and any number of workers stays busy. The
+first candidate all of whose replies are won is A's winning first move; a candidate with a reply
+that is not won is abandoned at once. Candidates come in the solver's own move order, so nothing is
+told to it in advance (an earlier certificate may say which sub-problems are large: that only
+decides where to split).
 
 The certificate (JSON) lists the winning first move and, for every B reply modulo symmetry, its
-orbit size, value, nodes, seconds and a winning answer of A: re-solving any line re-checks that part
-of the proof. The shipped one is ``proof/certificate.json``.
+orbit size, value, nodes, seconds and a winning answer of A, with the units it was split into:
+re-solving any line re-checks that part of the proof. The shipped one is ``proof/certificate.json``.
 """
 
 from __future__ import annotations
@@ -22,29 +25,9 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from highway_env.core import SYMMETRIES, Board, HighwayError, decode_action, transform_action
+from highway_env.core import Board, HighwayError, decode_action
 from highway_env.atomic_files import atomic_write_text
-from highway_env.solver import kernel
-
-
-def distinct_moves(board: Board) -> list[tuple[int, int]]:
-    """(representative action, orbit size) for the legal moves of ``board`` modulo the symmetries
-    that fix it; representatives in the solver's move order."""
-    stabiliser = [p for p in SYMMETRIES.values() if board.transform(p) == board]
-    nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
-    seen: dict[int, int] = {}
-    order: list[int] = []
-    for n, c in zip(nums, cells):
-        action = (int(n) - 1) * 16 + int(c)
-        orbit = {transform_action(action, p) for p in stabiliser}
-        rep = min(orbit)
-        if rep not in seen:
-            seen[rep] = 0
-            order.append(action)
-            seen[action] = len(orbit)
-    return [(a, seen[a]) for a in order]
+from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_row, predicted_wall
 
 
 # ----------------------------------------------------------------------------- worker side
@@ -78,15 +61,19 @@ def _init_worker(tt_bits: int, parent_pid: int | None = None) -> None:
     _SOLVER = Solver(tt_bits=tt_bits)
 
 
-def solve_task(cells: tuple[int, ...], threshold: int, tt_bits: int = 23) -> dict:
-    """Can A force margin >= threshold from ``cells``? Runs in a worker; returns a JSON-able dict."""
+def solve_task(cells: tuple[int, ...], threshold: int, tt_bits: int = 23, node_limit: int = 0) -> dict:
+    """Can A force margin >= threshold from ``cells``? Runs in a worker; returns a JSON-able dict.
+    With ``node_limit`` a search that needs more nodes stops there with ``holds`` None: the driver
+    then splits the position into smaller units."""
     if _SOLVER is None:
         _init_worker(tt_bits)
     start = time.monotonic()
     board = Board(tuple(cells))
-    value, nodes = _SOLVER.search_window(board, threshold - 1, threshold)
-    holds = value >= threshold
+    value, nodes = _SOLVER.search_window(board, threshold - 1, threshold, node_limit or None)
     seconds = time.monotonic() - start
+    if value is None:
+        return {"holds": None, "nodes": nodes, "seconds": seconds, "answer": None}
+    holds = value >= threshold
     # A's move that keeps it: cheap now that the table holds the proof
     answer = _SOLVER.keeping_move(board, threshold) if holds else None
     return {"holds": holds, "nodes": nodes, "seconds": seconds, "answer": answer}
@@ -102,6 +89,8 @@ class ProofConfig:
     first_move: int | None = None  # try only this first move (for re-checking a certificate)
     root: Board = field(default_factory=Board)  # the empty board; tests use small positions
     retries: int = 2  # times a unit is re-run after its worker died (killed, out of memory)
+    unit_nodes: int = 400_000  # a unit needing more nodes is split (0: never split)
+    estimates: dict = field(default_factory=dict)  # canonical Board -> nodes, from an earlier run
 
 
 class WorkerLostError(HighwayError):
@@ -115,7 +104,7 @@ class _LocalPool:
 
     def __init__(self, workers: int, tt_bits: int, retries: int = 2):
         self.workers, self.tt_bits, self.retries = workers, tt_bits, retries
-        self.units: dict[int, tuple] = {}  # task -> (cells, threshold)
+        self.units: dict[int, tuple] = {}  # task -> (cells, threshold, node_limit)
         self.futures: dict[int, concurrent.futures.Future] = {}
         self.lost: dict[int, int] = {}  # task -> times its worker died
         self.next_id = 0
@@ -126,13 +115,19 @@ class _LocalPool:
             self.workers, initializer=_init_worker, initargs=(self.tt_bits, os.getpid()))
 
     def _run(self, task: int) -> None:
-        cells, threshold = self.units[task]
-        self.futures[task] = self.executor.submit(solve_task, cells, threshold, self.tt_bits)
+        cells, threshold, node_limit = self.units[task]
+        try:
+            self.futures[task] = self.executor.submit(solve_task, cells, threshold, self.tt_bits, node_limit)
+        except concurrent.futures.process.BrokenProcessPool as exc:
+            # a worker died since the last wait: the unit fails like the running ones, and wait_any
+            # rebuilds the pool and runs them all again
+            self.futures[task] = concurrent.futures.Future()
+            self.futures[task].set_exception(exc)
 
-    def submit(self, cells, threshold):
+    def submit(self, cells, threshold, node_limit: int = 0):
         task = self.next_id
         self.next_id += 1
-        self.units[task] = (tuple(cells), threshold)
+        self.units[task] = (tuple(cells), threshold, node_limit)
         self._run(task)
         return task
 
@@ -173,7 +168,12 @@ class _LocalPool:
             self._run(task)
 
     def cancel(self, pending):
-        pass  # the caller restarts the pool, which ends the work
+        """Forget these units: queued ones never start; a running one ends within its node limit."""
+        for task in pending:
+            future = self.futures.pop(task, None)
+            if future is not None:
+                future.cancel()
+            self.units.pop(task, None)
 
     def _kill(self) -> None:
         # shutdown() alone lets running units finish (minutes); their processes are killed instead
@@ -191,72 +191,84 @@ class _LocalPool:
             self.executor.shutdown(wait=True)
 
 
+def table_bytes(tt_bits: int) -> int:
+    """Memory of one worker's transposition table (two 21-byte entries a bucket)."""
+    return 2 * (1 << tt_bits) * 21
+
+
 class _RayPool:
-    def __init__(self, address: str, tt_bits: int):
+    """Ray tasks, each declaring one CPU and its worker's table as memory (so the scheduler does not
+    pack more workers on a node than its memory holds); a task whose worker or node is lost is
+    retried by Ray."""
+
+    def __init__(self, address: str, tt_bits: int, retries: int = 2):
         try:
             import ray
         except ImportError as exc:  # pragma: no cover - depends on the optional extra
             raise SystemExit("--ray-address needs Ray: pip install 'highway-boardgame[ray]'") from exc
         self.ray = ray
+        self._owns_ray = not ray.is_initialized()  # a Ray the caller started stays up after the proof
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-        self.remote = ray.remote(solve_task)
+        self.remote = ray.remote(num_cpus=1, memory=table_bytes(tt_bits) + (200 << 20),
+                                 max_retries=retries)(solve_task)
         self.tt_bits = tt_bits
 
-    def submit(self, cells, threshold):
-        return self.remote.remote(cells, threshold, self.tt_bits)
+    def submit(self, cells, threshold, node_limit: int = 0):
+        return self.remote.remote(cells, threshold, self.tt_bits, node_limit)
 
     def wait_any(self, pending):
         done, _ = self.ray.wait(list(pending), num_returns=1)
         return [(ref, self.ray.get(ref)) for ref in done]
 
     def cancel(self, pending):
+        # not force=True: that kills the worker (and its table), and Ray then retries the task;
+        # a running unit ends within its node limit anyway
         for ref in pending:
-            self.ray.cancel(ref, force=True)
+            self.ray.cancel(ref)
 
     def close(self, kill: bool = False):
-        pass
+        if self._owns_ray:
+            self.ray.shutdown()
 
 
 def _make_pool(config: ProofConfig):
     if config.ray_address:
-        return _RayPool(config.ray_address, config.tt_bits)
+        return _RayPool(config.ray_address, config.tt_bits, config.retries)
     return _LocalPool(config.workers, config.tt_bits, config.retries)
 
 
-def check_first_move(pool, first: int, threshold: int, progress: bool, root: Board = Board()
-                     ) -> tuple[list, dict | None]:
+def check_first_move(pool, first: int, threshold: int, progress: bool, root: Board = Board(),
+                     unit_nodes: int = 0, estimates: dict | None = None) -> tuple[list, dict | None, UnitTree]:
     """Can A force margin >= threshold after playing ``first``? Every B reply (modulo symmetry) is a
-    task; stops at the first reply that refutes it. Returns (rows, refuting row or None)."""
+    goal, split into units of at most ``unit_nodes`` nodes; stops at the first reply that refutes
+    it. Returns (rows, refuting row or None, the unit tree)."""
     from tqdm import tqdm
 
-    after = root.apply(first)
-    replies = distinct_moves(after)
     number, cell = decode_action(first)
-    bar = tqdm(total=len(replies), desc=f"A plays {number}@{cell}, margin>={threshold}: B replies",
+    tree = UnitTree(pool, threshold, unit_nodes, estimates)
+    top = Goal(root)
+    tree.try_answers(top, [first])
+    bar = tqdm(total=len(top.children), desc=f"A plays {number}@{cell}, margin>={threshold}: B replies",
                unit="reply", disable=not progress, dynamic_ncols=True, leave=False)
-    pending = {pool.submit(after.apply(reply).cells, threshold): (reply, orbit) for reply, orbit in replies}
-    rows, refuted = [], None
+
+    def on_goal(goal):
+        bar.n = sum(1 for c in top.children if c.holds is not None)
+        bar.set_postfix(nodes=f"{top.nodes:.3g}", units=len(tree.units), refresh=False)
+        bar.refresh()
+
+    tree.on_goal = on_goal
     try:
-        while pending and refuted is None:
-            for fut, res in pool.wait_any(pending):
-                reply, orbit = pending.pop(fut)
-                n, c = decode_action(reply)
-                row = {"number": n, "cell": c, "action": reply, "orbit": orbit, "holds": res["holds"],
-                       "nodes": res["nodes"], "seconds": round(res["seconds"], 3)}
-                if res["answer"] is not None:
-                    an, ac = decode_action(res["answer"])
-                    row["a_answer"] = {"number": an, "cell": ac, "action": res["answer"]}
-                rows.append(row)
-                bar.update(1)
-                bar.set_postfix(nodes=f"{sum(r['nodes'] for r in rows):.3g}")
-                if not res["holds"] and refuted is None:
-                    refuted = row
+        tree.run_until(lambda: top.holds is not None)
     finally:
         bar.close()
-    if refuted is not None:
-        pool.cancel(pending)
-    rows.sort(key=lambda r: r["action"])
-    return rows, refuted
+    tree.top = top
+    if top.holds:
+        return sorted((goal_row(c) for c in top.children), key=lambda r: r["action"]), None, tree
+    tree.cancel_all()
+    # refuted: the rows decided before the refutation, the refuting one among them
+    children = top.refuted[-1]["children"]
+    rows = sorted((goal_row(c) for c in children if c.holds is not None), key=lambda r: r["action"])
+    return rows, next(r for r in rows if r["action"] == top.refuted[-1]["by"]), tree
 
 
 def prove(config: ProofConfig, progress: bool = True, threshold: int = 1) -> dict:
@@ -273,12 +285,16 @@ def prove(config: ProofConfig, progress: bool = True, threshold: int = 1) -> dic
     certificate = None
     try:
         for first, _ in candidates:
-            rows, refuted = check_first_move(pool, first, threshold, progress, config.root)
+            rows, refuted, tree = check_first_move(pool, first, threshold, progress, config.root,
+                                                   config.unit_nodes, config.estimates)
             number, cell = decode_action(first)
             if refuted is not None:
                 tried.append({"number": number, "cell": cell, "action": first, "refuted_by": refuted})
                 pool = _restart(pool, config)
                 continue
+            nodes = sum(r["nodes"] for r in rows) + sum(t["refuted_by"]["nodes"] for t in tried)
+            unit_nodes = [n for n, _ in tree.units]
+            unit_seconds = [t for _, t in tree.units]
             certificate = {
                 "claim": ("Player A wins Highway from the empty board with perfect play" if threshold == 1
                           else f"Player A can force margin minB - minA >= {threshold} from the empty board"),
@@ -289,9 +305,16 @@ def prove(config: ProofConfig, progress: bool = True, threshold: int = 1) -> dic
                 "replies_distinct": len(rows),
                 "replies_total": sum(r["orbit"] for r in rows),
                 "abandoned_first_moves": tried,
-                "nodes": sum(r["nodes"] for r in rows) + sum(t["refuted_by"]["nodes"] for t in tried),
+                "nodes": nodes,
                 "wall_seconds": round(time.monotonic() - start, 1),
                 "workers": config.workers if not config.ray_address else f"ray:{config.ray_address}",
+                "units": {"limit_nodes": config.unit_nodes, "count": len(unit_nodes),
+                          "largest_nodes": max(unit_nodes), "largest_share": round(max(unit_nodes) / max(nodes, 1), 4),
+                          "split_replies": sum(1 for r in rows if "split" in r),
+                          "unit_seconds": round(sum(unit_seconds), 1),
+                          "critical_path_seconds": round(tree.top.critical_seconds(), 1),
+                          "predicted_wall_seconds_64_workers": round(
+                              predicted_wall(unit_seconds, 64, tree.top.critical_seconds()), 1)},
                 "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                             "platform": platform.platform()},
                 "how_to_check": "each reply: python -m highway_env.solver solve '<board after both moves>'"
@@ -351,7 +374,8 @@ def first_move_values(config: ProofConfig, out_path: str, progress: bool = True,
             entry = {"number": number, "cell": cell, "action": first, "orbit": orbit}
             nodes = 0
             for threshold, value_if_holds in ((1, 1), (0, 0)):
-                rows, refuted = check_first_move(pool, first, threshold, progress, config.root)
+                rows, refuted, _ = check_first_move(pool, first, threshold, progress, config.root,
+                                                    config.unit_nodes)
                 nodes += sum(r["nodes"] for r in rows)
                 if refuted is None:
                     entry["value"] = value_if_holds
@@ -377,7 +401,11 @@ def first_move_values(config: ProofConfig, out_path: str, progress: bool = True,
 
 
 def write_certificate(certificate: dict, path: str) -> None:
-    atomic_write_text(path, json.dumps(certificate, indent=1) + "\n")
+    """The certificate as JSON, one line per B reply (a split reply's line holds its whole split)."""
+    rows = ",\n  ".join(json.dumps(row, separators=(",", ":")) for row in certificate["replies"])
+    text = json.dumps({**certificate, "replies": []}, indent=1).replace(
+        '"replies": []', '"replies": [\n  ' + rows + '\n ]', 1)
+    atomic_write_text(path, text + "\n")
 
 
 # The six cell orbits under the four symmetries, by their least cell (names for the table).

@@ -271,11 +271,16 @@ class Solver:
     def margin(self, board: Board, **limits) -> int | None:
         return self.solve(board, margin=True, **limits).margin
 
-    def search_window(self, board: Board, alpha: int, beta: int) -> tuple[int, int]:
-        """One fail-soft alpha-beta search with no limit: (value, nodes). value <= alpha means the
-        margin is at most value; value >= beta means at least value; otherwise exact."""
-        budget = _Budget(None, None)
-        return self._window(board, alpha, beta, budget), budget.nodes
+    def search_window(self, board: Board, alpha: int, beta: int,
+                      node_limit: int | None = None) -> tuple[int | None, int]:
+        """One fail-soft alpha-beta search: (value, nodes). value <= alpha means the margin is at most
+        value; value >= beta means at least value; otherwise exact. value None: ``node_limit`` ran
+        out first (the table keeps only what was finished, so a later search is still exact)."""
+        budget = _Budget(node_limit, None)
+        try:
+            return self._window(board, alpha, beta, budget), budget.nodes
+        except LimitReached:
+            return None, budget.nodes
 
     def keeping_move(self, board: Board, threshold: int) -> int | None:
         """A move after which "A can force margin >= threshold" is as true or false as before (one

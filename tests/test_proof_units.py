@@ -1,0 +1,138 @@
+"""Splitting the proof into units: every split still proves its goal, and the schedule prediction."""
+
+import os
+import signal
+import sys
+
+import numpy as np
+import pytest
+
+from highway_env.core import random_board
+from highway_env.solver import Solver, kernel
+from highway_env.solver.proof_units import estimates_from, predicted_wall
+from highway_env.solver.prove import ProofConfig, prove
+
+UNIT_NODES = 30
+
+
+def _small_root(seed):
+    """A root with 8 empty cells that A wins, its margin and a move of A that keeps it: big enough to split, small
+    enough to check the leaves by brute force (5 empty cells after A's answer)."""
+    rng = np.random.default_rng(seed)
+    while True:
+        board = random_board(rng, 8)
+        result = Solver(tt_bits=14).solve(board, margin=True, moves=True)
+        if result.value == 1:
+            return board, result.margin, result.best  # best: a move that keeps the margin
+
+
+def _check_rows(rows, before, threshold):
+    """Every row holds, and its answer (or each reply under its split) keeps margin >= threshold."""
+    splits = 0
+    for row in rows:
+        assert row["holds"] is True
+        board = before.apply(row["action"])
+        if row.get("settled"):
+            assert board.bounds().margin[0] >= threshold
+            continue
+        after = board.apply(row["a_answer"]["action"])
+        if "split" in row:
+            splits += 1
+            replies = row["split"]["replies"]
+            assert sum(r["orbit"] for r in replies) == len(after.legal_actions())
+            splits += _check_rows(replies, after, threshold)
+        else:
+            assert kernel.brute_force_margin(np.array(after.cells)) >= threshold
+    return splits
+
+
+@pytest.fixture(scope="module")
+def split_proof():
+    root, margin, first = _small_root(3)
+    config = ProofConfig(workers=2, tt_bits=12, root=root, unit_nodes=UNIT_NODES, first_move=first)
+    return root, margin, config, prove(config, progress=False, threshold=margin)
+
+
+def test_large_goals_are_split_into_units_that_still_prove_them(split_proof):
+    root, margin, _, cert = split_proof
+    first = root.apply(cert["first_move"]["action"])
+    assert cert["replies_total"] == len(first.legal_actions())  # one row per B reply, as before
+    assert _check_rows(cert["replies"], first, margin) > 0
+    units = cert["units"]
+    assert units["split_replies"] > 0 and units["count"] > len(cert["replies"])
+    assert units["largest_nodes"] <= UNIT_NODES + 32  # leaves finish their parent after the limit
+
+
+def test_a_split_proof_of_a_false_claim_is_refuted(split_proof):
+    root, margin, config, _ = split_proof
+    with pytest.raises(RuntimeError, match=f"margin >= {margin + 1}"):
+        prove(config, progress=False, threshold=margin + 1)
+
+
+def test_estimates_split_at_once_without_a_search_that_runs_out(split_proof):
+    root, margin, config, cert = split_proof
+    estimates = estimates_from(cert)
+    assert len(estimates) > len(cert["replies"])  # the split goals are there too
+    config = ProofConfig(workers=2, tt_bits=12, root=root, unit_nodes=UNIT_NODES, first_move=config.first_move,
+                         estimates=estimates)
+    again = prove(config, progress=False, threshold=margin)
+    first = root.apply(again["first_move"]["action"])
+    large = [r for r in again["replies"] if estimates[first.apply(r["action"]).canonical()] > UNIT_NODES]
+    assert large and all(r["split"]["probe_nodes"] == 0 for r in large)
+    _check_rows(again["replies"], root.apply(again["first_move"]["action"]), margin)
+
+
+def test_predicted_wall_is_a_longest_first_schedule_bounded_by_the_critical_path():
+    assert predicted_wall([5, 4, 3, 3, 3], 2) == 10  # 5+3 | 4+3+3 would be 8|10: LPT gives 5,4 -> 7 -> 8 -> 10
+    assert predicted_wall([5, 4, 3, 3, 3], 64) == 5
+    assert predicted_wall([5, 4, 3, 3, 3], 64, critical_seconds=9.5) == 9.5
+    assert predicted_wall([2.0] * 128, 64) == 4.0
+
+
+def test_certificate_is_written_one_line_per_reply_and_reads_back(split_proof, tmp_path):
+    import json
+
+    from highway_env.solver.prove import write_certificate
+
+    cert = split_proof[3]
+    path = tmp_path / "cert.json"
+    write_certificate(cert, str(path))
+    assert json.loads(path.read_text()) == cert
+    lines = path.read_text().splitlines()
+    assert sum(line.startswith('  {"number":') for line in lines) == len(cert["replies"])
+
+
+@pytest.mark.slow
+def test_split_proof_on_a_local_ray_instance(split_proof):
+    pytest.importorskip("ray")
+    root, margin, config, cert = split_proof
+    on_ray = ProofConfig(ray_address="local", tt_bits=12, root=root, unit_nodes=UNIT_NODES,
+                         first_move=config.first_move)
+    again = prove(on_ray, progress=False, threshold=margin)
+    assert again["workers"] == "ray:local" and again["units"]["split_replies"] > 0
+    assert _check_rows(again["replies"], root.apply(again["first_move"]["action"]), margin) > 0
+    with pytest.raises(RuntimeError, match=f"margin >= {margin + 1}"):  # refuted: cancels Ray tasks
+        prove(on_ray, progress=False, threshold=margin + 1)
+
+
+@pytest.mark.skipif(not hasattr(os, "kill") or sys.platform == "win32", reason="SIGKILL")
+def test_a_worker_killed_mid_proof_has_its_units_rerun(split_proof, monkeypatch):
+    from highway_env.solver import prove as prove_module
+
+    root, margin, config, _ = split_proof
+    killed = []
+
+    class KillingPool(prove_module._LocalPool):
+        def wait_any(self, pending):
+            if len(killed) == 0 and self.next_id > 20:  # some units done, others running or queued
+                victim = next(iter(self.executor._processes))
+                os.kill(victim, signal.SIGKILL)
+                killed.append(self)
+            return super().wait_any(pending)
+
+    monkeypatch.setattr(prove_module, "_LocalPool", KillingPool)
+    cert = prove(config, progress=False, threshold=margin)
+    assert killed and killed[0].lost  # the pool saw the death and re-ran the units it broke
+    first = root.apply(cert["first_move"]["action"])
+    assert cert["replies_total"] == len(first.legal_actions())
+    _check_rows(cert["replies"], first, margin)
