@@ -4,6 +4,7 @@ One-line use::
 
     import agents
     az = agents.load_pretrained()                 # shipped Highway checkpoint
+    early = agents.load_pretrained("highway_az_1min")  # the model zoo: agents.pretrained_names()
     action = az.act(board)                        # core.Board, 16 ints or a board string
     opp = agents.make_agent("mcts:200", seed=0)   # random | greedy | mcts:N | az:PATH[:SIMS]
 """
@@ -14,6 +15,12 @@ import importlib
 from pathlib import Path
 
 PRETRAINED = Path(__file__).parent / "pretrained" / "highway_az.pt"
+
+#: The model zoo: name -> checkpoint. ``highway_az`` is the shipped agent; the ``highway_az_<M>min``
+#: ones are one default run (``python train.py --seed 1 --snapshot-minutes 1,5``) after 1, 5 and 25
+#: minutes of training, for research on learning curves (measured in agents/README.md).
+ZOO = {"highway_az": PRETRAINED,
+       **{f"highway_az_{m}min": PRETRAINED.parent / "zoo" / f"highway_az_{m}min.pt" for m in (1, 5, 25)}}
 
 #: public name -> the module that defines it; imported on first access, so ``import agents`` (and
 #: the solver's use of ``agents.base``) loads neither torch nor numba kernels it does not use
@@ -36,11 +43,24 @@ def __dir__():
     return sorted(set(globals()) | set(_EXPORTS))
 
 
-def load_pretrained(simulations: int | None = None, seed: int | None = None, device: str = "cpu"):
-    """The shipped Highway AlphaZero agent (agents/pretrained/highway_az.pt)."""
+def pretrained_names() -> list[str]:
+    """The names :func:`load_pretrained` knows (the model zoo), the shipped agent first."""
+    return list(ZOO)
+
+
+def load_pretrained(name: str | None = None, simulations: int | None = None, seed: int | None = None,
+                    device: str = "cpu"):
+    """A shipped Highway AlphaZero agent by its zoo name (:func:`pretrained_names`); ``None`` is the
+    shipped agent, ``highway_az`` (agents/pretrained/highway_az.pt)."""
     from agents.alphazero import AlphaZeroAgent
 
-    return AlphaZeroAgent.from_checkpoint(PRETRAINED, simulations=simulations, seed=seed, device=device)
+    if name is not None and not isinstance(name, str):  # e.g. a call from when simulations came first
+        raise TypeError(f"load_pretrained: name must be a zoo name ({', '.join(ZOO)}), got {name!r}; "
+                        f"simulations is a keyword argument")
+    path = ZOO.get("highway_az" if name is None else name)
+    if path is None:
+        raise ValueError(f"unknown pretrained agent {name!r}; known: {', '.join(ZOO)}")
+    return AlphaZeroAgent.from_checkpoint(path, simulations=simulations, seed=seed, device=device)
 
 
-__all__ = [*_EXPORTS, "load_pretrained", "PRETRAINED"]
+__all__ = [*_EXPORTS, "load_pretrained", "pretrained_names", "PRETRAINED", "ZOO"]

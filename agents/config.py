@@ -116,6 +116,10 @@ class TrainConfig:
     best_by: str = _f("accuracy", "what picks best.pt: 'accuracy' (the solver grading; the evaluation "
                                   "score for games without a position set) or 'score' (the evaluation)")
     checkpoint_every: int = _f(5, "write latest.pt every N iterations (and at the end)")
+    snapshot_minutes: str = _f("", "comma-separated training times in minutes (e.g. '1,5') at which to keep "
+                                   "the network as RUN/snapshot_<M>min.pt (written at the end of the first "
+                                   "iteration past that time; weights and play config only, as best.pt), "
+                                   "for learning-curve research ('' = none)")
     save_replay: bool = _f(True, "store the replay buffer next to latest.pt so --resume is exact")
     tensorboard: bool = _f(True, "write TensorBoard logs to RUN/tb (skipped with a note if the "
                                  "tensorboard package is missing)")
@@ -169,6 +173,7 @@ class TrainConfig:
         self.search_config()
         check("play_search", self.play_search in ("puct", "gumbel"), "'puct' or 'gumbel'")
         check("best_by", self.best_by in ("accuracy", "score"), "'accuracy' or 'score'")
+        self.snapshot_times()
         check("best_by", self.best_by != "accuracy" or self.grade_every > 0,
               "'score' when grade_every is 0 ('accuracy' needs the grading)")
         self.play_search_config()
@@ -180,6 +185,24 @@ class TrainConfig:
         if self.eval_every:
             self.eval_agents()  # a bad spec fails now, not at the first evaluation after training
         return self
+
+    def snapshot_times(self) -> list[float]:
+        """The ``snapshot_minutes`` as sorted minutes; ConfigError naming a value that is not a
+        finite number > 0."""
+        if not isinstance(self.snapshot_minutes, str):
+            raise ConfigError(f"snapshot_minutes must be a comma-separated string of minutes, "
+                              f"got {self.snapshot_minutes!r}")
+        times = []
+        for part in filter(None, (p.strip() for p in self.snapshot_minutes.split(","))):
+            try:
+                m = float(part)
+            except ValueError:
+                m = math.nan
+            if not (math.isfinite(m) and m > 0):
+                raise ConfigError(f"snapshot_minutes: {part!r} is not a number of minutes > 0 "
+                                  f"(in {self.snapshot_minutes!r})")
+            times.append(m)
+        return sorted(set(times))
 
     def eval_agents(self) -> list:
         """``[(spec, agent)]`` of the evaluation opponents; raises ConfigError naming a spec that

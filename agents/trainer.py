@@ -136,6 +136,14 @@ class Trainer:
                 old.unlink(missing_ok=True)
         return self.run_dir / "latest.pt"
 
+    def save_snapshots(self) -> None:
+        """Keep the network as snapshot_<M>min.pt once training has run M minutes (a resumed run
+        writes the ones it has not written yet)."""
+        for m in self.cfg.snapshot_times():
+            path = self.run_dir / f"snapshot_{m:g}min.pt"
+            if self.counters["elapsed"] >= 60.0 * m and not path.exists():
+                save_checkpoint(path, self._model_entry())
+
     def _write_replay(self, tmp: str) -> None:
         with open(tmp, "wb") as f:  # a file object: np.savez would append .npz to a name
             np.savez(f, **self.replay.state_dict())
@@ -312,6 +320,7 @@ class Trainer:
                 self.actor_weights = next_weights
                 self.counters["iteration"] = it + 1
                 self.counters["elapsed"] = time.time() - t_start
+                self.save_snapshots()
                 games = sum(r.games for r in results)
                 outcomes = np.sum([r.outcomes for r in results], axis=0)
                 row = {"iteration": it + 1, "steps": self.counters["steps"], "games": self.counters["games"],

@@ -199,3 +199,23 @@ def test_perfect_player_is_a_valid_evaluation_opponent():
     assert cfg.opponents() == ["greedy", "perfect"]
     with pytest.raises(ConfigError, match="perfecto"):
         TrainConfig(eval_opponents="perfecto").validate()
+
+
+def test_snapshots_at_training_times(tmp_path):
+    """--snapshot-minutes keeps the network at those training times, small and playable as az:PATH;
+    a time the run never reaches writes nothing."""
+    from agents import make_agent
+
+    Trainer(tiny(tmp_path, snapshot_minutes="0.0001, 1000")).run()
+    run = tmp_path / "t"
+    assert sorted(p.name for p in run.glob("snapshot_*.pt")) == ["snapshot_0.0001min.pt"]
+    ck = load_checkpoint(run / "snapshot_0.0001min.pt")
+    assert "optimizer" not in ck and "replay_file" not in ck
+    assert {"net_config", "search_config", "model"} <= set(ck)
+    make_agent(f"az:{run / 'snapshot_0.0001min.pt'}:4")
+
+
+@pytest.mark.parametrize("value", ["1,x", "0", "-5", "nan", "1,,inf"])
+def test_snapshot_minutes_names_bad_value(tmp_path, value):
+    with pytest.raises(ConfigError, match="snapshot_minutes"):
+        tiny(tmp_path, snapshot_minutes=value).validate()
