@@ -23,7 +23,9 @@ Per agent it measures:
 - margin: the margin-optimal rate (share of moves keeping the exact margin, on the set's positions
   labelled with margins) and, in games as B against ``perfect:margin``, the share held to the game
   value (A wins by 2);
-- a round robin between the agents: Elo with bootstrap 95 % confidence intervals.
+- a round robin between the agents: Elo with bootstrap 95 % confidence intervals;
+- with --reply-tree: the whole tree after the agent's first move as A, one game per B reply at ply 1
+  (225) against the perfect B with each tie-break of --reply-tree-tiebreaks: W/D/L and mean margin.
 
 Output in --out (default results/eval-<time>): report.md, summary.json, agents.csv,
 accuracy_by_ply.csv, PNG plots, and tasks/ (per-task results: rerun the same command after an
@@ -54,6 +56,8 @@ from pathlib import Path
 import numpy as np
 
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
+REPLIES = 225  # B's legal replies to any first move of A on the empty board (15 numbers x 15 cells)
+TREE_CHUNK = 15  # ply-1 tree games per task
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,6 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default="default",
                    help="solver position store shared by the workers and kept between runs: a path, "
                         "'default' (the solver's default store) or 'none' (default: %(default)s)")
+    p.add_argument("--reply-tree", action="store_true",
+                   help="also play the ply-1 tree: the agent picks its first move as A on the empty board, then "
+                        "one game per legal B reply (225) is played out against the perfect B, per tie-break of "
+                        "--reply-tree-tiebreaks; reported as 'tree W/D/L' (all games won = no B reply refutes it)")
+    p.add_argument("--reply-tree-tiebreaks", default="hardest,margin", metavar="TB[,TB...]",
+                   help="tie-breaks of the perfect B in the ply-1 tree, comma-separated, from random, margin, "
+                        "hardest (default: %(default)s)")
+    p.add_argument("--reply-tree-max", type=int, default=0, metavar="N",
+                   help="play only the first N of B's replies (in action order), for smoke tests; 0 = all "
+                        "(default: %(default)s)")
     p.add_argument("--rr-perfect", action="store_true", help="also put the perfect player in the round robin")
     p.add_argument("--chunk", type=int, default=5, help="games per task (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout "
@@ -148,6 +162,14 @@ def validate(args, argv) -> None:
         v = getattr(args, name)
         if v < lo:
             raise UsageError(f"--{name.replace('_', '-')} must be >= {lo}, got {v}")
+    tbs = [t.strip() for t in args.reply_tree_tiebreaks.split(",")]
+    bad = [t for t in tbs if t not in ("random", "margin", "hardest")] or ([] if len(set(tbs)) == len(tbs) else tbs)
+    if bad or not tbs:
+        raise UsageError(f"bad --reply-tree-tiebreaks {args.reply_tree_tiebreaks!r}: give distinct tie-breaks "
+                         "from random, margin, hardest, comma-separated")
+    args.reply_tree_tiebreaks = tbs
+    if args.reply_tree_max < 0:
+        raise UsageError(f"--reply-tree-max must be >= 0, got {args.reply_tree_max}")
     if args.rr_games is None:
         args.rr_games = 2 * args.games
     if args.rr_games < 0:
@@ -226,6 +248,13 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
         for g0 in range(0, args.games, args.chunk):  # as B against the margin-maximising A
             add("vs_perfect", f"{spec}-B-margin", opponent=dict(perfect, tiebreak="margin"), agent=spec, seat=1,
                 g0=g0, g1=min(args.games, g0 + args.chunk), purpose="held_to_value")
+        if args.reply_tree:  # every chunk draws the same first move: the seed leaves the chunk out
+            first_seed = int(digest({"kind": "reply_tree_first", "seed_root": args.seed, "agent": spec}), 16) % (2**31)
+            n = REPLIES if not args.reply_tree_max else min(REPLIES, args.reply_tree_max)
+            for tb in args.reply_tree_tiebreaks:
+                for r0 in range(0, n, TREE_CHUNK):
+                    add("reply_tree", f"{spec}-{tb}", opponent=dict(perfect, tiebreak=tb), agent=spec,
+                        first_seed=first_seed, r0=r0, r1=min(n, r0 + TREE_CHUNK))
         for i in range(0, len(conv), args.chunk):
             add("conversion", spec, agent=spec, index=[int(x) for x in conv[i:i + args.chunk]],
                 set_version=ps.meta.get("version"))
@@ -259,7 +288,7 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
             results[t["id"]] = r
         else:
             todo.append(t)
-    weight = {"moves": 1, "vs_perfect": 3, "conversion": 3, "match": 2}
+    weight = {"moves": 1, "vs_perfect": 3, "conversion": 3, "match": 2, "reply_tree": 3}
     todo.sort(key=lambda t: -weight[t["kind"]])
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="evaluation tasks", unit="task",
                disable=not progress, file=sys.stderr)
@@ -327,6 +356,12 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
                 r = results[t["id"]]
                 conv += [m if ps.ply[i] % 2 == 0 else -m for i, m in zip(r["index"], r["margins"])]
         a["conversion"] = metrics.conversion(conv)
+        if args.reply_tree:
+            a["reply_tree"] = reply_tree_summary(args, mine, results)
+            for t in mine:
+                if t["kind"] == "reply_tree":
+                    pm += results[t["id"]]["perfect_moves"]
+                    pu += results[t["id"]]["unproven_perfect_moves"]
         agents[spec] = a
     names = info["rr_agents"]
     pairs = []
@@ -349,6 +384,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
                    "positions": int(len(plan["sample"])), "conversion": int(len(plan["conversion"])),
                    "seed": args.seed, "workers": args.workers, "name": args.name,
                    "perfect_tiebreak": args.perfect_tiebreak,
+                   "reply_tree_tiebreaks": args.reply_tree_tiebreaks if args.reply_tree else [],
                    **{f"perfect_{k}": v for k, v in perfect_options(args).items() if k != "store"}},
         "position_set": {"file": str(args.positions_file or "highway_env/data/positions_v1.npz"),
                          "version": ps.meta.get("version"), "size": len(ps)},
@@ -358,6 +394,22 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
         "agents": agents, "round_robin": rr, "elo": elo, "elo_anchor": anchor,
         "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(wall, 1),
     }
+
+
+def reply_tree_summary(args, mine: list, results: dict) -> dict:
+    """Per tie-break: the agent's first move, the replies played and W/D/L with the mean margin (A's side)."""
+    from highway_env.evaluation import metrics
+
+    out = {}
+    for tb in args.reply_tree_tiebreaks:
+        rs = [results[t["id"]] for t in sorted(mine, key=lambda t: t.get("r0", 0))
+              if t["kind"] == "reply_tree" and t["perfect"]["tiebreak"] == tb]
+        firsts = {r["first_move"] for r in rs}
+        assert len(firsts) == 1, f"chunks of one ply-1 tree drew different first moves: {firsts}"
+        margins = [m for r in rs for m in r["margins"]]
+        out[tb] = {"first_move": firsts.pop(), "replies": [x for r in rs for x in r["replies"]],
+                   **metrics.games_vs_perfect(margins)}
+    return out
 
 
 def grade_policies(args, summary: dict) -> None:

@@ -170,12 +170,52 @@ def test_plots_written(tmp_path, small_set):
         assert (out / f).stat().st_size > 1000
 
 
+def test_reply_tree_one_game_per_ply1_reply(tmp_path, small_set, capsys, monkeypatch):
+    """--reply-tree: the agent's first move, then one game from each ply-2 position B's replies lead
+    to (two chunks of replies here, which must agree on the first move), and the counts add up."""
+    import highway_env.evaluation.tasks as tasks
+    from agents.registry import get_game
+
+    starts = []
+    play = tasks.play
+    monkeypatch.setattr(tasks, "play", lambda players, s, seeds: (starts.append(np.array(s)), play(players, s, seeds))[1])
+    out = tmp_path / "rt"
+    argv = ["--agent", "greedy", "--games", "0", "--rr-games", "0", "--positions", "1", "--conversion", "0",
+            "--positions-file", str(small_set), "--positions-v2", "none", "--workers", "1", "--out", str(out),
+            "--store", "none", "--perfect-exact-from-ply", "8", "--perfect-early-budget-nodes", "20000",
+            "--no-progress", "--no-plots", "--json", "--reply-tree", "--reply-tree-max", "20",
+            "--reply-tree-tiebreaks", "hardest,random"]
+    assert evaluate.main(argv) == 0
+    tree = json.loads(capsys.readouterr().out)["agents"]["greedy"]["reply_tree"]
+    assert set(tree) == {"hardest", "random"}
+    game = get_game("highway")
+    first = tree["hardest"]["first_move"]
+    after = game.apply(game.initial_states(1), np.array([first]))
+    legal = np.flatnonzero(game.legal_masks(after)[0])
+    assert len(legal) == evaluate.REPLIES
+    expected = game.apply(np.repeat(after, 20, 0), legal[:20])
+    for tb, t in tree.items():
+        assert t["first_move"] == first and t["replies"] == legal[:20].tolist()
+        assert t["win"] + t["draw"] + t["loss"] == t["games"] == 20
+    # per tie-break two tasks (replies 0-14, 15-19), each playing from its ply-2 positions
+    assert [len(s) for s in starts] == [15, 5, 15, 5]
+    for tb in range(2):
+        played = np.concatenate(starts[2 * tb:2 * tb + 2])
+        assert (played == expected).all() and (game.to_play(played) == 0).all()
+        assert len({p.tobytes() for p in played}) == 20
+    assert "tree_hardest_win" in (out / "agents.csv").read_text().splitlines()[0]
+    assert "tree vs random W/D/L" in (out / "report.md").read_text()
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["--agent", "bogus:3"], "bogus"),
     (["--agent", "mcts:x"], "mcts:x"),
     (["--agent", "az:/nonexistent.pt"], "/nonexistent.pt"),
     (["--agent", "random", "--games", "-1"], "--games"),
     ([], "--agent"),
+    (["--agent", "random", "--reply-tree-tiebreaks", "hardest,nope"], "nope"),
+    (["--agent", "random", "--reply-tree-tiebreaks", "margin,margin"], "margin,margin"),
+    (["--agent", "random", "--reply-tree-max", "-1"], "--reply-tree-max"),
 ])
 def test_bad_values_exit_2(argv, needle, capsys):
     assert evaluate.main(argv + ["--no-progress"]) == 2

@@ -47,6 +47,9 @@ def rows(summary: dict) -> list[dict]:
             "conversion": conv.get("rate"), "conversion_n": conv.get("positions"),
             "elo": e.get("elo"), "elo_lo": (e.get("ci95") or [None, None])[0],
             "elo_hi": (e.get("ci95") or [None, None])[1],
+            **{f"tree_{tb}_{k}": (a.get("reply_tree") or {}).get(tb, {}).get(k)
+               for tb in summary["config"].get("reply_tree_tiebreaks", [])
+               for k in ("first_move", "win", "draw", "loss", "mean_margin")},
         })
     return out
 
@@ -54,6 +57,8 @@ def rows(summary: dict) -> list[dict]:
 def table(summary: dict) -> str:
     head = ["agent", "accuracy", "acc A", "acc B", "acc v2", "margin lost", "margin-opt", "as A W/D/L", "as B W/D/L",
             "B held to 2", "conversion", "Elo [95% CI]"]
+    tbs = summary["config"].get("reply_tree_tiebreaks", [])
+    head += [f"tree vs {tb} W/D/L" for tb in tbs]
     lines = []
     for r in rows(summary):
         elo = "-" if r["elo"] is None else f"{r['elo']:.0f} [{r['elo_lo']:.0f}, {r['elo_hi']:.0f}]"
@@ -62,7 +67,8 @@ def table(summary: dict) -> str:
                       _pct(r["accuracy_v2"]),
                       "-" if r["margin_loss"] is None else f"{r['margin_loss']:.2f}", _pct(r["margin_optimal_rate"]),
                       _wdl(a.get("as_A_vs_perfect")), _wdl(a.get("as_B_vs_perfect")),
-                      _pct(r["asB_held_to_value"]), _pct(r["conversion"]), elo])
+                      _pct(r["asB_held_to_value"]), _pct(r["conversion"]), elo]
+                     + [_wdl((a.get("reply_tree") or {}).get(tb)) for tb in tbs])
     widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(head)]
     fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(l) for l in lines])
@@ -111,6 +117,11 @@ def markdown(summary: dict, plots: list[str]) -> str:
              f"(tie-break `{c['perfect_tiebreak']}`: among value-keeping moves the one leaving the fewest "
              f"value-keeping replies, exact within {_budget(c)} a move). A wins Highway with perfect play, so as B the best possible is a loss "
              "in every game, and as A a win needs every move to keep the win.",
+             *([f"- **tree vs TB W/D/L**: the ply-1 tree (`--reply-tree`): the agent's first move as A on the "
+                "empty board, then one game per legal B reply (225) played out against `perfect:TB` (exact "
+                f"within {_budget(c)} a move); every game won = no reply refutes the agent's play. First move "
+                "(action id), replies and mean margin in `summary.json` (`reply_tree`) and `agents.csv` (`tree_*`)."]
+              if c.get("reply_tree_tiebreaks") else []),
              "- **conversion**: from set positions the agent's side wins, the share it actually wins when "
              "the perfect player defends.",
              "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per pair), "

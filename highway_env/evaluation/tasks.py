@@ -7,7 +7,10 @@ A task is a plain dict (picklable, sent to a worker process): ``kind`` is one of
   A, 1: B), games ``g0 .. g1-1``;
 - ``conversion``: play-outs from won positions of the set, the agent moving for the winning side
   and the perfect player defending (``index`` = rows);
-- ``match``: round-robin games between two agents (``a`` is A in even games, B in odd ones).
+- ``match``: round-robin games between two agents (``a`` is A in even games, B in odd ones);
+- ``reply_tree``: the agent's first move as A on the empty board (drawn with ``first_seed``, the
+  same in every chunk of one tree), then one game per B reply ``r0 .. r1-1`` (rows of B's legal
+  replies in action order) played out with the agent as A against the perfect B.
 
 Every game has its own seed derived from (run seed, task key, game number), so results do not depend
 on the number of workers. The perfect player's budgets are counted in solver nodes by default (see
@@ -159,6 +162,16 @@ def play_seats(agent, opponent, boards, seats, seeds) -> tuple[np.ndarray, int, 
     return out, moves, unproven
 
 
+def reply_starts(game, agent, first_seed, r0: int, r1: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """The agent's first move as A on the empty board (its generator seeded with ``first_seed``), B's
+    legal replies ``r0 .. r1-1`` (in action order) and the ply-2 positions they lead to."""
+    empty = game.initial_states(1)
+    first = int(agent.act_batch(empty, np.random.default_rng(first_seed))[0])
+    after = game.apply(empty, np.array([first], np.int64))
+    replies = np.flatnonzero(game.legal_masks(after)[0])[r0:r1]
+    return first, replies, game.apply(np.repeat(after, len(replies), 0), replies)
+
+
 def run_task(args) -> dict:
     """Worker entry: run one task, write its result file, return the result."""
     task, out_dir = args
@@ -196,6 +209,13 @@ def run_task(args) -> dict:
         margins, _, _ = play_seats(a, b, np.zeros((len(games), 16), np.int8), games % 2,
                                    [[*task["seed"], int(g)] for g in games])  # from a's side
         res["margins_for_a"] = [int(x) for x in margins]
+    elif task["kind"] == "reply_tree":
+        agent = get_agent(task["agent"], perfect)
+        opp = get_agent("perfect:" + perfect["tiebreak"], perfect)
+        first, replies, starts = reply_starts(_game(), agent, task["first_seed"], task["r0"], task["r1"])
+        m, moves, unproven = play((agent, opp), starts, [[*task["seed"], int(r)] for r in replies])
+        res.update(first_move=first, replies=[int(r) for r in replies], margins=[int(x) for x in m],
+                   perfect_moves=moves, unproven_perfect_moves=unproven)
     else:  # pragma: no cover
         raise ValueError(f"unknown task kind {task['kind']!r}")
     res["seconds"] = round(time.monotonic() - t0, 3)
