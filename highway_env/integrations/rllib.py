@@ -20,6 +20,10 @@ both) seen through RLlib's ``PettingZooEnv`` with observations
 
 from __future__ import annotations
 
+from highway_env.extras import require
+
+require("ray.rllib", "rllib", "highway_env.integrations.rllib")
+
 import gymnasium as gym
 import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper

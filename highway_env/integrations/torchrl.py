@@ -16,6 +16,7 @@ import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from highway_env import highway_v0
+from highway_env.extras import require
 
 #: the one group of the TorchRL env: both seats, so one shared policy acts for whichever moves
 GROUP = "players"
@@ -33,6 +34,7 @@ class TensorInfos(BaseWrapper):
 def make_env(seed: int | None = None, frame: str = "player", **kwargs):
     """``PettingZooWrapper(TensorInfos(highway_v0.env(frame=frame)), use_mask=True)`` with both
     agents in the group :data:`GROUP`; ``kwargs`` go to ``PettingZooWrapper``."""
+    require("torchrl", "torchrl", "highway_env.integrations.torchrl")
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 
     return PettingZooWrapper(TensorInfos(highway_v0.env(frame=frame)), use_mask=True, categorical_actions=True,

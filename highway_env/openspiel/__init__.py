@@ -11,14 +11,18 @@ The rules are those of :mod:`highway_env.core`; see :mod:`highway_env.openspiel.
 observation and action conventions (the same as ``highway_v0``'s default frame).
 """
 
-from highway_env.openspiel.game import (  # noqa: F401
+from highway_env.extras import require
+
+require("pyspiel", "openspiel", "highway_env.openspiel")
+
+from highway_env.openspiel.game import (  # noqa: E402, F401
     GAME_NAME,
     HighwayGame,
     HighwayObserver,
     HighwayState,
     register,
 )
-from highway_env.openspiel.bot import AgentBot, perfect_bot  # noqa: F401
+from highway_env.openspiel.bot import AgentBot, perfect_bot  # noqa: E402, F401
 
 register()
 
