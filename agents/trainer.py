@@ -254,6 +254,9 @@ class Trainer:
         entry = self._model_entry()
         entry["model"] = {k: v.clone() for k, v in entry["model"].items()}  # not the live tensors
         self._eval_models[iteration] = entry
+        self._submit_evaluation(iteration, entry)
+
+    def _submit_evaluation(self, iteration: int, entry: dict) -> None:
         self._background_evaluator().submit(iteration, {k: v.numpy() for k, v in entry["model"].items()})
 
     def _background_evaluator(self) -> BackgroundEvaluator:
@@ -297,7 +300,7 @@ class Trainer:
         t_start = time.time() - self.counters["elapsed"]
         try:
             for iteration, entry in sorted(self._eval_models.items()):  # pending when last saved
-                self._background_evaluator().submit(iteration, {k: v.numpy() for k, v in entry["model"].items()})
+                self._submit_evaluation(iteration, entry)
             if not self._done(t_start):
                 pool.submit(self._tasks(self.counters["iteration"], self.actor_weights))
             while not self._done(t_start):
