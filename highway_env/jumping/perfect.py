@@ -27,16 +27,12 @@ class Oracle:
 
     def __init__(self, n: int):
         from highway_env.jumping import game as jg
-        from highway_env.jumping.solver import _search
+        from highway_env.jumping.solver import full_search
 
         self.n = n
         self.cells = n * n
-        self.ray_sq, self.ray_len = jg.rays_array(n)
         self.rays = jg.rays(n)
-        roots = np.array(jg.orbit_representatives(n), dtype=np.int64)
-        stats = np.zeros(3, dtype=np.int64)
-        _, _, self.table = _search(n, self.ray_sq, self.ray_len, roots, False, np.zeros(1 << 16, np.int64),
-                                   0, stats)
+        _, _, self.table, _ = full_search(n)
         self.perms = [np.asarray(p, dtype=np.int64) for p in jg.symmetries(n)]  # old sq -> new sq
 
     @classmethod

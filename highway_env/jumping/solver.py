@@ -193,9 +193,7 @@ def _static_bounds(n: int) -> np.ndarray:
     for e in range(1, cells + 1):
         for j in range(n):
             best = 0
-            for d in range(1, max(n, 2)):
-                if d >= n:
-                    break
+            for d in range(1, n):
                 v = (1 if (j > 0 and d > j) else 0) + b[e - 1, d]
                 best = max(best, v)
             b[e, j] = best
@@ -302,46 +300,58 @@ def _sol_rec(n, occ, last, jump, need, empty, ray_sq, ray_len, bound, symtab, sy
     return ub
 
 
-def _solve_solitaire_bounded(n, max_states, initial_capacity, max_table_bytes, t0):
-    cells = n * n
-    ray_sq, ray_len = rays_array(n)
-    roots = np.array(orbit_representatives(n), dtype=np.int64)
-    bound = _static_bounds(n)
-    symtab = _symmetry_row_tables(n)
-    symperm = np.array(symmetries(n), dtype=np.int64)
-    cap = 1 << max(4, int(initial_capacity - 1).bit_length())
-    table = np.zeros(cap, dtype=np.int64)
-    stats = np.zeros(5, dtype=np.int64)
-    stats[3] = max_states
-    stats[4] = cap // 2
+class _Bounded:
+    """The bounded solitaire search's tables and memo, shared by the iterations and the line."""
+
+    def __init__(self, n: int, max_states: int = 0, capacity: int = 1 << 16, max_table_bytes: int = 16 << 30):
+        self.n = n
+        self.ray_sq, self.ray_len = rays_array(n)
+        self.bound = _static_bounds(n)
+        self.symtab = _symmetry_row_tables(n)
+        self.symperm = np.array(symmetries(n), dtype=np.int64)
+        self.table = np.zeros(_capacity(capacity), dtype=np.int64)
+        self.stats = np.zeros(5, dtype=np.int64)
+        self.stats[3] = max_states
+        self.stats[4] = len(self.table) // 2
+        self.max_table_bytes = max_table_bytes
+
+    def reach(self, occ: int, last: int, jump: int, need: int, empty: int) -> int:
+        """``_sol_rec`` from one state; a full memo table is doubled and the search retried."""
+        while True:
+            r = _sol_rec(self.n, np.int64(occ), np.int64(last), jump, need, empty, self.ray_sq, self.ray_len,
+                         self.bound, self.symtab, self.symperm, self.table, self.stats)
+            if r != _FULL:
+                return r
+            if self.table.nbytes * 2 > self.max_table_bytes:
+                raise MemoryError(f"solitaire memo table would exceed {self.max_table_bytes} bytes "
+                                  f"({int(self.stats[0])} states stored); raise max_table_bytes")
+            self.table = _grow(self.table)
+            self.stats[4] = len(self.table) // 2
+
+
+def _capacity(initial_capacity: int) -> int:
+    """A power of two >= ``initial_capacity`` (at least 16): the memo table's size."""
+    return 1 << max(4, int(initial_capacity - 1).bit_length())
+
+
+def _solve_solitaire_bounded(search: _Bounded) -> tuple[int | None, int | None]:
+    """(max score, best first square), or (None, None) when ``max_states`` was reached."""
+    cells = search.n * search.n
+    roots = orbit_representatives(search.n)
     # the first move scores nothing and its jump is 0: the root states are (1 << sq, sq, 0)
-    need = int(max(bound[cells - 1, 0], 0))
+    need = int(max(search.bound[cells - 1, 0], 0))
     while True:
         ubs = []
-        found = None
-        for i, sq in enumerate(roots):
-            while True:
-                r = _sol_rec(n, np.int64(1) << np.int64(sq), np.int64(sq), 0, need, cells - 1, ray_sq, ray_len,
-                             bound, symtab, symperm, table, stats)
-                if r != _FULL:
-                    break
-                if table.nbytes * 2 > max_table_bytes:
-                    raise MemoryError(
-                        f"solitaire memo table would exceed {max_table_bytes} bytes "
-                        f"({int(stats[0])} states stored); raise max_table_bytes")
-                table = _grow(table)
-                stats[4] = table.shape[0] // 2
+        for sq in roots:
+            r = search.reach(1 << sq, sq, 0, need, cells - 1)
             if r == _ABORT:
-                return None, None, stats, table
+                return None, None
             if r >= need:
-                found = i
-                break
+                return need, sq
             ubs.append(r)
-        if found is not None:
-            return need, int(roots[found]), stats, table
         need = max(ubs)
         if need <= 0:  # every line ends at once (n <= 1) or no points possible
-            return 0, int(roots[0]), stats, table
+            return 0, roots[0]
 
 
 @dataclass
@@ -370,6 +380,17 @@ class SolveResult:
         }
 
 
+def full_search(n: int, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16):
+    """The plain full-memo search from the empty board: (value, best first square or None, memo
+    table, stats [states stored, nodes expanded, aborted])."""
+    ray_sq, ray_len = rays_array(n)
+    roots = np.array(orbit_representatives(n), dtype=np.int64)
+    stats = np.zeros(3, dtype=np.int64)
+    table = np.zeros(_capacity(initial_capacity), dtype=np.int64)
+    v, bi, table = _search(n, ray_sq, ray_len, roots, bool(solitaire), table, int(max_states), stats)
+    return int(v), (None if bi < 0 else int(roots[bi])), table, stats
+
+
 def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16,
           exhaustive: bool = False, max_table_bytes: int = 16 << 30) -> SolveResult:
     """Solve the game from the empty ``n x n`` board (see the module doc).
@@ -380,46 +401,24 @@ def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capa
     n = check_n(n)
     t0 = time.perf_counter()
     if solitaire and not exhaustive:
-        v, best, stats, _ = _solve_solitaire_bounded(n, int(max_states), initial_capacity, max_table_bytes, t0)
-        aborted = bool(stats[2])
-        return SolveResult(
-            n=n, solitaire=True, value=None if aborted else int(v),
-            best_first_move=None if aborted else best,
-            states=int(stats[0]), nodes=int(stats[1]), seconds=time.perf_counter() - t0, aborted=aborted,
-        )
-    ray_sq, ray_len = rays_array(n)
-    roots = np.array(orbit_representatives(n), dtype=np.int64)
-    cap = 1 << max(4, int(initial_capacity - 1).bit_length())
-    table = np.zeros(cap, dtype=np.int64)
-    stats = np.zeros(3, dtype=np.int64)
-    v, bi, table = _search(n, ray_sq, ray_len, roots, bool(solitaire), table, int(max_states), stats)
-    secs = time.perf_counter() - t0
+        search = _Bounded(n, int(max_states), initial_capacity, max_table_bytes)
+        v, best = _solve_solitaire_bounded(search)
+        stats = search.stats
+    else:
+        v, best, _, stats = full_search(n, solitaire, max_states, initial_capacity)
     aborted = bool(stats[2])
-    return SolveResult(
-        n=n,
-        solitaire=bool(solitaire),
-        value=None if aborted else int(v),
-        best_first_move=None if aborted or bi < 0 else int(roots[bi]),
-        states=int(stats[0]),
-        nodes=int(stats[1]),
-        seconds=secs,
-        aborted=aborted,
-    )
+    return SolveResult(n=n, solitaire=bool(solitaire), value=None if aborted else int(v),
+                       best_first_move=None if aborted else best, states=int(stats[0]), nodes=int(stats[1]),
+                       seconds=time.perf_counter() - t0, aborted=aborted)
 
 
 def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[int]]:
     """(max solitaire score, a sequence of squares that scores it), by the bounded search."""
     n = check_n(n)
     res = solve(n, solitaire=True, max_table_bytes=max_table_bytes)
-    if n * n == 0 or res.best_first_move is None:
+    if res.best_first_move is None:
         return int(res.value or 0), []
-    ray_sq, ray_len = rays_array(n)
-    bound = _static_bounds(n)
-    symtab = _symmetry_row_tables(n)
-    symperm = np.array(symmetries(n), dtype=np.int64)
-    table = np.zeros(1 << 20, dtype=np.int64)
-    stats = np.zeros(5, dtype=np.int64)
-    stats[4] = table.shape[0] // 2
+    search = _Bounded(n, capacity=1 << 20, max_table_bytes=max_table_bytes)
     rs = rays(n)
     first = res.best_first_move
     line, occ, last, jump, need = [first], 1 << first, first, 0, res.value
@@ -431,14 +430,7 @@ def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[i
                     continue
                 d = k + 1
                 g = 1 if (jump > 0 and d > jump) else 0
-                while True:
-                    r = _sol_rec(n, np.int64(occ | 1 << q), np.int64(q), d, need - g, n * n - len(line) - 1,
-                                 ray_sq, ray_len, bound, symtab, symperm, table, stats)
-                    if r != _FULL:
-                        break
-                    table = _grow(table)
-                    stats[4] = table.shape[0] // 2
-                if r + g >= need:
+                if search.reach(occ | 1 << q, q, d, need - g, n * n - len(line) - 1) + g >= need:
                     line.append(q)
                     occ, last, jump, need = occ | 1 << q, q, d, need - g
                     moved = True
