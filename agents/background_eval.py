@@ -1,11 +1,8 @@
-"""The training run's evaluation against its baselines, in-line or in a process beside training.
+"""The training run's evaluation against its baselines, in the loop or in a process beside it.
 
-``evaluate_net`` is the evaluation itself (the in-loop path and the background process both call
-it): the trained network plays ``eval_games`` games against each opponent, seeded by the run's
-seed and the iteration, so its result depends only on the weights and the iteration, never on
-when or where it runs. ``BackgroundEvaluator`` runs it in one spawned process on snapshots of
-the weights, so the learner never waits for it; results come back in submission order. Training
-reads nothing from the evaluation, so the training trajectory is the same either way.
+``evaluate_net`` is seeded by the run's seed and the iteration, so its result depends only on the
+weights and the iteration; ``BackgroundEvaluator`` runs it on weight snapshots in one spawned
+process, so the learner never waits. Training reads nothing from it either way.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The agent interface and the baseline agents (random, greedy, rollout MCTS).
 
-An agent maps positions to actions. Implement ``act`` (one position) or ``act_batch`` (many at
-once); each has a default in terms of the other, so an agent wrapping an external oracle (e.g. the
-exact solver) only needs ``act``. Randomness comes from the ``rng`` argument, or from the agent's
-own generator seeded at construction, so a seeded agent is reproducible.
+An agent implements ``act`` (one position) or ``act_batch`` (many); each defaults to the other.
+Randomness comes from the ``rng`` argument or the agent's own generator seeded at construction.
 """
 
 from __future__ import annotations
