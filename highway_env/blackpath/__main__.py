@@ -1,11 +1,5 @@
-"""Command line for the Black Path Game.
-
-    python -m highway_env.blackpath solve --rows 4 --cols 4 [--start A1:top] [--json]
-    python -m highway_env.blackpath solve --rows 3 --cols 3 --all-starts [--json]
-    python -m highway_env.blackpath replay "A1-T2 B1-T2 B2-T3" [--rows 4 --cols 4 --start A1:top] [--json]
-
-Bad input (unknown square, side or tile, a start not on the edge, a bad board size, an illegal
-move) prints a message on stderr and exits with status 2.
+"""Command line for the Black Path Game: ``solve`` (exact winner) and ``replay`` (show a game);
+bad input prints a message on stderr and exits with status 2.
 """
 
 from __future__ import annotations

@@ -31,26 +31,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-__all__ = [
-    "BlackPathError",
-    "IllegalMoveError",
-    "SIDES",
-    "TILES",
-    "TILE_NAMES",
-    "EXIT",
-    "State",
-    "Segment",
-    "new_game",
-    "parse_square",
-    "square_name",
-    "parse_start",
-    "start_name",
-    "parse_move",
-    "parse_moves",
-    "move_name",
-    "replay",
-    "boundary_starts",
-]
+__all__ = ["BlackPathError", "IllegalMoveError", "SIDES", "TILES", "TILE_NAMES", "EXIT", "State", "Segment",
+           "new_game", "parse_square", "square_name", "parse_start", "start_name", "parse_move", "parse_moves",
+           "move_name", "replay", "boundary_starts"]
 
 MAX_COLS = 26
 MAX_ROWS = 99

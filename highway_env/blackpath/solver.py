@@ -1,13 +1,8 @@
 """Exact solver for the Black Path Game: negamax (win/loss only) with a memo on the filled board.
 
-The filled board, packed 2 bits a square into an int, together with the fixed start determines
-the whole position (the path end and the side to move), so it is the memo key. A move loses at
-once if the path runs into the edge; otherwise it wins iff the position it leads to is lost for
-the opponent. The search stops at the first winning move (no draws, so any win is enough).
-
-``solve(rows, cols, start)`` returns a :class:`Result` with the winner (1 or 2), the winning first
-tiles, the number of positions searched and the time taken. ``solve_state(state)`` solves any
-position (the winner is then 1 or 2 as in ``State``).
+The filled board (2 bits a square) and the fixed start determine the whole position, so it is the
+memo key. A move loses at once if the path runs into the edge, else it wins iff the position it
+leads to is lost for the opponent; there are no draws, so the search stops at the first win.
 """
 
 from __future__ import annotations

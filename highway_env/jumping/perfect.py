@@ -1,16 +1,10 @@
-"""The perfect player of two-player Jumping Farther & Farther, backed by the exact solver.
+"""The perfect player of two-player Jumping Farther & Farther: a move that maximises the mover's
+exact future score difference, ties broken at random from the seeded generator.
 
-:class:`JumpingPerfect` implements :class:`agents.base.Agent` on the state arrays of
-:class:`highway_env.jumping.az_game.JumpingGame`: it plays a move that maximises the mover's exact
-future score difference (points it scores from now on minus the opponent's), ties broken at random
-from the seeded generator.
-
-The values come from :class:`Oracle`: the solver's full search from the empty board
-(``solver._search``: plain negamax, no pruning, so its memo holds the exact future value of every
-reachable non-terminal state whose first move is one of the symmetry orbit representatives; 0.3 s
-and ~1M states for n = 4), kept in memory and shared by every agent of the process. A position
-whose first move was elsewhere is looked up through the board symmetry mapping it into the table.
-:meth:`Oracle.move_values` agrees with the pure-Python ``solver.move_values`` (checked in tests).
+The values come from :class:`Oracle`: the memo of the solver's full negamax from the empty board
+(no pruning, so it holds the exact value of every reachable state whose first move is an orbit
+representative; 0.3 s and ~1M states for n = 4), shared by every agent of the process. Other
+positions are looked up through the board symmetry that maps them into the table.
 """
 
 from __future__ import annotations
