@@ -55,14 +55,10 @@ class Oracle:
         raise KeyError(f"state (occ={occ}, last={last}, jump={jump}) not reachable / not in the solver table")
 
     def move_values(self, rules_state) -> dict[int, int]:
-        """{target square: the mover's points now minus the opponent's future minus ...}: the exact
-        future score difference for the mover after each legal move (as ``solver.move_values``)."""
-        s = rules_state
-        out = {}
-        for sq, d in s.legal_moves():
-            gain = 1 if (s.jump > 0 and d > s.jump) else 0
-            out[sq] = gain - self.future(s.occ | 1 << sq, sq, d)
-        return out
+        """{target square: the mover's exact future score difference after the move}."""
+        from highway_env.jumping.solver import move_values
+
+        return move_values(rules_state, future=self.future)
 
 
 def move_values(game, state) -> np.ndarray:

@@ -81,7 +81,6 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
     cells = n * n
     depth = cells + 2
     occ_s = np.zeros(depth, dtype=np.int64)
-    last_s = np.zeros(depth, dtype=np.int64)
     jump_s = np.zeros(depth, dtype=np.int64)
     key_s = np.zeros(depth, dtype=np.int64)
     best_s = np.zeros(depth, dtype=np.int64)
@@ -98,7 +97,6 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
     # root: the empty board, moves = orbit representatives, no jump
     sp = 0
     occ_s[0] = 0
-    last_s[0] = -1
     jump_s[0] = 0
     mv_n[0] = roots.shape[0]
     for i in range(roots.shape[0]):
@@ -113,9 +111,7 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
             mv_i[sp] = i + 1
             t = mv_t[sp, i]
             d = mv_d[sp, i]
-            j = jump_s[sp]
-            gain = 1 if (j > 0 and d > j) else 0
-            gain_s[sp] = gain
+            gain_s[sp] = 1 if (jump_s[sp] > 0 and d > jump_s[sp]) else 0
             cocc = occ_s[sp] | (np.int64(1) << t)
             key = (cocc * cells + t) * n + d
             got = _lookup(table, key)
@@ -138,19 +134,12 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
                     nodes += 1
                     sp = c
                     occ_s[sp] = cocc
-                    last_s[sp] = t
                     jump_s[sp] = d
                     key_s[sp] = key
                     mv_n[sp] = k
                     mv_i[sp] = 0
                     best_s[sp] = -1000
                     continue
-            # combine a known child value into the current node
-            tot = gain + cv if solitaire else gain - cv
-            if tot > best_s[sp]:
-                best_s[sp] = tot
-                if sp == 0:
-                    best_root = i
         else:
             v = best_s[sp]
             if sp == 0:
@@ -169,11 +158,12 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
                 return 0, -1, table
             sp -= 1
             cv = v
-            tot = gain_s[sp] + cv if solitaire else gain_s[sp] - cv
-            if tot > best_s[sp]:
-                best_s[sp] = tot
-                if sp == 0:
-                    best_root = mv_i[sp] - 1
+        # combine the child's known value into the current node
+        tot = gain_s[sp] + cv if solitaire else gain_s[sp] - cv
+        if tot > best_s[sp]:
+            best_s[sp] = tot
+            if sp == 0:
+                best_root = mv_i[sp] - 1
 
 
 # ----------------------------------------------------------------------------- solitaire (bounded)
@@ -476,10 +466,11 @@ def solve_reference(n: int, solitaire: bool = False) -> tuple[int, dict]:
     return v, memo
 
 
-def move_values(state, solitaire: bool = False) -> dict[int, int]:
-    """Exact value of each legal move from a ``game.State`` (pure Python; small boards): for the
-    mover, points now plus the future (solitaire), or own minus opponent's future (two-player)."""
-    value = _future_value(state.n, solitaire, {})
+def move_values(state, solitaire: bool = False, future=None) -> dict[int, int]:
+    """Exact value of each legal move from a ``game.State``: for the mover, points now plus the
+    future (solitaire), or own minus opponent's future (two-player). ``future(occ, last, jump)``
+    gives the future values (default: pure Python, small boards)."""
+    value = future or _future_value(state.n, solitaire, {})
     out = {}
     for sq, d in state.legal_moves():
         gain = 1 if (state.jump > 0 and d > state.jump) else 0
