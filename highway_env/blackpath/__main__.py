@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 
-from highway_env.blackpath.game import MAX_COLS, MAX_ROWS, BlackPathError, new_game, replay
+from highway_env.blackpath.game import MAX_COLS, MAX_ROWS, BlackPathError, replay
 from highway_env.blackpath.solver import DEFAULT_MAX_POSITIONS, solve_all_starts, solve_state
 from highway_env.cli_args import OneLineErrorParser, number, positive_float, positive_int
 
@@ -66,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "solve" and args.all_starts:
-            new_game(args.rows, args.cols)  # validates the size
             table = solve_all_starts(args.rows, args.cols, args.max_positions, args.time_limit)
             winners = sorted(set(table.values()))
             out = {"winner": winners[0] if len(winners) == 1 else None, "rows": args.rows,

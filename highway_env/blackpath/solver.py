@@ -11,7 +11,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from highway_env.blackpath.game import _DELTA, EXIT, TILE_NAMES, BlackPathError, State, new_game, move_name
+from highway_env.blackpath.game import (_DELTA, EXIT, TILE_NAMES, BlackPathError, State, boundary_starts, move_name,
+                                        new_game, start_name)
 
 __all__ = ["Result", "SearchLimitError", "solve", "solve_state", "brute_force_winner", "solve_all_starts",
            "DEFAULT_MAX_POSITIONS"]
@@ -123,18 +124,6 @@ class _Search:
                                    f"limit): allow more with --time-limit S, or solve a smaller board")
 
 
-def _move_outcome(search: _Search, key: int, sq: int, entry: int, t: int) -> bool:
-    """True iff tile ``t`` wins for the player to move."""
-    pos = search.next[sq * 4 + EXIT[t][entry]]
-    if pos < 0:
-        return False
-    k2 = key | (t << (2 * sq))
-    pos = search.advance(k2, pos >> 2, pos & 3)
-    if pos < 0:
-        return False
-    return not search.wins(k2, pos >> 2, pos & 3)
-
-
 def solve_state(state: State, max_positions: int | None = DEFAULT_MAX_POSITIONS,
                 time_limit: float | None = None) -> Result:
     """Solve a position exactly: the winner and every winning tile for the side to move. Raises
@@ -148,8 +137,11 @@ def solve_state(state: State, max_positions: int | None = DEFAULT_MAX_POSITIONS,
     sys.setrecursionlimit(max(old, 4 * state.rows * state.cols + 1000))
     try:
         search = _Search(state.rows, state.cols, max_positions, time_limit)
-        key = state.key()
-        winning = [t for t in (1, 2, 3) if _move_outcome(search, key, state.square, state.entry, t)]
+        winning = []
+        for t in (1, 2, 3):  # a tile wins if the path goes on into a position lost for the opponent
+            child = state.play(t)
+            if not child.is_over and not search.wins(child.key(), child.square, child.entry):
+                winning.append(t)
     finally:
         sys.setrecursionlimit(old)
     mover = state.to_move
@@ -170,8 +162,6 @@ def solve(rows: int = 4, cols: int = 4, start: str | tuple[int, int] = "A1:top",
 def solve_all_starts(rows: int, cols: int, max_positions: int | None = DEFAULT_MAX_POSITIONS,
                      time_limit: float | None = None) -> dict[str, int]:
     """{start ("A1:top", ...): winner} for every boundary side of the board (limits per start)."""
-    from highway_env.blackpath.game import boundary_starts, start_name
-
     return {start_name(sq, side, cols): solve(rows, cols, (sq, side), max_positions, time_limit).winner
             for sq, side in boundary_starts(rows, cols)}
 

@@ -70,8 +70,7 @@ def render_ansi(state: State, numbers, solitaire: bool = False) -> str:
         for c in range(n):
             sq = r * n + c
             v = numbers[sq]
-            txt = "." * 1 if v == 0 else str(v)
-            txt = txt.rjust(w)
+            txt = ("." if v == 0 else str(v)).rjust(w)
             cells.append(f"[{txt}]" if sq == state.last else f" {txt} ")
         lines.append("".join(cells))
     if solitaire:
