@@ -52,7 +52,9 @@ def _lookup(table, key):
 
 
 @numba.njit(cache=True)
-def _insert(table, key, v):
+def _store(table, key, v):
+    """Insert ``key`` with ``v``, or keep the smaller of ``v`` and its value (the bounded search's
+    upper bounds; the other callers store a key once). Returns 1 if a new entry was made."""
     mask = table.shape[0] - 1
     i = _hash(key, mask)
     entry = (key << 8) | (v + 128)
@@ -60,7 +62,11 @@ def _insert(table, key, v):
         e = table[i]
         if e == 0:
             table[i] = entry
-            return
+            return 1
+        if (e >> 8) == key:
+            if v + 128 < (e & 255):
+                table[i] = entry
+            return 0
         i = (i + 1) & mask
 
 
@@ -70,7 +76,7 @@ def _grow(table):
     for i in range(table.shape[0]):
         e = table[i]
         if e != 0:
-            _insert(new, e >> 8, (e & 255) - 128)
+            _store(new, e >> 8, (e & 255) - 128)
     return new
 
 
@@ -149,7 +155,7 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
             if stored >= limit:
                 table = _grow(table)
                 limit = table.shape[0] // 2
-            _insert(table, key_s[sp], v)
+            _store(table, key_s[sp], v)
             stored += 1
             if max_states > 0 and stored >= max_states:
                 stats[0] = stored
@@ -220,24 +226,6 @@ def _canon_key(n, occ, last, jump, symtab, symperm):
     return best
 
 
-@numba.njit(cache=True)
-def _store_ub(table, key, v):
-    """Insert or overwrite (with the smaller bound); returns 1 if a new entry was made."""
-    mask = table.shape[0] - 1
-    i = _hash(key, mask)
-    entry = (key << 8) | (v + 128)
-    while True:
-        e = table[i]
-        if e == 0:
-            table[i] = entry
-            return 1
-        if (e >> 8) == key:
-            if v + 128 < (e & 255):
-                table[i] = entry
-            return 0
-        i = (i + 1) & mask
-
-
 _FULL = -1000  # table full: unwind, grow, retry the iteration (the memo is kept)
 _ABORT = -2000  # max_states reached
 
@@ -283,7 +271,7 @@ def _sol_rec(n, occ, last, jump, need, empty, ray_sq, ray_len, bound, symtab, sy
     if stats[0] >= stats[4]:
         return _FULL
     key = _canon_key(n, occ, last, jump, symtab, symperm)
-    stats[0] += _store_ub(table, key, ub)
+    stats[0] += _store(table, key, ub)
     if stats[3] > 0 and stats[0] >= stats[3]:
         stats[2] = 1
         return _ABORT
