@@ -30,15 +30,8 @@ import gymnasium as gym
 import numpy as np
 
 from highway_env.core import HighwayError, integral
-from highway_env.rushhour.game import (
-    LETTERS,
-    SIZE,
-    Board,
-    Move,
-    RushHourError,
-    level as get_level,
-    parse_board,
-)
+from highway_env.rushhour.game import LETTERS, SIZE, Board, Move, RushHourError, parse_board
+from highway_env.rushhour.game import level as get_level
 
 MAX_DISTANCE = SIZE - 2
 NUM_VEHICLE_IDS = len(LETTERS)
