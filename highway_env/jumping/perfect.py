@@ -9,12 +9,11 @@ positions are looked up through the board symmetry that maps them into the table
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from agents.base import BestValueAgent
-
-_ORACLES: dict[int, "Oracle"] = {}
-
 
 class Oracle:
     """Exact two-player move values for n x n Jumping (see the module docstring)."""
@@ -27,29 +26,26 @@ class Oracle:
         self.cells = n * n
         self.rays = jg.rays(n)
         _, _, self.table, _ = full_search(n)
-        self.perms = [np.asarray(p, dtype=np.int64) for p in jg.symmetries(n)]  # old sq -> new sq
+        self.perms = jg.symmetries(n)  # old sq -> new sq
 
     @classmethod
+    @functools.cache
     def get(cls, n: int) -> "Oracle":
-        if n not in _ORACLES:
-            _ORACLES[n] = cls(n)
-        return _ORACLES[n]
-
-    def _has_moves(self, occ: int, last: int) -> bool:
-        return any(not occ >> sq & 1 for line in self.rays[last] for sq in line)
+        """The process's oracle for n x n boards, built on first use."""
+        return cls(n)
 
     def future(self, occ: int, last: int, jump: int) -> int:
         """Exact future score difference for the player to move in (occ, last, jump)."""
         from highway_env.jumping.solver import _lookup
 
-        if not self._has_moves(occ, last):
-            return 0
+        if all(occ >> sq & 1 for line in self.rays[last] for sq in line):
+            return 0  # no move left
         squares = [sq for sq in range(self.cells) if occ >> sq & 1]
         for p in self.perms:
             o = 0
             for sq in squares:
-                o |= 1 << int(p[sq])
-            got = _lookup(self.table, (o * self.cells + int(p[last])) * self.n + jump)
+                o |= 1 << p[sq]
+            got = _lookup(self.table, (o * self.cells + p[last]) * self.n + jump)
             if got >= 0:
                 return int(got) - 128
         raise KeyError(f"state (occ={occ}, last={last}, jump={jump}) not reachable / not in the solver table")
