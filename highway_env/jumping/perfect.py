@@ -70,11 +70,8 @@ def move_values(game, state) -> np.ndarray:
 class JumpingPerfect(BestValueAgent):
     """The move maximising the mover's exact future score difference, ties at random."""
 
-    name = "perfect"
+    move_values = staticmethod(move_values)
 
     def __init__(self, game, seed: int | None = None):
         super().__init__(game, seed)
         Oracle.get(game.n)  # the solver's table now, not during the first move
-
-    def move_values(self, state) -> np.ndarray:
-        return move_values(self.game, state)
