@@ -359,27 +359,22 @@ def solve(board: "str | Board") -> Solution:
     vs = b.vehicles
     n = len(vs)
     shifts = [BITS * i for i in range(n)]
-    wall_mask = 0
-    for w in b.walls:
-        wall_mask |= 1 << w
+    wall_mask = sum(1 << w for w in b.walls)
     masks = [[v.mask(p) if p + v.length <= SIZE else 0 for p in range(SIZE)] for v in vs]
     step = [1 if v.horizontal else SIZE for v in vs]
-    lengths = [v.length for v in vs]
     maxpos = [SIZE - v.length for v in vs]
     # bit of the cell just before / just after a vehicle at position p
     before = [[(1 << (v.cells(p)[0] - step[i])) if p > 0 else 0 for p in range(SIZE)]
               for i, v in enumerate(vs)]
     after = [[(1 << (v.cells(p)[-1] + step[i])) if p <= maxpos[i] - 1 else 0
               for p in range(SIZE)] for i, v in enumerate(vs)]
-    ia = [v.letter for v in vs].index(TARGET)
-    goal_pos = SIZE - lengths[ia]
     letters = [v.letter for v in vs]
+    ia = letters.index(TARGET)
+    goal_pos = maxpos[ia]
     idx = list(range(n))
     keep = (1 << BITS) - 1
 
-    start = 0
-    for i, v in enumerate(vs):
-        start |= v.pos << shifts[i]
+    start = sum(v.pos << shifts[i] for i, v in enumerate(vs))
     parent: dict[int, tuple[int, int, int]] = {start: (-1, 0, 0)}
     queue = deque([start])
     found = start if b.is_solved() else -1
