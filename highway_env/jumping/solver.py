@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from highway_env.jumping.game import check_n, orbit_representatives, rays, rays_array, symmetries
+from highway_env.jumping.game import check_n, initial_state, orbit_representatives, rays, rays_array, symmetries
 
 
 @numba.njit(cache=True, inline="always")
@@ -445,13 +445,9 @@ def _future_value(n: int, solitaire: bool, memo: dict):
 
 def solve_reference(n: int, solitaire: bool = False) -> tuple[int, dict]:
     """Pure-Python memoised solver (all first moves, no symmetry): (value, memo)."""
-    n = check_n(n)
     memo: dict[tuple[int, int, int], int] = {}
-    if n * n == 0:
-        return 0, memo
-    value = _future_value(n, solitaire, memo)
-    v = max((value(1 << sq, sq, 0) if solitaire else -value(1 << sq, sq, 0)) for sq in range(n * n))
-    return v, memo
+    first = move_values(initial_state(n), solitaire, _future_value(check_n(n), solitaire, memo))
+    return max(first.values()), memo
 
 
 def move_values(state, solitaire: bool = False, future=None) -> dict[int, int]:
