@@ -53,12 +53,12 @@ def child_setup(parent_pid: int) -> None:
     memory), leaves Ctrl-C to it (the trainer ends its children) and uses one torch thread."""
     import signal
 
-    import torch
-
     from highway_env.parent_watch import exit_with_parent
 
     exit_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import torch  # after the watch: the import takes a while
+
     torch.set_num_threads(1)
 
 

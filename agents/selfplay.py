@@ -93,13 +93,11 @@ def torch_threads(n: int):
     """Run the block with ``n`` torch threads (self-play and evaluation use one wherever they run,
     so their results never depend on the learner's thread count)."""
     before = torch.get_num_threads()
-    if n != before:
-        torch.set_num_threads(n)
+    torch.set_num_threads(n)
     try:
         yield
     finally:
-        if n != before:
-            torch.set_num_threads(before)
+        torch.set_num_threads(before)
 
 
 _CACHE: dict = {}
