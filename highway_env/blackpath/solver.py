@@ -11,8 +11,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from highway_env.blackpath.game import (_DELTA, EXIT, TILE_NAMES, BlackPathError, State, boundary_starts, move_name,
-                                        new_game, start_name)
+from highway_env.blackpath.game import (_DELTA, EXIT, TILE_NAMES, BlackPathError, State, boundary_starts,
+                                        is_boundary, move_name, new_game, start_name)
 
 __all__ = ["Result", "SearchLimitError", "solve", "solve_state", "brute_force_winner", "solve_all_starts",
            "DEFAULT_MAX_POSITIONS"]
@@ -58,20 +58,13 @@ class _Search:
         self.max_positions = max_positions
         self.time_limit = time_limit
         self.started = time.perf_counter()
-        n = rows * cols
-        self.n = n
-        # NEXT[square * 4 + exit_side] = neighbour * 4 + entry side, or -1 at the edge
-        nxt = []
-        for sq in range(n):
-            r, c = divmod(sq, cols)
+        # next[square * 4 + exit_side] = neighbour * 4 + entry side, or -1 at the edge
+        self.next = []
+        for sq in range(rows * cols):
             for side in range(4):
                 dr, dc = _DELTA[side]
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < rows and 0 <= cc < cols:
-                    nxt.append((rr * cols + cc) * 4 + (side + 2) % 4)
-                else:
-                    nxt.append(-1)
-        self.next = nxt
+                edge = is_boundary(sq, side, rows, cols)
+                self.next.append(-1 if edge else (sq + dr * cols + dc) * 4 + (side + 2) % 4)
         self.memo: dict[int, bool] = {}
 
     def advance(self, key: int, sq: int, entry: int) -> int:

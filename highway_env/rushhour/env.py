@@ -129,8 +129,7 @@ class RushHourEnv(gym.Env):
             unknown = set(options) - {"level", "board"}
             if unknown:
                 raise ValueError(f"unknown reset option(s) {sorted(unknown)}")
-            if "level" in options or "board" in options:
-                self._set_puzzle(options.get("level"), options.get("board"))
+            self._set_puzzle(options.get("level"), options.get("board"))
         self.board = self.start_board
         self.steps = 0
         self._mask = action_mask(self.board)
