@@ -11,12 +11,10 @@ open-addressing hash table (int64 entries = ``key << 8 | (value + 128)``, 0 = em
 states only, grown by doubling inside the numba kernel. The first move is restricted to one square
 per orbit of the 8 board symmetries (the game is invariant under them).
 
-Solitaire (default) instead runs a bounded search (see ``_sol_rec``): "can the future score reach
+Solitaire instead runs a bounded search by default (see ``_sol_rec``): "can the future score reach
 >= need" with a memo of proved upper bounds keyed on the symmetry-canonical state, iterated from a
-static upper bound downwards. n = 5: value 18 (= the static bound, 24 jumps with lengths 1..4),
-found in well under a second; ``solve(..., exhaustive=True)`` keeps the plain full-memo search.
-
-A plain-Python reference (:func:`solve_reference`, dict memo) is kept for tests.
+static upper bound downwards (``exhaustive=True``: the plain full-memo search). A plain-Python
+reference, :func:`solve_reference`, cross-checks both in the tests.
 """
 
 from __future__ import annotations
