@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 __all__ = ["BlackPathError", "IllegalMoveError", "SIDES", "TILES", "TILE_NAMES", "EXIT", "State", "Segment",
-           "new_game", "parse_square", "square_name", "parse_start", "start_name", "parse_move", "parse_moves",
-           "move_name", "replay", "boundary_starts"]
+           "new_game", "parse_square", "square_name", "parse_start", "start_name", "parse_move",
+           "parse_moves", "move_name", "replay", "boundary_starts"]
 
 MAX_COLS = 26
 MAX_ROWS = 99

@@ -15,6 +15,7 @@ import numpy as np
 
 from agents.base import BestValueAgent
 
+
 class Oracle:
     """Exact two-player move values for n x n Jumping (see the module docstring)."""
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from highway_env.jumping.game import check_n, initial_state, orbit_representatives, rays, rays_array, symmetries
+from highway_env.jumping.game import (check_n, initial_state, orbit_representatives, rays, rays_array,
+                                      symmetries)
 
 
 @numba.njit(cache=True, inline="always")
