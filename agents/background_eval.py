@@ -1,21 +1,19 @@
-"""The training run's evaluation against its baselines, in-line or in a process beside training.
+"""The training run's evaluation against its baselines, in the loop or in a process beside it.
 
-``evaluate_net`` is the evaluation itself (the in-loop path and the background process both call
-it): the trained network plays ``eval_games`` games against each opponent, seeded by the run's
-seed and the iteration, so its result depends only on the weights and the iteration, never on
-when or where it runs. ``BackgroundEvaluator`` runs it in one spawned process on snapshots of
-the weights, so the learner never waits for it; results come back in submission order. Training
-reads nothing from the evaluation, so the training trajectory is the same either way.
+``evaluate_net`` is seeded by the run's seed and the iteration, so its result depends only on the
+weights and the iteration; ``BackgroundEvaluator`` runs it on weight snapshots in one spawned
+process, so the learner never waits. Training reads nothing from it either way.
 """
 
 from __future__ import annotations
 
 import collections
 import multiprocessing as mp
-import os
 import traceback
 
 import numpy as np
+
+from agents.parallel import child_messages, child_setup, start_child, stop_child
 
 
 def evaluate_net(cfg, game, net, opponents, iteration: int, device: str = "cpu") -> dict[str, float]:
@@ -35,31 +33,18 @@ def evaluate_net(cfg, game, net, opponents, iteration: int, device: str = "cpu")
 def _evaluator_main(conn, parent_pid: int, cfg_dict: dict) -> None:
     """The evaluation process: builds the game, network and opponents once, then evaluates the
     weight snapshots it is sent, one at a time, in order."""
-    import signal
-
-    from highway_env.parent_watch import exit_with_parent
-
-    exit_with_parent(parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the trainer, which ends us
+    child_setup(parent_pid)
     import torch
 
     from agents.config import TrainConfig
     from agents.network import build_network
     from agents.registry import get_game
 
-    torch.set_num_threads(1)  # one core beside the learner and the self-play workers
     cfg = TrainConfig.from_dict(cfg_dict)
     game = get_game(cfg.game, cfg.game_config())
     net = build_network(cfg.net_config(game.obs_shape, game.num_actions))
     opponents = cfg.eval_agents()
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
-        iteration, weights = msg
+    for iteration, weights in child_messages(conn):
         try:
             net.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in weights.items()})
             conn.send((iteration, evaluate_net(cfg, game, net, opponents, iteration), None))
@@ -85,11 +70,7 @@ class BackgroundEvaluator:
         self._conn = None
 
     def _start(self) -> None:
-        self._conn, child = self._ctx.Pipe()
-        self._proc = self._ctx.Process(target=_evaluator_main, args=(child, os.getpid(), self._cfg),
-                                       daemon=True, name="highway-eval")
-        self._proc.start()
-        child.close()
+        self._conn, self._proc = start_child(self._ctx, _evaluator_main, (self._cfg,), "highway-eval")
         for item in self._pending.items():  # a restarted process starts over on what is pending
             self._conn.send(item)
 
@@ -146,19 +127,6 @@ class BackgroundEvaluator:
         self._start()
 
     def close(self) -> None:
-        if self._proc is None:
-            return
-        if self._proc.is_alive():
-            if self._pending:  # busy: what it computes is not wanted any more
-                self._proc.terminate()
-            else:
-                try:
-                    self._conn.send(None)
-                except OSError:
-                    pass
-        self._proc.join(timeout=5)
-        if self._proc.is_alive():
-            self._proc.kill()
-            self._proc.join(timeout=5)
-        self._conn.close()
-        self._proc = None
+        if self._proc is not None:
+            stop_child(self._proc, self._conn, busy=bool(self._pending))
+            self._proc = None

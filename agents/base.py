@@ -1,9 +1,7 @@
 """The agent interface and the baseline agents (random, greedy, rollout MCTS).
 
-An agent maps positions to actions. Implement ``act`` (one position) or ``act_batch`` (many at
-once); each has a default in terms of the other, so an agent wrapping an external oracle (e.g. the
-exact solver) only needs ``act``. Randomness comes from the ``rng`` argument, or from the agent's
-own generator seeded at construction, so a seeded agent is reproducible.
+An agent implements ``act`` (one position) or ``act_batch`` (many); each defaults to the other.
+Randomness comes from the ``rng`` argument or the agent's own generator seeded at construction.
 """
 
 from __future__ import annotations
@@ -76,8 +74,12 @@ class GreedyAgent(Agent):
 
 
 class BestValueAgent(Agent):
-    """Plays a move of best value for the mover, random among ties; a subclass says what each move
-    is worth (e.g. a sibling game's exact solver)."""
+    """Plays a move of best value for the mover, random among ties. A subclass sets ``move_values``
+    (a static method): ``(game, state) -> (num_actions,)`` each move's value for the mover, illegal
+    moves below every legal one (e.g. from a sibling game's exact solver)."""
+
+    name = "perfect"
+    move_values: staticmethod
 
     @classmethod
     def from_spec(cls, args: list, game: Game, seed: int | None = None) -> "BestValueAgent":
@@ -87,13 +89,9 @@ class BestValueAgent(Agent):
             raise ValueError(f"perfect for {game.name} takes no tie-break (ties are random), got {args}")
         return cls(game, seed=seed)
 
-    def move_values(self, state) -> np.ndarray:
-        """(num_actions,) values of each move for the mover; illegal moves below every legal one."""
-        raise NotImplementedError
-
     def act(self, state, rng: np.random.Generator | None = None) -> int:
         rng = self._rng(rng)
-        v = self.move_values(self.game.as_states(state)[0])
+        v = self.move_values(self.game, self.game.as_states(state)[0])
         best = np.flatnonzero(v == v.max())
         return int(best[rng.integers(len(best))])
 

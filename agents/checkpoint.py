@@ -1,12 +1,10 @@
 """Checkpoint files: atomic writes and loads that fail with a clear error naming the file.
 
 A checkpoint is a ``torch.save``d dict of plain values and tensors (loadable with
-``weights_only=True``): ``format``, ``game``, ``net_config``, ``search_config``, ``model`` (the
-state dict) and, for training checkpoints, the optimizer, counters, RNG states and config.
-Checkpoints written since the checksum was added also carry ``sha256``, a digest of every other
-entry (tensor bytes included), checked on load so a damaged file (a flipped bit in the weights
-loads fine with torch) is refused; files without it (older ones, e.g. the shipped pretrained
-agent) load unchecked.
+``weights_only=True``): ``format``, ``game``, ``net_config``, ``search_config``, ``model`` and, for
+training checkpoints, the optimizer, counters, RNG states and config, plus ``sha256``, a digest of
+the rest checked on load (a flipped bit in the weights loads fine with torch). Older files without
+it (e.g. the shipped agent) load unchecked.
 """
 
 from __future__ import annotations

@@ -1,17 +1,15 @@
 """The game protocol that everything in ``agents/`` is written against.
 
-A game is described by one object whose methods all work on *batches* of states held as a numpy
-array of shape (N, *state_shape) (any integer/float dtype the game likes). Search, self-play,
-training and the baseline agents only use these methods, so another two-player zero-sum game can be
-trained by implementing this class; nothing in ``agents/`` knows about Highway.
+All methods work on *batches* of states, numpy arrays of shape (N, *state_shape); search,
+self-play, training and the baseline agents use nothing else, so another two-player zero-sum game
+trains by implementing this class.
 
-Frames. The network always sees the position from the side to move ("view frame"), so one network
-plays both sides. Its policy output is indexed by *view* actions; ``view_to_board`` maps them to the
-game's real ("board") actions, which is what search, ``apply`` and agents use. Training targets are
-stored in the view frame (the frame the network learns in).
+Frames: the network sees the position from the side to move ("view frame"), so one network plays
+both sides; ``view_to_board`` maps its view actions to the game's board actions, which search,
+``apply`` and agents use. Training targets are stored in the view frame.
 
-Values. ``returns`` is the result for player 0 in [-1, 1] (player 1 gets the negative).
-``scores`` is an optional auxiliary target for player 0 (e.g. a scaled winning margin).
+Values: ``returns`` is the result for player 0 in [-1, 1]; ``scores`` an optional auxiliary
+target for player 0 (e.g. a scaled winning margin).
 """
 
 from __future__ import annotations

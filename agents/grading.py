@@ -1,18 +1,7 @@
-"""Solver-graded training: the network's move accuracy on solver-labelled critical positions,
-measured while it trains, and the choice of ``best.pt`` by it.
-
-The positions come from the game (:meth:`agents.game.Game.graded_positions`; for Highway a fixed
-sample of the position set's *selection* part, disjoint from the part ``evaluate.py`` reports on).
-Only their labels are read, to grade: nothing of them enters the replay, so the training data stays
-self-play only.
-
-The trainer grades the moves of its self-play search without root noise (``--grade-simulations``,
-default 32: one batched network call per simulation for all positions at once, deterministic). The
-raw policy (``simulations = 0``: the most probable legal move, one network call) is cheaper but a
-poor judge of the agent: after a 3-minute run it kept the value on 68% of the 512 positions, below
-greedy (90%), where the 32-simulation search kept it on 93% (the play search, PUCT 400, on the
-report part: 97%), in 0.7 s on the loaded 2-core machine, under 2% of the time of the 5 iterations
-between gradings.
+"""Solver-graded training: the network's move accuracy on solver-labelled critical positions
+(:meth:`agents.game.Game.graded_positions`, never those the evaluation reports on), measured while
+it trains, and the choice of ``best.pt`` by it. Only the labels are read: the replay stays
+self-play only. Why the graded moves are those of a small search, not the raw policy: agents/README.md.
 """
 
 from __future__ import annotations

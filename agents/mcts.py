@@ -1,24 +1,17 @@
 """Batched tree search: PUCT (AlphaZero), Gumbel AlphaZero root, and UCT with random rollouts.
 
-``BatchedMCTS(game, evaluator, config).run(states, rng)`` searches B positions at once: every round
-descends each tree once (numba, :mod:`agents.mcts_kernels`), evaluates all new leaves with ONE
-evaluator call, then expands and backs up. Tree states are stored per node (a node's state is its
-parent's plus one ``game.apply``), which costs 16 bytes a node for Highway and avoids replaying
-action sequences from the root.
+``BatchedMCTS(game, evaluator, config).run(states, rng)`` searches B positions at once: each round
+descends every tree once (:mod:`agents.mcts_kernels`), evaluates all new leaves in ONE evaluator
+call, then expands and backs up. Each node stores its state (16 bytes for Highway), so no action
+sequence is replayed from the root.
 
-Evaluators map states to ``(logits, values)`` or ``(logits, values, scores)``: logits (N, A) over
-*board* actions (illegal entries are ignored), values (N,) for the player to move and, optionally,
-the predicted score (scaled margin, ``Game.scores``) for the player to move. ``NetworkEvaluator``
-wraps a policy/value net (and maps its view-frame policy to the board), ``UniformEvaluator`` gives a
-flat prior and value 0, ``RolloutEvaluator`` a random tie-break prior and the result of one random
-playout.
+Evaluators map states to ``(logits, values[, scores])``: logits (N, A) over *board* actions,
+values (N,) and the optional predicted score (``Game.scores``), both for the player to move.
 
-Margin-aware search (``SearchConfig.margin_weight`` = w > 0): the search maximises the utility
-``(1 - w) * value + w * tanh(score)`` instead of the value, at the leaves (the network's two heads)
-and at terminal positions (the exact result and score). At terminal positions every win still
-ranks above every draw and every draw above every loss (w < 0.5 and tanh < 1), and among wins, or
-among losses, a larger margin for the mover ranks higher: a lost side loses by as little as it
-can, a winning side wins by as much as it can, and a small w keeps the win first.
+Margin-aware search (``SearchConfig.margin_weight`` = w > 0) maximises the utility
+``(1 - w) * value + w * tanh(score)``, at the leaves and at terminal positions. As w < 0.5 and
+tanh < 1, every win still ranks above every draw and every draw above every loss; among wins (or
+losses) a larger margin for the mover ranks higher.
 """
 
 from __future__ import annotations
@@ -129,6 +122,10 @@ class NetworkEvaluator:
 
 # ----------------------------------------------------------------------------- the search
 
+_EDGE_ARRAYS = {"e_action": np.int32, "e_logit": np.float32, "e_prior": np.float32, "e_visits": np.int32,
+                "e_wsum": np.float32, "e_child": np.int32, "e_gumbel": np.float32}
+
+
 class _Pools:
     """Flat node/edge arrays shared by the B trees of one search (see mcts_kernels); fresh (zeroed)
     for every search, which the expand kernel relies on."""
@@ -142,28 +139,20 @@ class _Pools:
         self.n_value = np.zeros(max_nodes, np.float32)
         self.n_visits = np.zeros(max_nodes, np.int32)
         self.states = np.zeros((max_nodes, *game.state_shape), game.state_dtype)
-        self._alloc_edges(max_edges)
+        for k, dtype in _EDGE_ARRAYS.items():
+            setattr(self, k, np.zeros(max_edges, dtype))
         self.node_top = 0
         self.edge_top = 0
-
-    def _alloc_edges(self, n):
-        self.e_action = np.zeros(n, np.int32)
-        self.e_logit = np.zeros(n, np.float32)
-        self.e_prior = np.zeros(n, np.float32)
-        self.e_visits = np.zeros(n, np.int32)
-        self.e_wsum = np.zeros(n, np.float32)
-        self.e_child = np.zeros(n, np.int32)
-        self.e_gumbel = np.zeros(n, np.float32)
 
     def ensure_edges(self, extra: int):
         need = self.edge_top + extra
         if need <= len(self.e_action):
             return
-        old = {k: getattr(self, k) for k in ("e_action", "e_logit", "e_prior", "e_visits", "e_wsum",
-                                             "e_child", "e_gumbel")}
-        self._alloc_edges(max(need, 2 * len(self.e_action)))
-        for k, v in old.items():
-            getattr(self, k)[: self.edge_top] = v[: self.edge_top]
+        size = max(need, 2 * len(self.e_action))
+        for k, dtype in _EDGE_ARRAYS.items():
+            new = np.zeros(size, dtype)
+            new[: self.edge_top] = getattr(self, k)[: self.edge_top]
+            setattr(self, k, new)
 
     def expand(self, parent_edges, states, to_play, terminal, tvalue, values, logits, legal):
         k = len(states)

@@ -1,8 +1,7 @@
 """Numba kernels of the batched search: selection, expansion, backup and root statistics.
 
-The search runs B independent trees (one per game) in lock step: each round descends every tree
-once, the caller evaluates all new leaves in one network call, then expands and backs up. Trees live
-in flat preallocated pools shared by the B trees (no Python object per node):
+The B trees of one search (:class:`agents.mcts.BatchedMCTS`) live in flat preallocated pools (no
+Python object per node):
 
 nodes (index n):  n_first[n], n_nedges[n]   its edges are n_first .. n_first + n_nedges - 1
                   n_toplay[n]               player to move (0/1)

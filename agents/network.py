@@ -1,13 +1,10 @@
 """Policy/value networks (PyTorch): an MLP and a small ResNet, built from a plain-dict config.
 
-Input: observations from the side to move, (N, *obs_shape) (channels last for the ResNet, as the
-games give them). Output: ``(logits, value, score)``: policy logits over the *view-frame* actions
-(mask them before a softmax, see :func:`masked_log_softmax`), the value in [-1, 1] for the side to
-move, and an auxiliary score prediction (e.g. the scaled margin) for the side to move.
-
-Default for CPU: the MLP. Measured with bench/bench_agents.py (1 thread, batch 64): a 3x256 MLP
-evaluates ~10x more positions per second than a 4x64 ResNet, and self-play on 2 cores is bound by
-network calls, so the MLP buys far more search and games in a fixed time budget.
+Input: observations from the side to move, (N, *obs_shape) (channels last for the ResNet). Output:
+``(logits, value, score)``: policy logits over the *view-frame* actions, the value in [-1, 1] and
+an auxiliary score (e.g. the scaled margin), both for the side to move. The MLP is the CPU default:
+self-play on 2 cores is bound by network calls and it evaluates ~10x more positions per second
+than a 4x64 ResNet (bench/bench_agents.py).
 """
 
 from __future__ import annotations

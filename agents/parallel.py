@@ -39,25 +39,64 @@ class InlinePool:
         pass
 
 
-def _worker_main(conn, parent_pid: int) -> None:
-    """A worker process: holds the weights it was last sent and plays the chunks it is given."""
+def start_child(ctx, target, args: tuple, name: str):
+    """(our pipe end, process): a spawned daemon running ``target(conn, parent_pid, *args)``."""
+    conn, child = ctx.Pipe()
+    proc = ctx.Process(target=target, args=(child, os.getpid(), *args), daemon=True, name=name)
+    proc.start()
+    child.close()
+    return conn, proc
+
+
+def child_setup(parent_pid: int) -> None:
+    """The start of a child process: it never outlives the trainer (kill -9, SIGTERM, out of
+    memory), leaves Ctrl-C to it (the trainer ends its children) and uses one torch thread."""
     import signal
 
     from highway_env.parent_watch import exit_with_parent
 
-    exit_with_parent(parent_pid)  # never outlive the trainer (kill -9, SIGTERM, out of memory)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the trainer, which closes the pool
-    import torch
+    exit_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import torch  # after the watch: the import takes a while
 
     torch.set_num_threads(1)
-    weights = None
+
+
+def child_messages(conn):
+    """A child process's messages from the trainer, until it sends None or is gone."""
     while True:
         try:
             msg = conn.recv()
-        except (EOFError, OSError):  # the trainer closed the pipe or is gone
+        except (EOFError, OSError):
             return
-        if msg[0] == "stop":
+        if msg is None:
             return
+        yield msg
+
+
+def stop_child(proc, conn, busy: bool) -> None:
+    """Ask an idle child to stop, terminate a busy one (its work is of no use any more); kill it if
+    it lingers."""
+    if proc.is_alive():
+        if busy:
+            proc.terminate()
+        else:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+    proc.join(timeout=5)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(timeout=5)
+    conn.close()
+
+
+def _worker_main(conn, parent_pid: int) -> None:
+    """A worker process: holds the weights it was last sent and plays the chunks it is given."""
+    child_setup(parent_pid)
+    weights = None
+    for msg in child_messages(conn):
         if msg[0] == "weights":
             weights = msg[1]
             continue
@@ -72,26 +111,19 @@ class _Worker:
     """One worker process, its pipe, the weights version it holds and the chunk it is running."""
 
     def __init__(self, ctx):
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True,
-                                name="highway-selfplay")
-        self.proc.start()
-        child.close()
+        self.conn, self.proc = start_child(ctx, _worker_main, (), "highway-selfplay")
         self.version = None
         self.task = None  # (key, task) in flight
         self.finished_any = False
 
 
 class ProcessPool:
-    """``workers`` local processes (spawned, 1 torch thread each), fed by a dispatcher thread.
-
-    The weights of an iteration go to each worker once (not inside every chunk). A worker that
-    dies (kill -9, out of memory) is noticed by its process sentinel: its chunk is queued again
-    and a replacement is started, so collect() still returns every chunk, the same results as an
-    undisturbed run (chunks are seeded). Only when no worker can be started (``max_failed_starts``
-    replacements in a row died before finishing a chunk, none left alive) does collect() raise.
-    While waiting in collect() the calling process plays queued chunks too, so no core idles
-    (``helps=False`` leaves them to the workers: bench/bench_scale.py measures the workers alone)."""
+    """``workers`` spawned local processes fed by a dispatcher thread; each gets an iteration's
+    weights once. A worker that dies (kill -9, out of memory) is replaced and its chunk queued
+    again, so collect() still returns every chunk, as an undisturbed run would (chunks are
+    seeded); it raises only when ``max_failed_starts`` replacements in a row died before finishing
+    a chunk. collect() plays queued chunks in the calling process too, unless ``helps=False``
+    (bench/bench_scale.py measures the workers alone)."""
 
     def __init__(self, workers: int, max_failed_starts: int = 3, helps: bool = True):
         self._ctx = mp.get_context("spawn")  # fork after torch/numba threads start is unsafe
@@ -153,19 +185,7 @@ class ProcessPool:
             self._cond.notify_all()
         self._thread.join(timeout=5)
         for w in self._workers:
-            if w.task is None and w.proc.is_alive():
-                try:
-                    w.conn.send(("stop",))
-                except OSError:
-                    pass
-            else:  # busy: its chunk is of no use any more
-                w.proc.terminate()
-        for w in self._workers:
-            w.proc.join(timeout=5)
-            if w.proc.is_alive():
-                w.proc.kill()
-                w.proc.join(timeout=5)
-            w.conn.close()
+            stop_child(w.proc, w.conn, busy=w.task is not None)
 
     def worker_pids(self) -> list[int]:
         with self._cond:
@@ -283,16 +303,12 @@ def shipped_runtime_env(extra: dict | None) -> dict | None:
 
 class RayPool:
     """Chunks as Ray tasks on the cluster at ``address`` ('local' starts one here, 'auto' or
-    host:port joins one), each declaring 1 CPU and ``CHUNK_TASK_MEMORY``. The weights go into
-    the object store once per iteration (``ray.put``), not inside every task. A task lost with
-    its worker process or node (kill -9, node failure, Ray's out-of-memory killer) is retried on
-    another node (``max_retries``), and so is a lost result; a chunk is seeded, so a retry plays
-    the same games. Exceptions raised by the chunk itself are not retried (``retry_exceptions``
-    off): a chunk is deterministic, so it would fail again. When no node with a CPU is left for
-    ``no_cpu_timeout`` seconds, collect() raises instead of waiting forever.
-
-    ``runtime_env`` (see :func:`shipped_runtime_env`) is the job's: it applies when this pool
-    starts or joins Ray itself; when Ray was initialised before, that call's runtime_env applies."""
+    host:port joins one), each declaring 1 CPU and ``CHUNK_TASK_MEMORY``; the weights go into the
+    object store once per iteration. A task lost with its worker or node is retried elsewhere
+    (``max_retries``; a seeded chunk plays the same games); an exception in the chunk itself is
+    not (it would fail again). With no CPU node left for ``no_cpu_timeout`` seconds, collect()
+    raises. ``runtime_env`` (:func:`shipped_runtime_env`) applies when this pool starts or joins
+    Ray itself."""
 
     def __init__(self, address: str, workers: int = 0, runtime_env: dict | None = None,
                  max_retries: int = 3, no_cpu_timeout: float = 120.0):

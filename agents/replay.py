@@ -1,9 +1,9 @@
 """Replay buffer of self-play positions, with symmetry augmentation at sampling time.
 
-Stored per position: the game state (small; observations and legal masks are recomputed from it
-when sampling), the policy target in the mover's view frame (float16), the result and the score
-for the mover. Sampling applies one random symmetry of the game per sample to the observation, the
-legal mask and the policy target *with the same permutation*, so targets stay consistent.
+Stored per position: the state (observations and legal masks are recomputed from it), the policy
+target in the mover's view frame (float16), the result and the score for the mover. Sampling
+applies one random symmetry per sample to the observation, the legal mask and the policy target
+with the same permutation.
 """
 
 from __future__ import annotations
@@ -59,10 +59,8 @@ class ReplayBuffer:
             self.added += n - self.capacity
             n = self.capacity
         idx = (self.head + np.arange(n)) % self.capacity
-        self.states[idx] = s.states
-        self.policy[idx] = s.policy
-        self.value[idx] = s.value
-        self.score[idx] = s.score
+        for f in Samples._fields:  # the buffer's arrays are named as the fields
+            getattr(self, f)[idx] = getattr(s, f)
         self.head = int((self.head + n) % self.capacity)
         self.size = min(self.size + n, self.capacity)
         self.added += n
@@ -85,18 +83,15 @@ class ReplayBuffer:
     # -- persistence (np.savez; the trainer writes it atomically next to the checkpoint)
     def state_dict(self) -> dict:
         """The raw ring (slot order kept, so sampling after a reload picks the same positions)."""
-        n = self.size
-        return {"states": self.states[:n], "policy": self.policy[:n], "value": self.value[:n],
-                "score": self.score[:n], "head": np.int64(self.head), "added": np.int64(self.added)}
+        return {**{f: getattr(self, f)[:self.size] for f in Samples._fields},
+                "head": np.int64(self.head), "added": np.int64(self.added)}
 
     def load_state_dict(self, d: dict) -> None:
         n = len(d["value"])
         if n > self.capacity:
             raise ValueError(f"saved replay holds {n} positions, more than the capacity {self.capacity}")
-        self.states[:n] = d["states"]
-        self.policy[:n] = d["policy"]
-        self.value[:n] = d["value"]
-        self.score[:n] = d["score"]
+        for f in Samples._fields:
+            getattr(self, f)[:n] = d[f]
         self.size = n
         self.head = int(d["head"]) % self.capacity
         self.added = int(d["added"])

@@ -1,7 +1,6 @@
 """Self-play: many games at once, every move chosen by one batched search over all live games.
 
-``play_games`` is the work itself; ``run_chunk`` is the picklable entry point the worker pools call
-(it rebuilds the game and network from plain data, caching them per process).
+``play_games`` is the work; ``run_chunk`` the picklable entry point the worker pools call.
 """
 
 from __future__ import annotations
@@ -42,10 +41,9 @@ class ChunkResult(NamedTuple):
 
 def random_openings(game: Game, n_games: int, rng: np.random.Generator, max_moves: int,
                     share: float) -> np.ndarray:
-    """Start positions: a ``share`` of the games begin with 1..max_moves (uniform) uniformly random
-    moves, the others at the initial state. Self-play of a strong policy keeps to a few lines (as
-    Highway's A wins, almost every game is then an A win); random starts keep the positions varied
-    and put the losing side's and the drawn positions in the replay too."""
+    """Start positions: a ``share`` of the games begin with 1..max_moves (uniform) random moves, so
+    that the replay also holds the losing side's and drawn positions (self-play of a strong policy
+    keeps to a few lines that one side wins)."""
     states = game.initial_states(n_games)
     if max_moves <= 0 or share <= 0:
         return states
@@ -65,7 +63,9 @@ def play_games(game: Game, search: BatchedMCTS, n_games: int, rng: np.random.Gen
     games starts after 1..random_opening random moves (not recorded, see :func:`random_openings`)."""
     states = random_openings(game, n_games, rng, random_opening, random_opening_share)
     ply = np.zeros(n_games, np.int64)
-    rec_game, rec_states, rec_policy, rec_player = [], [], [], []
+    rec_game, rec_player = [np.zeros(0, np.int64)], [np.zeros(0, np.int8)]  # empty if no move is searched
+    rec_states = [np.zeros((0, *game.state_shape), game.state_dtype)]
+    rec_policy = [np.zeros((0, game.num_actions), np.float32)]
     live = ~game.terminal(states)
     while live.any():
         idx = np.flatnonzero(live)
@@ -81,10 +81,6 @@ def play_games(game: Game, search: BatchedMCTS, n_games: int, rng: np.random.Gen
         live = ~game.terminal(states)
     result0 = game.returns(states)
     score0 = game.scores(states)
-    if not rec_game:  # every game ended during its random opening
-        return Samples(np.zeros((0, *game.state_shape), game.state_dtype),
-                       np.zeros((0, game.num_actions), np.float16), np.zeros(0, np.float32),
-                       np.zeros(0, np.float32)), result0
     gi = np.concatenate(rec_game)
     sign = np.where(np.concatenate(rec_player) == 0, 1.0, -1.0).astype(np.float32)
     samples = Samples(np.concatenate(rec_states), np.concatenate(rec_policy).astype(np.float16),
@@ -94,17 +90,14 @@ def play_games(game: Game, search: BatchedMCTS, n_games: int, rng: np.random.Gen
 
 @contextlib.contextmanager
 def torch_threads(n: int):
-    """Run the block with ``n`` torch threads, then restore the count. Self-play and evaluation
-    use one thread wherever they run (a worker, or the trainer helping), so their results never
-    depend on the learner's thread count."""
+    """Run the block with ``n`` torch threads (self-play and evaluation use one wherever they run,
+    so their results never depend on the learner's thread count)."""
     before = torch.get_num_threads()
-    if n != before:
-        torch.set_num_threads(n)
+    torch.set_num_threads(n)
     try:
         yield
     finally:
-        if n != before:
-            torch.set_num_threads(before)
+        torch.set_num_threads(before)
 
 
 _CACHE: dict = {}

@@ -1,25 +1,16 @@
 """The AlphaZero training loop: pipelined self-play, replay, SGD, evaluation, checkpoints, logs.
 
-One iteration: collect the self-play chunks submitted last iteration, submit the next iteration's
-chunks with the current weights (so workers play while the trainer learns; self-play data is one
-iteration stale), add the new positions to the replay buffer, train ``replay_ratio`` samples per new
-position, then maybe evaluate and checkpoint.
+One iteration collects the self-play chunks submitted the iteration before and submits the next
+ones with the current weights (workers play while the trainer learns; the data is one iteration
+stale), adds the positions to the replay, trains ``replay_ratio`` samples per new position, then
+grades, evaluates and checkpoints when due.
 
-Determinism: every chunk is seeded by (seed, iteration, chunk) and results are merged in chunk
-order, the trainer's sampling uses its own seeded generator, and the evaluation (in the loop or in
-a process beside it, :mod:`agents.background_eval`) reads the weights but changes nothing the
-training uses. Self-play and evaluation run with one torch thread wherever they run; the
-learner's thread count (``learner_threads``) did not change the MLP's weights in our measurements
-(1, 2 and 4 threads; tests/test_train_scale.py checks 1 against 2), but can change a ResNet's
-(convolutions), so compare ResNet runs at the same ``learner_threads``.
-So with a fixed ``iterations`` count, the same seed and config give the same weights wherever the
-chunks run (in-process, local workers, Ray; a worker killed mid-chunk has its chunk re-run), and
-an interrupted run resumed with ``--resume`` ends with the same weights as an uninterrupted one
-(tests/test_train.py checks both). ``workers`` does change the games when it exceeds the number
-of ``selfplay_batch`` chunks, as the games are then split into one chunk per worker
-(:func:`chunk_sizes`). A run bounded by ``minutes``
-only stops (and, with iterations=0, decays its learning rate) by the clock, so it is not
-reproducible in length. CUDA training is not bit-reproducible.
+Determinism: chunks are seeded by (seed, iteration, chunk) and merged in chunk order, sampling has
+its own seeded generator, evaluation changes nothing training uses, and self-play and evaluation
+run with one torch thread. So with a fixed ``iterations`` count the same seed and config give the
+same weights wherever the chunks run, and a resumed run ends as an uninterrupted one
+(tests/test_train.py). Not so: more ``workers`` than chunks (the games are split differently,
+:func:`chunk_sizes`), a ResNet at another ``learner_threads``, a run bounded by ``minutes``, CUDA.
 """
 
 from __future__ import annotations
@@ -44,11 +35,8 @@ from agents.selfplay import ChunkTask
 
 
 def chunk_sizes(games: int, batch: int, workers: int) -> list[int]:
-    """Games per self-play chunk: chunks of ``batch`` games, but at least one chunk per worker
-    (equal shares), so every worker is busy whatever ``workers`` is. With no more workers than
-    ``ceil(games / batch)`` chunks the split is the batch split (as before workers counted), so
-    runs with 0 or 1 worker, or few, play the very same games; more workers split them further,
-    which changes the games (reproducible for the same seed, config and worker count)."""
+    """Games per self-play chunk: chunks of ``batch`` games, or, where that leaves a worker idle,
+    one equal share per worker (which changes the games: same seed and worker count, same games)."""
     sizes = [batch] * (games // batch) + ([games % batch] if games % batch else [])
     if len(sizes) >= workers:
         return sizes
@@ -79,8 +67,7 @@ class Trainer:
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise ConfigError(f"device {cfg.device!r} given but torch sees no CUDA GPU "
                               "(use --device cpu, or a torch build with CUDA on a machine with a GPU)")
-        if self.device.type == "cuda" and self.device.index is not None \
-                and self.device.index >= torch.cuda.device_count():
+        if self.device.type == "cuda" and (self.device.index or 0) >= torch.cuda.device_count():
             raise ConfigError(f"device {cfg.device!r} given but torch sees only "
                               f"{torch.cuda.device_count()} CUDA GPU(s)")
         self.net = build_network(self.net_config).to(self.device)
@@ -257,12 +244,9 @@ class Trainer:
         self._submit_evaluation(iteration, entry)
 
     def _submit_evaluation(self, iteration: int, entry: dict) -> None:
-        self._background_evaluator().submit(iteration, {k: v.numpy() for k, v in entry["model"].items()})
-
-    def _background_evaluator(self) -> BackgroundEvaluator:
         if self._evaluator is None:
             self._evaluator = BackgroundEvaluator(self.cfg)
-        return self._evaluator
+        self._evaluator.submit(iteration, {k: v.numpy() for k, v in entry["model"].items()})
 
     def _record_evaluation(self, iteration: int, scores: dict, model_entry: dict, logger: "_Logger") -> None:
         """Results in iteration order: the log row of ``iteration``, the last evaluation, best.pt."""
@@ -280,7 +264,7 @@ class Trainer:
             self._record_evaluation(iteration, scores, self._eval_models.pop(iteration), logger)
 
     # ------------------------------------------------------------------ the loop
-    def _done(self, t_start: float) -> bool:
+    def _done(self) -> bool:
         c = self.cfg
         if c.iterations and self.counters["iteration"] >= c.iterations:
             return True
@@ -301,9 +285,9 @@ class Trainer:
         try:
             for iteration, entry in sorted(self._eval_models.items()):  # pending when last saved
                 self._submit_evaluation(iteration, entry)
-            if not self._done(t_start):
+            if not self._done():
                 pool.submit(self._tasks(self.counters["iteration"], self.actor_weights))
-            while not self._done(t_start):
+            while not self._done():
                 t_iter = time.time()
                 results = pool.collect()
                 it = self.counters["iteration"]
@@ -312,7 +296,8 @@ class Trainer:
                     pool.submit(self._tasks(it + 1, next_weights))
                 samples = Samples.concat([r.samples for r in results])
                 self.replay.add(samples)
-                self.counters["games"] += sum(r.games for r in results)
+                games = sum(r.games for r in results)
+                self.counters["games"] += games
                 self.counters["positions"] += len(samples.value)
                 steps = 0
                 if len(self.replay) >= c.min_replay:
@@ -324,14 +309,13 @@ class Trainer:
                 self.counters["iteration"] = it + 1
                 self.counters["elapsed"] = time.time() - t_start
                 self.save_snapshots()
-                games = sum(r.games for r in results)
                 outcomes = np.sum([r.outcomes for r in results], axis=0)
                 row = {"iteration": it + 1, "steps": self.counters["steps"], "games": self.counters["games"],
                        "positions": self.counters["positions"], "elapsed_s": round(self.counters["elapsed"], 2),
                        "games_per_s": round(games / max(time.time() - t_iter, 1e-9), 2),
                        "p0_win": outcomes[0] / games, "draw": outcomes[1] / games, "replay": len(self.replay),
                        **{k: round(float(v), 5) for k, v in losses.items()}}
-                final = self._done(t_start)
+                final = self._done()
                 if self.grader.due(it + 1, final):
                     row["grade_accuracy"] = round(self.grader.accuracy(self.net), 5)
                     if self.grader.improved(row["grade_accuracy"]) and self.best_by == "accuracy":
@@ -347,7 +331,7 @@ class Trainer:
                     self.save()
                 if stop:
                     break
-            if self._done(t_start):  # the last results (also of a run resumed at its end)
+            if self._done():  # the last results (also of a run resumed at its end)
                 self._finished_evaluations(logger, wait=True)
             if not (self.run_dir / "best.pt").exists():
                 save_checkpoint(self.run_dir / "best.pt", self._model_entry())

@@ -1,11 +1,5 @@
-"""Command line for the Black Path Game.
-
-    python -m highway_env.blackpath solve --rows 4 --cols 4 [--start A1:top] [--json]
-    python -m highway_env.blackpath solve --rows 3 --cols 3 --all-starts [--json]
-    python -m highway_env.blackpath replay "A1-T2 B1-T2 B2-T3" [--rows 4 --cols 4 --start A1:top] [--json]
-
-Bad input (unknown square, side or tile, a start not on the edge, a bad board size, an illegal
-move) prints a message on stderr and exits with status 2.
+"""Command line for the Black Path Game: ``solve`` (exact winner) and ``replay`` (show a game);
+bad input prints a message on stderr and exits with status 2.
 """
 
 from __future__ import annotations
@@ -14,7 +8,7 @@ import argparse
 import json
 import sys
 
-from highway_env.blackpath.game import MAX_COLS, MAX_ROWS, BlackPathError, new_game, replay
+from highway_env.blackpath.game import MAX_COLS, MAX_ROWS, BlackPathError, replay
 from highway_env.blackpath.solver import DEFAULT_MAX_POSITIONS, solve_all_starts, solve_state
 from highway_env.cli_args import OneLineErrorParser, number, positive_float, positive_int
 
@@ -72,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "solve" and args.all_starts:
-            new_game(args.rows, args.cols)  # validates the size
             table = solve_all_starts(args.rows, args.cols, args.max_positions, args.time_limit)
             winners = sorted(set(table.values()))
             out = {"winner": winners[0] if len(winners) == 1 else None, "rows": args.rows,

@@ -124,10 +124,9 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
 
     on_path = {(s.square, frozenset((s.enter, s.exit))) for s in state.path()}
 
-    def draw_segment(sq, a, b, colour, width):
+    def draw_segment(sq, pair, colour, width):
         x0, y0 = corner(sq)
         x1, y1 = x0 + cell_px, y0 + cell_px
-        pair = frozenset((a, b))
         if pair == {game.TOP, game.BOTTOM}:
             d.line((x0 + half, y0, x0 + half, y1), fill=colour, width=width)
         elif pair == {game.LEFT, game.RIGHT}:
@@ -147,11 +146,8 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
         pairs = {frozenset((a, game.EXIT[t][a])) for a in range(4)}
         # draw the off-path segment first so the path stays on top at a crossing
         for pair in sorted(pairs, key=lambda p: (sq, p) in on_path):
-            a, b = tuple(pair)
-            if (sq, pair) in on_path:
-                draw_segment(sq, a, b, _PATH, thick)
-            else:
-                draw_segment(sq, a, b, _TILE, thin)
+            path = (sq, pair) in on_path
+            draw_segment(sq, pair, _PATH if path else _TILE, thick if path else thin)
     # the start side
     x0, y0 = corner(state.start_square)
     sx, sy = {game.TOP: (half, 0), game.RIGHT: (cell_px, half), game.BOTTOM: (half, cell_px),

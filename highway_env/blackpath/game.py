@@ -31,26 +31,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-__all__ = [
-    "BlackPathError",
-    "IllegalMoveError",
-    "SIDES",
-    "TILES",
-    "TILE_NAMES",
-    "EXIT",
-    "State",
-    "Segment",
-    "new_game",
-    "parse_square",
-    "square_name",
-    "parse_start",
-    "start_name",
-    "parse_move",
-    "parse_moves",
-    "move_name",
-    "replay",
-    "boundary_starts",
-]
+__all__ = ["BlackPathError", "IllegalMoveError", "SIDES", "TILES", "TILE_NAMES", "EXIT", "State", "Segment",
+           "new_game", "parse_square", "square_name", "parse_start", "start_name", "parse_move",
+           "parse_moves", "move_name", "replay", "boundary_starts"]
 
 MAX_COLS = 26
 MAX_ROWS = 99
@@ -339,9 +322,8 @@ _MID = {TOP: (0, 1), RIGHT: (1, 2), BOTTOM: (2, 1), LEFT: (1, 0)}
 _ARROW = {TOP: "v", RIGHT: "<", BOTTOM: "^", LEFT: ">"}
 
 
-def _segment_chars(a: int, b: int, on_path: bool) -> list[tuple[int, int, str]]:
-    """The characters drawing the segment joining sides a and b in a 3x3 block."""
-    pair = frozenset((a, b))
+def _segment_chars(pair: frozenset, on_path: bool) -> list[tuple[int, int, str]]:
+    """The characters drawing the segment joining the two sides ``pair`` in a 3x3 block."""
     if pair == {TOP, BOTTOM}:
         ch = "#" if on_path else "|"
         return [(0, 1, ch), (1, 1, ch), (2, 1, ch)]
@@ -365,14 +347,8 @@ def to_ansi(state: State) -> str:
         g = [[" "] * 3 for _ in range(3)]
         t = state.tiles[sq]
         if t:
-            done = set()
-            for a in range(4):
-                b = EXIT[t][a]
-                pair = frozenset((a, b))
-                if pair in done:
-                    continue
-                done.add(pair)
-                for r, c, ch in _segment_chars(a, b, (sq, pair) in on_path):
+            for pair in {frozenset((a, EXIT[t][a])) for a in range(4)}:
+                for r, c, ch in _segment_chars(pair, (sq, pair) in on_path):
                     if g[r][c] in "|-" and ch in "|-":
                         ch = "+"
                     g[r][c] = ch if g[r][c] != "#" else "#"

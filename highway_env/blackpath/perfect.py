@@ -1,11 +1,6 @@
-"""The perfect Black Path player: the exact solver's winning tile when there is one.
-
-:class:`BlackPathPerfect` implements :class:`agents.base.Agent` on the state arrays of
-:class:`highway_env.blackpath.az_game.BlackPathGame`: it plays a tile that wins with perfect play
-(chosen at random among the winning ones, from the seeded generator) and, from a lost position, a
-random tile. :func:`move_values` gives every tile's exact value for the mover (+1 wins, -1 loses):
-the labels of the evaluation's move accuracy. The solver (``solver.solve_state``) takes well under
-a millisecond a position on a 4x4 board. ``make_agent("perfect", BlackPathGame())`` builds one.
+"""The perfect Black Path player (``make_agent("perfect", BlackPathGame())``): a tile that wins with
+perfect play, random among the winning ones (from a lost position, any tile). :func:`move_values`
+gives the labels of the evaluation's move accuracy.
 """
 
 from __future__ import annotations
@@ -29,7 +24,4 @@ def move_values(game, state) -> np.ndarray:
 class BlackPathPerfect(BestValueAgent):
     """A winning tile if any (random among them), else a random tile."""
 
-    name = "perfect"
-
-    def move_values(self, state) -> np.ndarray:
-        return move_values(self.game, state)
+    move_values = staticmethod(move_values)

@@ -1,13 +1,8 @@
 """Exact solver for the Black Path Game: negamax (win/loss only) with a memo on the filled board.
 
-The filled board, packed 2 bits a square into an int, together with the fixed start determines
-the whole position (the path end and the side to move), so it is the memo key. A move loses at
-once if the path runs into the edge; otherwise it wins iff the position it leads to is lost for
-the opponent. The search stops at the first winning move (no draws, so any win is enough).
-
-``solve(rows, cols, start)`` returns a :class:`Result` with the winner (1 or 2), the winning first
-tiles, the number of positions searched and the time taken. ``solve_state(state)`` solves any
-position (the winner is then 1 or 2 as in ``State``).
+The filled board (2 bits a square) and the fixed start determine the whole position, so it is the
+memo key. A move loses at once if the path runs into the edge, else it wins iff the position it
+leads to is lost for the opponent; there are no draws, so the search stops at the first win.
 """
 
 from __future__ import annotations
@@ -16,7 +11,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from highway_env.blackpath.game import _DELTA, EXIT, TILE_NAMES, BlackPathError, State, new_game, move_name
+from highway_env.blackpath.game import (_DELTA, EXIT, TILE_NAMES, BlackPathError, State, boundary_starts,
+                                        is_boundary, move_name, new_game, start_name)
 
 __all__ = ["Result", "SearchLimitError", "solve", "solve_state", "brute_force_winner", "solve_all_starts",
            "DEFAULT_MAX_POSITIONS"]
@@ -62,20 +58,13 @@ class _Search:
         self.max_positions = max_positions
         self.time_limit = time_limit
         self.started = time.perf_counter()
-        n = rows * cols
-        self.n = n
-        # NEXT[square * 4 + exit_side] = neighbour * 4 + entry side, or -1 at the edge
-        nxt = []
-        for sq in range(n):
-            r, c = divmod(sq, cols)
+        # next[square * 4 + exit_side] = neighbour * 4 + entry side, or -1 at the edge
+        self.next = []
+        for sq in range(rows * cols):
             for side in range(4):
                 dr, dc = _DELTA[side]
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < rows and 0 <= cc < cols:
-                    nxt.append((rr * cols + cc) * 4 + (side + 2) % 4)
-                else:
-                    nxt.append(-1)
-        self.next = nxt
+                edge = is_boundary(sq, side, rows, cols)
+                self.next.append(-1 if edge else (sq + dr * cols + dc) * 4 + (side + 2) % 4)
         self.memo: dict[int, bool] = {}
 
     def advance(self, key: int, sq: int, entry: int) -> int:
@@ -128,18 +117,6 @@ class _Search:
                                    f"limit): allow more with --time-limit S, or solve a smaller board")
 
 
-def _move_outcome(search: _Search, key: int, sq: int, entry: int, t: int) -> bool:
-    """True iff tile ``t`` wins for the player to move."""
-    pos = search.next[sq * 4 + EXIT[t][entry]]
-    if pos < 0:
-        return False
-    k2 = key | (t << (2 * sq))
-    pos = search.advance(k2, pos >> 2, pos & 3)
-    if pos < 0:
-        return False
-    return not search.wins(k2, pos >> 2, pos & 3)
-
-
 def solve_state(state: State, max_positions: int | None = DEFAULT_MAX_POSITIONS,
                 time_limit: float | None = None) -> Result:
     """Solve a position exactly: the winner and every winning tile for the side to move. Raises
@@ -153,8 +130,11 @@ def solve_state(state: State, max_positions: int | None = DEFAULT_MAX_POSITIONS,
     sys.setrecursionlimit(max(old, 4 * state.rows * state.cols + 1000))
     try:
         search = _Search(state.rows, state.cols, max_positions, time_limit)
-        key = state.key()
-        winning = [t for t in (1, 2, 3) if _move_outcome(search, key, state.square, state.entry, t)]
+        winning = []
+        for t in (1, 2, 3):  # a tile wins if the path goes on into a position lost for the opponent
+            child = state.play(t)
+            if not child.is_over and not search.wins(child.key(), child.square, child.entry):
+                winning.append(t)
     finally:
         sys.setrecursionlimit(old)
     mover = state.to_move
@@ -175,8 +155,6 @@ def solve(rows: int = 4, cols: int = 4, start: str | tuple[int, int] = "A1:top",
 def solve_all_starts(rows: int, cols: int, max_positions: int | None = DEFAULT_MAX_POSITIONS,
                      time_limit: float | None = None) -> dict[str, int]:
     """{start ("A1:top", ...): winner} for every boundary side of the board (limits per start)."""
-    from highway_env.blackpath.game import boundary_starts, start_name
-
     return {start_name(sq, side, cols): solve(rows, cols, (sq, side), max_positions, time_limit).winner
             for sq, side in boundary_starts(rows, cols)}
 

@@ -70,8 +70,7 @@ def render_ansi(state: State, numbers, solitaire: bool = False) -> str:
         for c in range(n):
             sq = r * n + c
             v = numbers[sq]
-            txt = "." * 1 if v == 0 else str(v)
-            txt = txt.rjust(w)
+            txt = ("." if v == 0 else str(v)).rjust(w)
             cells.append(f"[{txt}]" if sq == state.last else f" {txt} ")
         lines.append("".join(cells))
     if solitaire:
@@ -112,6 +111,7 @@ def render_rgb(state: State, numbers, solitaire: bool = False, cell_px: int = 64
 
 
 def _replay(n: int, moves) -> tuple[State, list[int]]:
+    """A reset's ``options["moves"]``: the position after them and its grid of numbers."""
     s = initial_state(n)
     numbers = [0] * (n * n)
     for sq in moves:
@@ -119,6 +119,8 @@ def _replay(n: int, moves) -> tuple[State, list[int]]:
             raise IllegalMoveError(f"the game is over after {s.ply} integers")
         s, _ = s.apply(sq)
         numbers[s.last] = s.ply
+    if s.is_terminal() and s.ply > 0:
+        raise JumpingError("options['moves'] ends the game: there is no move left to play")
     return s, numbers
 
 
@@ -198,12 +200,9 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._end_move(AGENTS[new.to_move], final)
 
     def reset(self, seed=None, options=None):
-        moves = (options or {}).get("moves") or []
-        state, numbers = _replay(self.n, moves)
-        if state.is_terminal() and state.ply > 0:
-            raise JumpingError("options['moves'] ends the game: there is no move left to play")
-        self._state, self._numbers, self._points = state, numbers, 0
-        self._start(AGENTS[state.to_move])
+        self._state, self._numbers = _replay(self.n, (options or {}).get("moves") or [])
+        self._points = 0
+        self._start(AGENTS[self._state.to_move])
 
     def _text(self) -> str:
         return render_ansi(self._state, self._numbers)
@@ -269,11 +268,8 @@ class SolitaireEnv(gymnasium.Env):
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
-        moves = (options or {}).get("moves") or []
-        self._state, self._numbers = _replay(self.n, moves)
-        self._over = self._state.is_terminal() and self._state.ply > 0
-        if self._over:
-            raise JumpingError("options['moves'] ends the game: there is no move left to play")
+        self._state, self._numbers = _replay(self.n, (options or {}).get("moves") or [])
+        self._over = False
         return self._obs(), self._info()
 
     def step(self, action):

@@ -1,25 +1,19 @@
-"""The perfect player of two-player Jumping Farther & Farther, backed by the exact solver.
+"""The perfect player of two-player Jumping Farther & Farther: a move that maximises the mover's
+exact future score difference, ties broken at random from the seeded generator.
 
-:class:`JumpingPerfect` implements :class:`agents.base.Agent` on the state arrays of
-:class:`highway_env.jumping.az_game.JumpingGame`: it plays a move that maximises the mover's exact
-future score difference (points it scores from now on minus the opponent's), ties broken at random
-from the seeded generator.
-
-The values come from :class:`Oracle`: the solver's full search from the empty board
-(``solver._search``: plain negamax, no pruning, so its memo holds the exact future value of every
-reachable non-terminal state whose first move is one of the symmetry orbit representatives; 0.3 s
-and ~1M states for n = 4), kept in memory and shared by every agent of the process. A position
-whose first move was elsewhere is looked up through the board symmetry mapping it into the table.
-:meth:`Oracle.move_values` agrees with the pure-Python ``solver.move_values`` (checked in tests).
+The values come from :class:`Oracle`: the memo of the solver's full negamax from the empty board
+(no pruning, so it holds the exact value of every reachable state whose first move is an orbit
+representative; 0.3 s and ~1M states for n = 4), shared by every agent of the process. Other
+positions are looked up through the board symmetry that maps them into the table.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from agents.base import BestValueAgent
-
-_ORACLES: dict[int, "Oracle"] = {}
 
 
 class Oracle:
@@ -27,52 +21,41 @@ class Oracle:
 
     def __init__(self, n: int):
         from highway_env.jumping import game as jg
-        from highway_env.jumping.solver import _search
+        from highway_env.jumping.solver import full_search
 
         self.n = n
         self.cells = n * n
-        self.ray_sq, self.ray_len = jg.rays_array(n)
         self.rays = jg.rays(n)
-        roots = np.array(jg.orbit_representatives(n), dtype=np.int64)
-        stats = np.zeros(3, dtype=np.int64)
-        _, _, self.table = _search(n, self.ray_sq, self.ray_len, roots, False, np.zeros(1 << 16, np.int64),
-                                   0, stats)
-        self.perms = [np.asarray(p, dtype=np.int64) for p in jg.symmetries(n)]  # old sq -> new sq
+        _, _, self.table, _ = full_search(n)
+        self.perms = jg.symmetries(n)  # old sq -> new sq
 
     @classmethod
+    @functools.cache
     def get(cls, n: int) -> "Oracle":
-        if n not in _ORACLES:
-            _ORACLES[n] = cls(n)
-        return _ORACLES[n]
-
-    def _has_moves(self, occ: int, last: int) -> bool:
-        return any(not occ >> sq & 1 for line in self.rays[last] for sq in line)
+        """The process's oracle for n x n boards, built on first use."""
+        return cls(n)
 
     def future(self, occ: int, last: int, jump: int) -> int:
         """Exact future score difference for the player to move in (occ, last, jump)."""
         from highway_env.jumping.solver import _lookup
 
-        if not self._has_moves(occ, last):
-            return 0
+        if all(occ >> sq & 1 for line in self.rays[last] for sq in line):
+            return 0  # no move left
         squares = [sq for sq in range(self.cells) if occ >> sq & 1]
         for p in self.perms:
             o = 0
             for sq in squares:
-                o |= 1 << int(p[sq])
-            got = _lookup(self.table, (o * self.cells + int(p[last])) * self.n + jump)
+                o |= 1 << p[sq]
+            got = _lookup(self.table, (o * self.cells + p[last]) * self.n + jump)
             if got >= 0:
                 return int(got) - 128
         raise KeyError(f"state (occ={occ}, last={last}, jump={jump}) not reachable / not in the solver table")
 
     def move_values(self, rules_state) -> dict[int, int]:
-        """{target square: the mover's points now minus the opponent's future minus ...}: the exact
-        future score difference for the mover after each legal move (as ``solver.move_values``)."""
-        s = rules_state
-        out = {}
-        for sq, d in s.legal_moves():
-            gain = 1 if (s.jump > 0 and d > s.jump) else 0
-            out[sq] = gain - self.future(s.occ | 1 << sq, sq, d)
-        return out
+        """{target square: the mover's exact future score difference after the move}."""
+        from highway_env.jumping.solver import move_values
+
+        return move_values(rules_state, future=self.future)
 
 
 def move_values(game, state) -> np.ndarray:
@@ -88,11 +71,8 @@ def move_values(game, state) -> np.ndarray:
 class JumpingPerfect(BestValueAgent):
     """The move maximising the mover's exact future score difference, ties at random."""
 
-    name = "perfect"
+    move_values = staticmethod(move_values)
 
     def __init__(self, game, seed: int | None = None):
         super().__init__(game, seed)
         Oracle.get(game.n)  # the solver's table now, not during the first move
-
-    def move_values(self, state) -> np.ndarray:
-        return move_values(self.game, state)

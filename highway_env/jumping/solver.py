@@ -11,12 +11,10 @@ open-addressing hash table (int64 entries = ``key << 8 | (value + 128)``, 0 = em
 states only, grown by doubling inside the numba kernel. The first move is restricted to one square
 per orbit of the 8 board symmetries (the game is invariant under them).
 
-Solitaire (default) instead runs a bounded search (see ``_sol_rec``): "can the future score reach
+Solitaire instead runs a bounded search by default (see ``_sol_rec``): "can the future score reach
 >= need" with a memo of proved upper bounds keyed on the symmetry-canonical state, iterated from a
-static upper bound downwards. n = 5: value 18 (= the static bound, 24 jumps with lengths 1..4),
-found in well under a second; ``solve(..., exhaustive=True)`` keeps the plain full-memo search.
-
-A plain-Python reference (:func:`solve_reference`, dict memo) is kept for tests.
+static upper bound downwards (``exhaustive=True``: the plain full-memo search). A plain-Python
+reference, :func:`solve_reference`, cross-checks both in the tests.
 """
 
 from __future__ import annotations
@@ -27,7 +25,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from highway_env.jumping.game import check_n, orbit_representatives, rays, rays_array, symmetries
+from highway_env.jumping.game import (check_n, initial_state, orbit_representatives, rays, rays_array,
+                                      symmetries)
 
 
 @numba.njit(cache=True, inline="always")
@@ -52,7 +51,9 @@ def _lookup(table, key):
 
 
 @numba.njit(cache=True)
-def _insert(table, key, v):
+def _store(table, key, v):
+    """Insert ``key`` with ``v``, or keep the smaller of ``v`` and its value (the bounded search's
+    upper bounds; the other callers store a key once). Returns 1 if a new entry was made."""
     mask = table.shape[0] - 1
     i = _hash(key, mask)
     entry = (key << 8) | (v + 128)
@@ -60,7 +61,11 @@ def _insert(table, key, v):
         e = table[i]
         if e == 0:
             table[i] = entry
-            return
+            return 1
+        if (e >> 8) == key:
+            if v + 128 < (e & 255):
+                table[i] = entry
+            return 0
         i = (i + 1) & mask
 
 
@@ -70,7 +75,7 @@ def _grow(table):
     for i in range(table.shape[0]):
         e = table[i]
         if e != 0:
-            _insert(new, e >> 8, (e & 255) - 128)
+            _store(new, e >> 8, (e & 255) - 128)
     return new
 
 
@@ -81,7 +86,6 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
     cells = n * n
     depth = cells + 2
     occ_s = np.zeros(depth, dtype=np.int64)
-    last_s = np.zeros(depth, dtype=np.int64)
     jump_s = np.zeros(depth, dtype=np.int64)
     key_s = np.zeros(depth, dtype=np.int64)
     best_s = np.zeros(depth, dtype=np.int64)
@@ -98,7 +102,6 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
     # root: the empty board, moves = orbit representatives, no jump
     sp = 0
     occ_s[0] = 0
-    last_s[0] = -1
     jump_s[0] = 0
     mv_n[0] = roots.shape[0]
     for i in range(roots.shape[0]):
@@ -113,9 +116,7 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
             mv_i[sp] = i + 1
             t = mv_t[sp, i]
             d = mv_d[sp, i]
-            j = jump_s[sp]
-            gain = 1 if (j > 0 and d > j) else 0
-            gain_s[sp] = gain
+            gain_s[sp] = 1 if (jump_s[sp] > 0 and d > jump_s[sp]) else 0
             cocc = occ_s[sp] | (np.int64(1) << t)
             key = (cocc * cells + t) * n + d
             got = _lookup(table, key)
@@ -138,19 +139,12 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
                     nodes += 1
                     sp = c
                     occ_s[sp] = cocc
-                    last_s[sp] = t
                     jump_s[sp] = d
                     key_s[sp] = key
                     mv_n[sp] = k
                     mv_i[sp] = 0
                     best_s[sp] = -1000
                     continue
-            # combine a known child value into the current node
-            tot = gain + cv if solitaire else gain - cv
-            if tot > best_s[sp]:
-                best_s[sp] = tot
-                if sp == 0:
-                    best_root = i
         else:
             v = best_s[sp]
             if sp == 0:
@@ -160,7 +154,7 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
             if stored >= limit:
                 table = _grow(table)
                 limit = table.shape[0] // 2
-            _insert(table, key_s[sp], v)
+            _store(table, key_s[sp], v)
             stored += 1
             if max_states > 0 and stored >= max_states:
                 stats[0] = stored
@@ -169,11 +163,12 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
                 return 0, -1, table
             sp -= 1
             cv = v
-            tot = gain_s[sp] + cv if solitaire else gain_s[sp] - cv
-            if tot > best_s[sp]:
-                best_s[sp] = tot
-                if sp == 0:
-                    best_root = mv_i[sp] - 1
+        # combine the child's known value into the current node
+        tot = gain_s[sp] + cv if solitaire else gain_s[sp] - cv
+        if tot > best_s[sp]:
+            best_s[sp] = tot
+            if sp == 0:
+                best_root = mv_i[sp] - 1
 
 
 # ----------------------------------------------------------------------------- solitaire (bounded)
@@ -193,9 +188,7 @@ def _static_bounds(n: int) -> np.ndarray:
     for e in range(1, cells + 1):
         for j in range(n):
             best = 0
-            for d in range(1, max(n, 2)):
-                if d >= n:
-                    break
+            for d in range(1, n):
                 v = (1 if (j > 0 and d > j) else 0) + b[e - 1, d]
                 best = max(best, v)
             b[e, j] = best
@@ -230,24 +223,6 @@ def _canon_key(n, occ, last, jump, symtab, symperm):
         if best < 0 or k < best:
             best = k
     return best
-
-
-@numba.njit(cache=True)
-def _store_ub(table, key, v):
-    """Insert or overwrite (with the smaller bound); returns 1 if a new entry was made."""
-    mask = table.shape[0] - 1
-    i = _hash(key, mask)
-    entry = (key << 8) | (v + 128)
-    while True:
-        e = table[i]
-        if e == 0:
-            table[i] = entry
-            return 1
-        if (e >> 8) == key:
-            if v + 128 < (e & 255):
-                table[i] = entry
-            return 0
-        i = (i + 1) & mask
 
 
 _FULL = -1000  # table full: unwind, grow, retry the iteration (the memo is kept)
@@ -295,53 +270,65 @@ def _sol_rec(n, occ, last, jump, need, empty, ray_sq, ray_len, bound, symtab, sy
     if stats[0] >= stats[4]:
         return _FULL
     key = _canon_key(n, occ, last, jump, symtab, symperm)
-    stats[0] += _store_ub(table, key, ub)
+    stats[0] += _store(table, key, ub)
     if stats[3] > 0 and stats[0] >= stats[3]:
         stats[2] = 1
         return _ABORT
     return ub
 
 
-def _solve_solitaire_bounded(n, max_states, initial_capacity, max_table_bytes, t0):
-    cells = n * n
-    ray_sq, ray_len = rays_array(n)
-    roots = np.array(orbit_representatives(n), dtype=np.int64)
-    bound = _static_bounds(n)
-    symtab = _symmetry_row_tables(n)
-    symperm = np.array(symmetries(n), dtype=np.int64)
-    cap = 1 << max(4, int(initial_capacity - 1).bit_length())
-    table = np.zeros(cap, dtype=np.int64)
-    stats = np.zeros(5, dtype=np.int64)
-    stats[3] = max_states
-    stats[4] = cap // 2
+class _Bounded:
+    """The bounded solitaire search's tables and memo, shared by the iterations and the line."""
+
+    def __init__(self, n: int, max_states: int = 0, capacity: int = 1 << 16, max_table_bytes: int = 16 << 30):
+        self.n = n
+        self.ray_sq, self.ray_len = rays_array(n)
+        self.bound = _static_bounds(n)
+        self.symtab = _symmetry_row_tables(n)
+        self.symperm = np.array(symmetries(n), dtype=np.int64)
+        self.table = np.zeros(_capacity(capacity), dtype=np.int64)
+        self.stats = np.zeros(5, dtype=np.int64)
+        self.stats[3] = max_states
+        self.stats[4] = len(self.table) // 2
+        self.max_table_bytes = max_table_bytes
+
+    def reach(self, occ: int, last: int, jump: int, need: int, empty: int) -> int:
+        """``_sol_rec`` from one state; a full memo table is doubled and the search retried."""
+        while True:
+            r = _sol_rec(self.n, np.int64(occ), np.int64(last), jump, need, empty, self.ray_sq, self.ray_len,
+                         self.bound, self.symtab, self.symperm, self.table, self.stats)
+            if r != _FULL:
+                return r
+            if self.table.nbytes * 2 > self.max_table_bytes:
+                raise MemoryError(f"solitaire memo table would exceed {self.max_table_bytes} bytes "
+                                  f"({int(self.stats[0])} states stored); raise max_table_bytes")
+            self.table = _grow(self.table)
+            self.stats[4] = len(self.table) // 2
+
+
+def _capacity(initial_capacity: int) -> int:
+    """A power of two >= ``initial_capacity`` (at least 16): the memo table's size."""
+    return 1 << max(4, int(initial_capacity - 1).bit_length())
+
+
+def _solve_solitaire_bounded(search: _Bounded) -> tuple[int | None, int | None]:
+    """(max score, best first square), or (None, None) when ``max_states`` was reached."""
+    cells = search.n * search.n
+    roots = orbit_representatives(search.n)
     # the first move scores nothing and its jump is 0: the root states are (1 << sq, sq, 0)
-    need = int(max(bound[cells - 1, 0], 0))
+    need = int(max(search.bound[cells - 1, 0], 0))
     while True:
         ubs = []
-        found = None
-        for i, sq in enumerate(roots):
-            while True:
-                r = _sol_rec(n, np.int64(1) << np.int64(sq), np.int64(sq), 0, need, cells - 1, ray_sq, ray_len,
-                             bound, symtab, symperm, table, stats)
-                if r != _FULL:
-                    break
-                if table.nbytes * 2 > max_table_bytes:
-                    raise MemoryError(
-                        f"solitaire memo table would exceed {max_table_bytes} bytes "
-                        f"({int(stats[0])} states stored); raise max_table_bytes")
-                table = _grow(table)
-                stats[4] = table.shape[0] // 2
+        for sq in roots:
+            r = search.reach(1 << sq, sq, 0, need, cells - 1)
             if r == _ABORT:
-                return None, None, stats, table
+                return None, None
             if r >= need:
-                found = i
-                break
+                return need, sq
             ubs.append(r)
-        if found is not None:
-            return need, int(roots[found]), stats, table
         need = max(ubs)
         if need <= 0:  # every line ends at once (n <= 1) or no points possible
-            return 0, int(roots[0]), stats, table
+            return 0, roots[0]
 
 
 @dataclass
@@ -370,6 +357,17 @@ class SolveResult:
         }
 
 
+def full_search(n: int, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16):
+    """The plain full-memo search from the empty board: (value, best first square or None, memo
+    table, stats [states stored, nodes expanded, aborted])."""
+    ray_sq, ray_len = rays_array(n)
+    roots = np.array(orbit_representatives(n), dtype=np.int64)
+    stats = np.zeros(3, dtype=np.int64)
+    table = np.zeros(_capacity(initial_capacity), dtype=np.int64)
+    v, bi, table = _search(n, ray_sq, ray_len, roots, bool(solitaire), table, int(max_states), stats)
+    return int(v), (None if bi < 0 else int(roots[bi])), table, stats
+
+
 def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16,
           exhaustive: bool = False, max_table_bytes: int = 16 << 30) -> SolveResult:
     """Solve the game from the empty ``n x n`` board (see the module doc).
@@ -380,46 +378,24 @@ def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capa
     n = check_n(n)
     t0 = time.perf_counter()
     if solitaire and not exhaustive:
-        v, best, stats, _ = _solve_solitaire_bounded(n, int(max_states), initial_capacity, max_table_bytes, t0)
-        aborted = bool(stats[2])
-        return SolveResult(
-            n=n, solitaire=True, value=None if aborted else int(v),
-            best_first_move=None if aborted else best,
-            states=int(stats[0]), nodes=int(stats[1]), seconds=time.perf_counter() - t0, aborted=aborted,
-        )
-    ray_sq, ray_len = rays_array(n)
-    roots = np.array(orbit_representatives(n), dtype=np.int64)
-    cap = 1 << max(4, int(initial_capacity - 1).bit_length())
-    table = np.zeros(cap, dtype=np.int64)
-    stats = np.zeros(3, dtype=np.int64)
-    v, bi, table = _search(n, ray_sq, ray_len, roots, bool(solitaire), table, int(max_states), stats)
-    secs = time.perf_counter() - t0
+        search = _Bounded(n, int(max_states), initial_capacity, max_table_bytes)
+        v, best = _solve_solitaire_bounded(search)
+        stats = search.stats
+    else:
+        v, best, _, stats = full_search(n, solitaire, max_states, initial_capacity)
     aborted = bool(stats[2])
-    return SolveResult(
-        n=n,
-        solitaire=bool(solitaire),
-        value=None if aborted else int(v),
-        best_first_move=None if aborted or bi < 0 else int(roots[bi]),
-        states=int(stats[0]),
-        nodes=int(stats[1]),
-        seconds=secs,
-        aborted=aborted,
-    )
+    return SolveResult(n=n, solitaire=bool(solitaire), value=None if aborted else int(v),
+                       best_first_move=None if aborted else best, states=int(stats[0]), nodes=int(stats[1]),
+                       seconds=time.perf_counter() - t0, aborted=aborted)
 
 
 def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[int]]:
     """(max solitaire score, a sequence of squares that scores it), by the bounded search."""
     n = check_n(n)
     res = solve(n, solitaire=True, max_table_bytes=max_table_bytes)
-    if n * n == 0 or res.best_first_move is None:
+    if res.best_first_move is None:
         return int(res.value or 0), []
-    ray_sq, ray_len = rays_array(n)
-    bound = _static_bounds(n)
-    symtab = _symmetry_row_tables(n)
-    symperm = np.array(symmetries(n), dtype=np.int64)
-    table = np.zeros(1 << 20, dtype=np.int64)
-    stats = np.zeros(5, dtype=np.int64)
-    stats[4] = table.shape[0] // 2
+    search = _Bounded(n, capacity=1 << 20, max_table_bytes=max_table_bytes)
     rs = rays(n)
     first = res.best_first_move
     line, occ, last, jump, need = [first], 1 << first, first, 0, res.value
@@ -431,14 +407,7 @@ def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[i
                     continue
                 d = k + 1
                 g = 1 if (jump > 0 and d > jump) else 0
-                while True:
-                    r = _sol_rec(n, np.int64(occ | 1 << q), np.int64(q), d, need - g, n * n - len(line) - 1,
-                                 ray_sq, ray_len, bound, symtab, symperm, table, stats)
-                    if r != _FULL:
-                        break
-                    table = _grow(table)
-                    stats[4] = table.shape[0] // 2
-                if r + g >= need:
+                if search.reach(occ | 1 << q, q, d, need - g, n * n - len(line) - 1) + g >= need:
                     line.append(q)
                     occ, last, jump, need = occ | 1 << q, q, d, need - g
                     moved = True
@@ -475,19 +444,16 @@ def _future_value(n: int, solitaire: bool, memo: dict):
 
 def solve_reference(n: int, solitaire: bool = False) -> tuple[int, dict]:
     """Pure-Python memoised solver (all first moves, no symmetry): (value, memo)."""
-    n = check_n(n)
     memo: dict[tuple[int, int, int], int] = {}
-    if n * n == 0:
-        return 0, memo
-    value = _future_value(n, solitaire, memo)
-    v = max((value(1 << sq, sq, 0) if solitaire else -value(1 << sq, sq, 0)) for sq in range(n * n))
-    return v, memo
+    first = move_values(initial_state(n), solitaire, _future_value(check_n(n), solitaire, memo))
+    return max(first.values()), memo
 
 
-def move_values(state, solitaire: bool = False) -> dict[int, int]:
-    """Exact value of each legal move from a ``game.State`` (pure Python; small boards): for the
-    mover, points now plus the future (solitaire), or own minus opponent's future (two-player)."""
-    value = _future_value(state.n, solitaire, {})
+def move_values(state, solitaire: bool = False, future=None) -> dict[int, int]:
+    """Exact value of each legal move from a ``game.State``: for the mover, points now plus the
+    future (solitaire), or own minus opponent's future (two-player). ``future(occ, last, jump)``
+    gives the future values (default: pure Python, small boards)."""
+    value = future or _future_value(state.n, solitaire, {})
     out = {}
     for sq, d in state.legal_moves():
         gain = 1 if (state.jump > 0 and d > state.jump) else 0

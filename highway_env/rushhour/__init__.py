@@ -5,21 +5,6 @@
 the CLI: ``python -m highway_env.rushhour solve <board> --json`` (or ``--level N``).
 """
 
-from highway_env.rushhour.game import (  # noqa: F401
-    NUM_LEVELS,
-    Board,
-    Card,
-    IllegalMoveError,
-    Move,
-    Puzzle,
-    RushHourError,
-    Solution,
-    Vehicle,
-    level,
-    load_cards,
-    load_puzzles,
-    parse_board,
-    parse_line,
-    parse_move,
-    solve,
-)
+from highway_env.rushhour.game import (NUM_LEVELS, Board, Card, IllegalMoveError, Move, Puzzle,  # noqa: F401
+                                       RushHourError, Solution, Vehicle, level, load_cards, load_puzzles,
+                                       parse_board, parse_line, parse_move, solve)

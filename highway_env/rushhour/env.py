@@ -30,15 +30,8 @@ import gymnasium as gym
 import numpy as np
 
 from highway_env.core import HighwayError, integral
-from highway_env.rushhour.game import (
-    LETTERS,
-    SIZE,
-    Board,
-    Move,
-    RushHourError,
-    level as get_level,
-    parse_board,
-)
+from highway_env.rushhour.game import LETTERS, SIZE, Board, Move, RushHourError, parse_board
+from highway_env.rushhour.game import level as get_level
 
 MAX_DISTANCE = SIZE - 2
 NUM_VEHICLE_IDS = len(LETTERS)
@@ -136,8 +129,7 @@ class RushHourEnv(gym.Env):
             unknown = set(options) - {"level", "board"}
             if unknown:
                 raise ValueError(f"unknown reset option(s) {sorted(unknown)}")
-            if "level" in options or "board" in options:
-                self._set_puzzle(options.get("level"), options.get("board"))
+            self._set_puzzle(options.get("level"), options.get("board"))
         self.board = self.start_board
         self.steps = 0
         self._mask = action_mask(self.board)
