@@ -33,15 +33,12 @@ frame of :mod:`highway_env.highway.batch_rules`), the same convention as the Pet
 ``legal_mask(player_view=True)`` gives the mask in that frame, and ``actions_from_player_view``
 maps actions chosen in it back to board actions.
 
-Why a stateful engine beside the stateless rules of :mod:`highway_env.highway.batch_rules` (which it
-uses for masks, observations and results): random play is its job. Keeping per game the empty cells
-and the unused numbers as "decks" (swap-remove, with inverse positions) makes sampling a uniform legal
-move, checking a move and applying it O(1); checking through the kernel's ``apply_actions``, which
-scans each board, cost 40 % of random-play throughput at 4096 games. Random numbers are drawn in
-bulk as raw 64-bit words from a numpy ``Generator`` (one word per game per call), so play is
-reproducible from a seed. Threads (``parallel=True``) help only large batches on idle cores: every
-step waits at a barrier, so a busy machine makes them much slower; they are off by default.
-Throughput against alternatives: the README's benchmark section (``python bench/bench_env.py``).
+The rules (legality, masks, observations, results) are those of the stateless kernel
+:mod:`highway_env.highway.batch_rules`. What this engine adds is random play: per game it keeps the
+empty cells and the unused numbers as "decks" (swap-remove, with inverse positions), so a uniform
+legal move is drawn in O(1), from one raw 64-bit word per game of a numpy ``Generator`` (play is
+reproducible from a seed). Threads (``parallel=True``) help only large batches on idle cores (every
+step waits at a barrier), so they are off by default. Throughput: ``python bench/bench_env.py``.
 """
 
 from __future__ import annotations
@@ -88,9 +85,10 @@ class Outcomes(NamedTuple):
 
 
 # ----------------------------------------------------------------------------- kernels
-# State per game g: boards[g] (cell -> number or 0), ply[g], and two decks: cells_left[g, :16-ply]
-# are the empty cells and nums_left[g, :16-ply] the unused numbers (1..16), in some order; cell_pos
-# [g, cell] / num_pos[g, number-1] give an entry's position in its deck, -1 once it is used.
+# State per game g: boards[g] (cell -> number or 0), ply[g], and the random sampler's two decks:
+# cells_left[g, :16-ply] are the empty cells and nums_left[g, :16-ply] the unused numbers (1..16), in
+# some order; cell_pos[g, cell] / num_pos[g, number-1] give a live entry's position in its deck
+# (entries of used cells and numbers are stale). Legality is the rules kernel's, never the decks'.
 
 
 @nb.njit(cache=True, inline="always")
@@ -104,14 +102,11 @@ def _reset_game(g, boards, ply, cells_left, nums_left, cell_pos, num_pos):
     ply[g] = 0
 
 
-@nb.njit(cache=True, inline="always")
-def _first_illegal(boards, ply, num_pos, actions):
+@nb.njit(cache=True)
+def _first_illegal(boards, ply, actions):
     """Index of the first non-terminal game whose action is out of range or illegal, else -1."""
     for g in range(boards.shape[0]):
-        if ply[g] >= CELLS:
-            continue
-        a = actions[g]
-        if a < 0 or a >= NUM_ACTIONS or boards[g, a & 15] != 0 or num_pos[g, a >> 4] < 0:
+        if ply[g] < CELLS and not batch_rules.is_legal(boards, g, actions[g]):
             return g
     return -1
 
@@ -119,13 +114,9 @@ def _first_illegal(boards, ply, num_pos, actions):
 @nb.njit(cache=True, inline="always")
 def _apply_rows(lo, hi, boards, ply, cells_left, nums_left, cell_pos, num_pos, actions, autoreset,
                 done, min_a, min_b, margin, value):
-    """Apply the (already checked) actions of games lo..hi-1 and write their step results."""
+    """Apply the (already checked) actions of games lo..hi-1 and write the results (zeros on
+    entry) of those that end."""
     for g in range(lo, hi):
-        done[g] = False
-        min_a[g] = 0
-        min_b[g] = 0
-        margin[g] = 0
-        value[g] = 0
         if ply[g] >= CELLS:
             continue
         a = actions[g]
@@ -133,19 +124,15 @@ def _apply_rows(lo, hi, boards, ply, cells_left, nums_left, cell_pos, num_pos, a
         ni = a >> 4  # number - 1
         last = CELLS - 1 - ply[g]  # position of the last live deck entry
         boards[g, cell] = ni + 1
-        # swap-remove the cell and the number from their decks
+        # swap-remove the cell and the number: the last live entry of each deck takes their place
         i = cell_pos[g, cell]
         moved = cells_left[g, last]
         cells_left[g, i] = moved
         cell_pos[g, moved] = i
-        cells_left[g, last] = cell
-        cell_pos[g, cell] = -1
         j = num_pos[g, ni]
         moved = nums_left[g, last]
         nums_left[g, j] = moved
         num_pos[g, moved - 1] = j
-        nums_left[g, last] = ni + 1
-        num_pos[g, ni] = -1
         ply[g] += 1
         if ply[g] == CELLS:
             done[g] = True
@@ -168,7 +155,7 @@ def _apply_rows(lo, hi, boards, ply, cells_left, nums_left, cell_pos, num_pos, a
 def _step_serial(boards, ply, cells_left, nums_left, cell_pos, num_pos, actions, autoreset,
                  done, min_a, min_b, margin, value):
     """Check every action, then apply them all; returns the first bad game (nothing applied) or -1."""
-    bad = _first_illegal(boards, ply, num_pos, actions)
+    bad = _first_illegal(boards, ply, actions)
     if bad < 0:
         _apply_rows(0, boards.shape[0], boards, ply, cells_left, nums_left, cell_pos, num_pos,
                     actions, autoreset, done, min_a, min_b, margin, value)
@@ -179,7 +166,7 @@ def _step_serial(boards, ply, cells_left, nums_left, cell_pos, num_pos, actions,
 def _step_parallel(nchunks, boards, ply, cells_left, nums_left, cell_pos, num_pos, actions,
                    autoreset, done, min_a, min_b, margin, value):
     """_step_serial with the games applied in nchunks blocks on numba's threads."""
-    bad = _first_illegal(boards, ply, num_pos, actions)
+    bad = _first_illegal(boards, ply, actions)
     if bad < 0:
         n = boards.shape[0]
         for t in nb.prange(nchunks):
@@ -221,34 +208,20 @@ def _random_parallel(ply, cells_left, nums_left, raw, out):
 def _rebuild(boards, ply, cells_left, nums_left, cell_pos, num_pos):
     """Recompute ply and the decks of every game from boards (after loading positions)."""
     for g in range(boards.shape[0]):
-        used = np.zeros(NUMBERS, np.bool_)
+        used = np.zeros(NUMBERS + 1, np.bool_)
         k = 0
         for i in range(CELLS):
-            v = boards[g, i]
-            if v == 0:
+            used[boards[g, i]] = True
+            if boards[g, i] == 0:
                 cells_left[g, k] = i
                 cell_pos[g, i] = k
                 k += 1
-            else:
-                used[v - 1] = True
-                cell_pos[g, i] = -1
-        free = k
-        ply[g] = CELLS - free
-        for i in range(CELLS):  # the used cells after the live part, as step leaves them
-            if boards[g, i] != 0:
-                cells_left[g, k] = i
-                k += 1
+        ply[g] = CELLS - k
         k = 0
-        for n in range(NUMBERS):
+        for n in range(1, NUMBERS + 1):
             if not used[n]:
-                nums_left[g, k] = n + 1
-                num_pos[g, n] = k
-                k += 1
-            else:
-                num_pos[g, n] = -1
-        for n in range(NUMBERS):
-            if used[n]:
-                nums_left[g, k] = n + 1
+                nums_left[g, k] = n
+                num_pos[g, n - 1] = k
                 k += 1
 
 
@@ -437,8 +410,8 @@ class BatchedHighway:
         out of range; then no game has changed."""
         a = _as_actions(actions, self.num_envs)
         n = self.num_envs
-        res = StepResult(np.empty(n, np.bool_), np.empty(n, np.int16), np.empty(n, np.int16),
-                         np.empty(n, np.int16), np.empty(n, np.int8))
+        res = StepResult(np.zeros(n, np.bool_), np.zeros(n, np.int16), np.zeros(n, np.int16),
+                         np.zeros(n, np.int16), np.zeros(n, np.int8))
         args = (self._boards, self._ply, self._cells_left, self._nums_left, self._cell_pos,
                 self._num_pos, a, self.autoreset) + res
         bad = _step_parallel(nb.get_num_threads(), *args) if self.parallel else _step_serial(*args)

@@ -28,7 +28,7 @@ from highway_env.core import CELLS, NUM_ACTIONS, NUM_A_PATHS, NUMBERS, SIZE
 __all__ = [
     "PATHS", "ON_PATH", "PLAYER_FRAME", "PLAYER_FRAME_INV", "FRAME_ACTIONS", "FRAME_ACTIONS_INV", "FRAMES",
     "check_frame",
-    "actions_of_cell_map", "filled", "min_paths", "unused_prefix_sums", "path_ranges",
+    "actions_of_cell_map", "filled", "is_legal", "min_paths", "unused_prefix_sums", "path_ranges",
     "legal_masks", "apply_actions", "observe_planes", "final_min_paths", "bounds",
 ]
 
@@ -85,6 +85,20 @@ def filled(board):
         if board[i] != 0:
             k += 1
     return k
+
+
+@nb.njit(cache=True)
+def is_legal(boards, g, action):
+    """Whether ``action`` = (number - 1) * 16 + cell is legal on board ``g`` of ``boards``: in
+    range, its cell empty and its number not yet on the board. (The batch and an index, not a row:
+    numba pays for a row view more than for the check.)"""
+    if action < 0 or action >= NUM_ACTIONS or boards[g, action % CELLS] != 0:
+        return False
+    num = np.int8(action // CELLS + 1)  # int8 like the board: the scan compiles to one vector compare
+    seen = False
+    for i in range(CELLS):
+        seen |= boards[g, i] == num
+    return not seen
 
 
 @nb.njit(cache=True, inline="always")
@@ -194,17 +208,11 @@ def apply_actions(boards, actions, out):
     range or illegal (out is then partly written) or -1."""
     for g in range(boards.shape[0]):
         a = actions[g]
-        if a < 0 or a >= NUM_ACTIONS:
+        if not is_legal(boards, g, a):
             return g
-        cell = a % CELLS
-        num = a // CELLS + 1
-        if boards[g, cell] != 0:
-            return g
-        for i in range(CELLS):
-            if boards[g, i] == num:
-                return g
+        for i in range(CELLS):  # element by element: a row view per game costs more than the copy
             out[g, i] = boards[g, i]
-        out[g, cell] = num
+        out[g, a % CELLS] = a // CELLS + 1
     return -1
 
 
