@@ -25,6 +25,7 @@ NUM_ACTIONS = NUMBERS * CELLS
 PATH_LEN = 2 * SIZE - 1
 PLAYER_A, PLAYER_B = 0, 1
 PLAYER_NAMES = ("A", "B")
+VERDICTS = {1: "A wins", 0: "draw", -1: "B wins"}  # by game value (+1: A wins)
 
 
 class HighwayError(ValueError):

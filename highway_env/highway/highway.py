@@ -92,7 +92,7 @@ from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayEr
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import (FRAME_ACTIONS, FRAME_ACTIONS_INV, FRAMES, PLAYER_FRAME,  # noqa: F401
                                              PLAYER_FRAME_INV, check_frame)
-from highway_env.render import RENDER_MODES, render_board
+from highway_env.render import RENDER_MODES, board_to_ansi, board_to_rgb
 
 AGENTS = ("player_0", "player_1")
 
@@ -320,7 +320,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._start(AGENTS[self._ply % 2])
 
     def _text(self) -> str:
-        return render_board(self.board, "ansi")
+        return board_to_ansi(self.board)
 
     def _image(self) -> np.ndarray:
-        return render_board(self.board, "rgb_array")
+        return board_to_rgb(self.board)
