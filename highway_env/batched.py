@@ -53,15 +53,7 @@ from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayEr
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS, FRAME_ACTIONS_INV, min_paths
 
-__all__ = ["BatchedHighway", "StepResult", "Outcomes", "view_action_perm"]
-
-
-def view_action_perm(player: int) -> np.ndarray:
-    """(256,) int64, read-only: board action -> the same move in ``player``'s view (identity for A);
-    the rules kernel's ``FRAME_ACTIONS[player]`` itself."""
-    if player not in (0, 1):
-        raise HighwayError(f"player must be 0 (A) or 1 (B), got {player!r}")
-    return FRAME_ACTIONS[player]
+__all__ = ["BatchedHighway", "StepResult", "Outcomes"]
 
 
 class StepResult(NamedTuple):
@@ -326,13 +318,7 @@ class BatchedHighway:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         idx = self._indices(mask)
-        ar = np.arange(CELLS, dtype=np.int8)
-        self._boards[idx] = 0
-        self._ply[idx] = 0
-        self._cells_left[idx] = ar
-        self._cell_pos[idx] = ar
-        self._nums_left[idx] = ar + 1
-        self._num_pos[idx] = ar
+        self._load(np.zeros((len(idx), CELLS), np.int8), idx)
 
     def set_boards(self, boards, indices=None) -> None:
         """Load positions (``core.Board``s, 16-int sequences or an (k, 16) array; each checked by
@@ -377,18 +363,17 @@ class BatchedHighway:
     def actions_from_player_view(self, actions) -> np.ndarray:
         """Map (N,) actions chosen in ``observation()``'s frame back to board actions (negative
         values, e.g. -1 for terminal games, pass through)."""
-        a = _as_actions(actions, self.num_envs)
-        out = a.copy()
-        ok = (a >= 0) & (a < NUM_ACTIONS)
-        out[ok] = FRAME_ACTIONS_INV[self.to_play[ok], a[ok]]
-        return out
+        return self._map_actions(actions, FRAME_ACTIONS_INV)
 
     def actions_to_player_view(self, actions) -> np.ndarray:
         """Map (N,) board actions into ``observation()``'s frame (inverse of the above)."""
+        return self._map_actions(actions, FRAME_ACTIONS)
+
+    def _map_actions(self, actions, table: np.ndarray) -> np.ndarray:
         a = _as_actions(actions, self.num_envs)
         out = a.copy()
         ok = (a >= 0) & (a < NUM_ACTIONS)
-        out[ok] = FRAME_ACTIONS[self.to_play[ok], a[ok]]
+        out[ok] = table[self.to_play[ok], a[ok]]
         return out
 
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
