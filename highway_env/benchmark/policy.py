@@ -33,13 +33,18 @@ class PolicyError(ValueError):
     """A policy returned something that is not a legal action (the message names position and action)."""
 
 
-def _int8_boards(boards) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(boards).reshape(-1, CELLS), dtype=np.int8)
+def as_boards(states) -> np.ndarray:
+    """(N, 16) int8 from a batch, one board array, a ``Board`` or a board string."""
+    if isinstance(states, str):
+        states = parse_board(states)
+    if isinstance(states, Board):
+        states = states.cells
+    return np.ascontiguousarray(np.asarray(states).reshape(-1, CELLS), dtype=np.int8)
 
 
 def legal_masks(boards: np.ndarray) -> np.ndarray:
     """(N, 256) bool, absolute frame: number unused and cell empty (all False on a full board)."""
-    b = _int8_boards(boards)
+    b = as_boards(boards)
     out = np.empty((len(b), NUM_ACTIONS), np.bool_)
     batch_rules.legal_masks(b, False, out)
     return out
@@ -49,7 +54,7 @@ def observations(boards: np.ndarray, frame: str = "absolute") -> dict[str, np.nd
     """The PettingZoo observation dicts of the movers of ``boards`` (N, 16), stacked:
     ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame``."""
     check_frame(frame)
-    b = _int8_boards(boards)
+    b = as_boards(boards)
     n = len(b)
     planes = np.zeros((n, CELLS, NUMBERS), np.int8)
     batch_rules.observe_planes(b, planes)
@@ -91,16 +96,6 @@ def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
         raise PolicyError(f"the policy returned illegal action {a} ({where}) in {_describe(b[i], mover[i])}; "
                           "return an action whose action_mask entry is 1")
     return absolute
-
-
-def as_boards(states) -> np.ndarray:
-    """(N, 16) int8 from a batch, one board array, a ``Board`` or a board string."""
-    if isinstance(states, str):
-        states = parse_board(states)
-    if isinstance(states, Board):
-        states = states.cells
-    b = np.asarray(states, np.int8)
-    return b.reshape(1, CELLS) if b.shape == (CELLS,) else b.reshape(-1, CELLS)
 
 
 class PolicyAgent:
