@@ -1,9 +1,5 @@
-"""A batched Highway engine: many games held as arrays and stepped together (Pgx style).
-
-Built for fast random play, self-play data generation and vectorised search; checked against the
-plain-Python rules in :mod:`highway_env.core` by ``tests/test_batched.py``.
-
-Quick use::
+"""A batched Highway engine: many games held as arrays and stepped together (Pgx style), for fast
+random play; checked against :mod:`highway_env.core` by ``tests/test_batched.py``.
 
     from highway_env.batched import BatchedHighway
     env = BatchedHighway(4096, seed=0, autoreset=True)
@@ -11,27 +7,19 @@ Quick use::
         res = env.step(env.random_actions())   # one move in every game
         res.done, res.value                    # games that ended with this move, +1/0/-1 for A
 
-State (all read-only views; change them through the methods):
+State (read-only views): ``boards`` (N, 16) int8 as in core (0 = empty), ``ply`` (N,) int8 moves
+made, ``to_play`` (N,) int8 0 = A, 1 = B (0 on a full board), ``terminal`` (N,) bool.
 
-* ``boards``   (N, 16) int8, 0 = empty, cell = r*4 + c as in core.
-* ``ply``      (N,) int8, moves made so far (= filled cells).
-* ``to_play``  (N,) int8, 0 = A, 1 = B (ply % 2; reads 0 on a full board, where it means nothing).
-* ``terminal`` (N,) bool, the board is full.
+``step`` ignores the action of a game that is already terminal (``random_actions`` gives -1 there)
+and reports the games that ended *with that call* (``StepResult.done``) with their results; with
+``autoreset=True`` each is then reset to the empty board, so the batch never holds a finished game
+(unless one is loaded with ``set_boards``; ``reset(env.terminal)`` clears those). ``step`` is
+atomic: every action is checked before any game changes, and an illegal one raises
+:class:`core.IllegalMoveError` naming the game, the action and why.
 
-Terminal games and ``step``: a game that is terminal when ``step`` is called is left as it is and its
-action is ignored, whatever its value (``random_actions`` gives -1 there). ``step`` reports the games
-that ended *with that call* (``StepResult.done``) together with their results. With
-``autoreset=True`` each of those games is reset to the empty board straight after its result is
-taken, so the batch keeps playing and never holds a finished game (unless one is loaded with
-``set_boards``; ``reset(env.terminal)`` clears such games). ``step`` is atomic: every action is
-checked before any game changes, and an illegal one raises :class:`core.IllegalMoveError` (a
-:class:`core.HighwayError`) naming the game index, the action and why it is illegal.
-
-Observations: ``observation()`` gives (N, 4, 4, 16) int8 one-hot number planes (plane k = number k+1)
-of each board as seen by the side to move (B's board turned by ``core.QUARTER_TURN``, the player
-frame of :mod:`highway_env.highway.batch_rules`), the same convention as the PettingZoo env.
-``legal_mask(player_view=True)`` gives the mask in that frame, and ``actions_from_player_view``
-maps actions chosen in it back to board actions.
+``observation()`` gives (N, 4, 4, 16) int8 one-hot planes (plane k = number k+1) from the side to
+move's view (B's board turned by ``core.QUARTER_TURN``), as the PettingZoo env does;
+``legal_mask(player_view=True)`` and ``actions_from_player_view`` work in that frame.
 
 The rules (legality, masks, observations, results) are those of the stateless kernel
 :mod:`highway_env.highway.batch_rules`. What this engine adds is random play: per game it keeps the

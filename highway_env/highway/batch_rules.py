@@ -1,20 +1,16 @@
 """Highway's rules as stateless numba functions over batches of boards (Pgx style).
 
-A batch is an (N, 16) int8 array of boards laid out as in :mod:`highway_env.core` (cell = r*4 + c,
-0 = empty); the side to move follows from the number of filled cells. Every function here reads
-boards and writes into arrays the caller allocates, so the same code serves the stateful engine
-(:mod:`highway_env.batched`) and the agents' game adapter (:mod:`highway_env.az_game`), which needs
-operations on arbitrary boards (a search leaf is its parent board plus one action). The plain
-reference is :mod:`highway_env.core`; ``tests/test_batch_rules.py`` checks every function against it.
+A batch is an (N, 16) int8 array of boards laid out as in :mod:`highway_env.core` (the plain
+reference, against which ``tests/test_batch_rules.py`` checks every function); the side to move
+follows from the filled cells. Functions write into arrays the caller allocates, so the same code
+serves the stateful engine (:mod:`highway_env.batched`), the agents' game adapter
+(:mod:`highway_env.az_game`, whose search needs arbitrary boards) and the PettingZoo env.
 
-The paths are one (40, 7) cell index table, ``PATHS`` (rows 0..19 A's, 20..39 B's, core's
-``PATH_TABLE``), and the path bounds one reduction over it (``path_ranges``). The cheapest paths of
-a full board come from a 16-cell dynamic programme (``min_paths``) instead, which is several times
-cheaper than summing the 40 paths and is what ends every game.
-
-The player frame: each side sees the board so that it plays top-left to bottom-right; B's board is
-turned by ``core.QUARTER_TURN``. ``PLAYER_FRAME`` / ``FRAME_ACTIONS`` (and their inverses) hold that
-map for cells and actions, indexed by the side to move; nothing else in the package redefines it.
+The paths are one (40, 7) cell index table, ``PATHS`` (rows 0..19 A's, 20..39 B's), and their
+bounds one reduction over it (``path_ranges``); the cheapest paths of a full board come from a
+16-cell dynamic programme (``min_paths``), several times cheaper than summing the 40 paths. The
+player frame (each side plays top-left to bottom-right; B's board turned by ``core.QUARTER_TURN``)
+is ``PLAYER_FRAME`` / ``FRAME_ACTIONS`` and their inverses, indexed by the side to move.
 """
 
 from __future__ import annotations
