@@ -110,12 +110,10 @@ class HighwayGymEnv(gym.Env):
         except HighwayError:
             raise IllegalMoveError(f"the opponent policy returned {action!r}, not an action int") from None
         if not 0 <= a < game._mask.shape[0] or not game._mask[a]:
-            reason = ""
             try:
-                board.apply(a)
+                board.apply(a)  # raises, naming why
             except HighwayError as e:
-                reason = f": {e}"
-            raise IllegalMoveError(f"the opponent policy returned an illegal action {action!r}{reason}")
+                raise IllegalMoveError(f"the opponent policy returned an illegal action {action!r}: {e}") from None
         game.step(game.from_absolute(game.agent_selection, a))
         self._opponent_action = a
 
