@@ -184,18 +184,21 @@ def legal_masks(boards, player_view, out):
     """out (N, 256) bool <- legal actions (unused number x empty cell); all False on a full board.
     With ``player_view`` the cells are in the frame of the side to move (PLAYER_FRAME)."""
     empty = np.zeros(CELLS, np.bool_)
-    unused = np.zeros(NUMBERS, np.bool_)
+    unused = np.zeros(NUMBERS + 1, np.bool_)  # index = number; [0] is the empty cells' marker
     for g in range(boards.shape[0]):
         side = filled(boards[g]) % 2 if player_view else 0
         unused[:] = True
         for i in range(CELLS):
             v = boards[g, i]
             empty[PLAYER_FRAME[side, i]] = v == 0
-            if v != 0:
-                unused[v - 1] = False
-        for n in range(NUMBERS):
-            for c in range(CELLS):
-                out[g, n * CELLS + c] = unused[n] and empty[c]
+            unused[v] = False
+        for n in range(NUMBERS):  # a row per number, copied or cleared without a branch per cell
+            if unused[n + 1]:
+                for c in range(CELLS):
+                    out[g, n * CELLS + c] = empty[c]
+            else:
+                for c in range(CELLS):
+                    out[g, n * CELLS + c] = False
 
 
 @nb.njit(cache=True)
