@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default: %(default)s, this machine only; 0.0.0.0 "
                              "lets other machines in; the server has no authentication)")
-    parser.add_argument("--port", type=number(int, 0, 65535), default=8000,
+    parser.add_argument("--port", type=int, default=8000,
                         help="TCP port (default: %(default)s; 0 picks any free port, printed at start)")
     browser = parser.add_mutually_exclusive_group()
     browser.add_argument("--open", dest="browser", action="store_const", const=True, default=None,
@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        print(f"error: --port must be in 0..65535, got {args.port}", file=sys.stderr)
+        return 2
     from highway_env.play.limits import ServerLimits
     from highway_env.play.server import PlayServer
 
