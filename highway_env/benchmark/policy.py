@@ -4,14 +4,8 @@ A policy may be a callable on one PettingZoo observation dict (``{"observation":
 "action_mask": (256,) int8}``) returning an action, a batched callable (the same keys with a leading
 batch axis, returning N actions), an ``agents.Agent``, a Stable-Baselines3 / sb3-contrib model
 (anything with ``predict(obs, action_masks=..., deterministic=True)``), or an ``agents.make_agent``
-spec string. Observations are built here for whole batches at once, in one of two frames:
-
-- ``"absolute"``: what ``highway_v0.env()`` gives by default: the planes in the mover's frame (B's
-  turned a quarter turn), the action mask and the actions on the real board;
-- ``"player"``: what ``highway_v0.env(frame="player")`` gives: for B the planes, the mask and the
-  actions all turned by the quarter turn (``highway_v0.to_player_frame`` / ``from_player_frame``).
-
-An action the policy returns that is not an integer, out of range or illegal raises
+spec string. Observations are built for whole batches, in ``highway_v0``'s ``"absolute"`` (default)
+or ``"player"`` frame. An action that is not an integer, out of range or illegal raises
 :class:`PolicyError` naming the position and the action: it is never replaced by a legal one.
 """
 
