@@ -185,14 +185,16 @@ def _random_parallel(ply, cells_left, nums_left, raw, out):
 
 
 @nb.njit(cache=True)
-def _rebuild(boards, ply, cells_left, nums_left, cell_pos, num_pos):
-    """Recompute ply and the decks of every game from boards (after loading positions)."""
-    for g in range(boards.shape[0]):
+def _load_games(cells, idx, boards, ply, cells_left, nums_left, cell_pos, num_pos):
+    """Game idx[j] <- position cells[j], its ply and decks recomputed."""
+    for j in range(len(idx)):
+        g = idx[j]
         used = np.zeros(NUMBERS + 1, np.bool_)
         k = 0
         for i in range(CELLS):
-            used[boards[g, i]] = True
-            if boards[g, i] == 0:
+            boards[g, i] = cells[j, i]
+            used[cells[j, i]] = True
+            if cells[j, i] == 0:
                 cells_left[g, k] = i
                 cell_pos[g, i] = k
                 k += 1
@@ -318,17 +320,8 @@ class BatchedHighway:
         self._load(cells, idx)
 
     def _load(self, cells: np.ndarray, idx: np.ndarray) -> None:
-        b = np.ascontiguousarray(cells, dtype=np.int8)
-        n = len(b)
-        ply = np.zeros(n, np.int8)
-        cl, nl, cp, npos = (np.zeros((n, CELLS), np.int8) for _ in range(4))
-        _rebuild(b, ply, cl, nl, cp, npos)
-        self._boards[idx] = b
-        self._ply[idx] = ply
-        self._cells_left[idx] = cl
-        self._nums_left[idx] = nl
-        self._cell_pos[idx] = cp
-        self._num_pos[idx] = npos
+        _load_games(np.ascontiguousarray(cells, dtype=np.int8), np.asarray(idx, np.int64), self._boards,
+                    self._ply, self._cells_left, self._nums_left, self._cell_pos, self._num_pos)
 
     def board(self, i: int) -> Board:
         """Game ``i`` as a ``core.Board``."""
