@@ -85,18 +85,6 @@ for _name in _HOT:
     setattr(_OrderEnforcing, _name, _raw_reader(_name, check_reset=True))
 
 
-def masked_spaces(agents, observation: spaces.Box, num_actions: int) -> tuple[dict, dict]:
-    """(action_spaces, observation_spaces) per agent: Discrete(num_actions) and the Dict of
-    ``observation`` with an int8 ``action_mask`` over the actions."""
-    action_spaces = {a: spaces.Discrete(num_actions) for a in agents}
-    observation_spaces = {
-        a: spaces.Dict({"observation": observation,
-                        "action_mask": spaces.Box(low=0, high=1, shape=(num_actions,), dtype=np.int8)})
-        for a in agents
-    }
-    return action_spaces, observation_spaces
-
-
 class TwoPlayerAEC(AECEnv):
     """A two-player AEC env's bookkeeping: spaces by agent, the start of a game, the end of a move
     (rewards at the end of the game), rendering. A subclass defines ``_set_infos()`` (fresh info
@@ -113,7 +101,10 @@ class TwoPlayerAEC(AECEnv):
         self.render_mode = render_mode
         self.agents = list(agents)
         self.possible_agents = self.agents[:]
-        self.action_spaces, self.observation_spaces = masked_spaces(self.agents, observation, num_actions)
+        self.action_spaces = {a: spaces.Discrete(num_actions) for a in agents}
+        mask = spaces.Box(low=0, high=1, shape=(num_actions,), dtype=np.int8)
+        self.observation_spaces = {a: spaces.Dict({"observation": observation, "action_mask": mask})
+                                   for a in agents}
         self.state_space = observation  # state(): the position in the observation's space
 
     def observation_space(self, agent):

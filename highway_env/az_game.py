@@ -1,22 +1,13 @@
-"""Highway as an :class:`agents.game.Game`: the batched rules the AlphaZero code trains on.
+"""Highway as an :class:`agents.game.Game`, on the stateless rules kernel
+:mod:`highway_env.highway.batch_rules` (a search leaf is its parent board plus an action, so it needs
+operations on arbitrary boards); this module adds what the agents need on top: the feature
+observation and random playouts.
 
-A state is a board, (16,) int8, 0 = empty, exactly as in :mod:`highway_env.core`. The side to move
-follows from the number of filled cells. The network sees the board from the side to move, B's
-board turned by ``core.QUARTER_TURN`` so that the mover always plays top-left to bottom-right. Two
-observations (``HighwayGame(obs=...)``, stored in checkpoints as ``game_config``):
-
-* ``"features"`` (default), (4, 4, 62) float32: the 16 one-hot number planes, then features of the
-  path bounds computed in numba from the mover's view (see ``FEATURE_CHANNELS``): per cell the
-  bounds and live share of both sides' paths through it, the global bounds and margin range, and
-  per action (number, cell) the margin range after that move. Every feature is a function of the
-  view board that commutes with the four symmetries, so the replay's augmentation (a permutation
-  of the cells of every channel) stays exact.
-* ``"planes"``, (4, 4, 16) int8: the one-hot planes alone, as :meth:`BatchedHighway.observation`
-  and the PettingZoo env give them; checkpoints written before the features use it.
-
-The rules come from the stateless batched kernel :mod:`highway_env.highway.batch_rules` (search
-needs operations on arbitrary boards: a leaf is its parent board plus an action); this module adds
-only what the agents need on top: the feature observation and random playouts.
+A state is a board, (16,) int8 as in :mod:`highway_env.core`. The network sees it from the side to
+move (B's board turned by ``core.QUARTER_TURN``). ``HighwayGame(obs=...)``, stored in checkpoints as
+``game_config``: ``"features"`` (default), (4, 4, 62) float32, the 16 one-hot number planes then
+path-bound features (``FEATURE_CHANNELS``), each commuting with the four symmetries so the replay's
+augmentation stays exact; or ``"planes"``, (4, 4, 16) int8, the planes alone (older checkpoints).
 """
 
 from __future__ import annotations
@@ -212,9 +203,7 @@ class HighwayGame(Game):
     state_dtype = np.int8
     max_game_length = CELLS
     score_scale = SCORE_SCALE
-    #: observation variants: "features" (default: one-hot planes + path-bound features, float32,
-    #: see FEATURE_CHANNELS) and "planes" (the 16 one-hot planes, int8; checkpoints before the
-    #: features, which carry no game config, use it)
+    #: observation -> channels; checkpoints from before the features carry no game config: "planes"
     OBS = {"features": FEATURE_CHANNELS, "planes": NUMBERS}
     legacy_config = {"obs": "planes"}
 
@@ -243,7 +232,6 @@ class HighwayGame(Game):
             raise GameError(f"a Highway state is 16 cells, got shape {a.shape}")
         core.Board(tuple(int(v) for v in a))  # validates, raising core.HighwayError
         return a.astype(np.int8)
-
 
     @staticmethod
     def _boards(states) -> np.ndarray:

@@ -1,9 +1,5 @@
-"""A batched Highway engine: many games held as arrays and stepped together (Pgx style).
-
-Built for fast random play, self-play data generation and vectorised search; checked against the
-plain-Python rules in :mod:`highway_env.core` by ``tests/test_batched.py``.
-
-Quick use::
+"""A batched Highway engine: many games held as arrays and stepped together (Pgx style), for fast
+random play; checked against :mod:`highway_env.core` by ``tests/test_batched.py``.
 
     from highway_env.batched import BatchedHighway
     env = BatchedHighway(4096, seed=0, autoreset=True)
@@ -11,37 +7,26 @@ Quick use::
         res = env.step(env.random_actions())   # one move in every game
         res.done, res.value                    # games that ended with this move, +1/0/-1 for A
 
-State (all read-only views; change them through the methods):
+State (read-only views): ``boards`` (N, 16) int8 as in core (0 = empty), ``ply`` (N,) int8 moves
+made, ``to_play`` (N,) int8 0 = A, 1 = B (0 on a full board), ``terminal`` (N,) bool.
 
-* ``boards``   (N, 16) int8, 0 = empty, cell = r*4 + c as in core.
-* ``ply``      (N,) int8, moves made so far (= filled cells).
-* ``to_play``  (N,) int8, 0 = A, 1 = B (ply % 2; reads 0 on a full board, where it means nothing).
-* ``terminal`` (N,) bool, the board is full.
+``step`` ignores the action of a game that is already terminal (``random_actions`` gives -1 there)
+and reports the games that ended *with that call* (``StepResult.done``) with their results; with
+``autoreset=True`` each is then reset to the empty board, so the batch never holds a finished game
+(unless one is loaded with ``set_boards``; ``reset(env.terminal)`` clears those). ``step`` is
+atomic: every action is checked before any game changes, and an illegal one raises
+:class:`core.IllegalMoveError` naming the game, the action and why.
 
-Terminal games and ``step``: a game that is terminal when ``step`` is called is left as it is and its
-action is ignored, whatever its value (``random_actions`` gives -1 there). ``step`` reports the games
-that ended *with that call* (``StepResult.done``) together with their results. With
-``autoreset=True`` each of those games is reset to the empty board straight after its result is
-taken, so the batch keeps playing and never holds a finished game (unless one is loaded with
-``set_boards``; ``reset(env.terminal)`` clears such games). ``step`` is atomic: every action is
-checked before any game changes, and an illegal one raises :class:`core.IllegalMoveError` (a
-:class:`core.HighwayError`) naming the game index, the action and why it is illegal.
+``observation()`` gives (N, 4, 4, 16) int8 one-hot planes (plane k = number k+1) from the side to
+move's view (B's board turned by ``core.QUARTER_TURN``), as the PettingZoo env does;
+``legal_mask(player_view=True)`` and ``actions_from_player_view`` work in that frame.
 
-Observations: ``observation()`` gives (N, 4, 4, 16) int8 one-hot number planes (plane k = number k+1)
-of each board as seen by the side to move (B's board turned by ``core.QUARTER_TURN``, the player
-frame of :mod:`highway_env.highway.batch_rules`), the same convention as the PettingZoo env.
-``legal_mask(player_view=True)`` gives the mask in that frame, and ``actions_from_player_view``
-maps actions chosen in it back to board actions.
-
-Why a stateful engine beside the stateless rules of :mod:`highway_env.highway.batch_rules` (which it
-uses for masks, observations and results): random play is its job. Keeping per game the empty cells
-and the unused numbers as "decks" (swap-remove, with inverse positions) makes sampling a uniform legal
-move, checking a move and applying it O(1); checking through the kernel's ``apply_actions``, which
-scans each board, cost 40 % of random-play throughput at 4096 games. Random numbers are drawn in
-bulk as raw 64-bit words from a numpy ``Generator`` (one word per game per call), so play is
-reproducible from a seed. Threads (``parallel=True``) help only large batches on idle cores: every
-step waits at a barrier, so a busy machine makes them much slower; they are off by default.
-Throughput against alternatives: the README's benchmark section (``python bench/bench_env.py``).
+The rules (legality, masks, observations, results) are those of the stateless kernel
+:mod:`highway_env.highway.batch_rules`. What this engine adds is random play: per game it keeps the
+empty cells and the unused numbers as "decks" (swap-remove, with inverse positions), so a uniform
+legal move is drawn in O(1), from one raw 64-bit word per game of a numpy ``Generator`` (play is
+reproducible from a seed). Threads (``parallel=True``) help only large batches on idle cores (every
+step waits at a barrier), so they are off by default. Throughput: ``python bench/bench_env.py``.
 """
 
 from __future__ import annotations
@@ -56,15 +41,7 @@ from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayEr
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS, FRAME_ACTIONS_INV, min_paths
 
-__all__ = ["BatchedHighway", "StepResult", "Outcomes", "view_action_perm"]
-
-
-def view_action_perm(player: int) -> np.ndarray:
-    """(256,) int64, read-only: board action -> the same move in ``player``'s view (identity for A);
-    the rules kernel's ``FRAME_ACTIONS[player]`` itself."""
-    if player not in (0, 1):
-        raise HighwayError(f"player must be 0 (A) or 1 (B), got {player!r}")
-    return FRAME_ACTIONS[player]
+__all__ = ["BatchedHighway", "StepResult", "Outcomes"]
 
 
 class StepResult(NamedTuple):
@@ -88,9 +65,10 @@ class Outcomes(NamedTuple):
 
 
 # ----------------------------------------------------------------------------- kernels
-# State per game g: boards[g] (cell -> number or 0), ply[g], and two decks: cells_left[g, :16-ply]
-# are the empty cells and nums_left[g, :16-ply] the unused numbers (1..16), in some order; cell_pos
-# [g, cell] / num_pos[g, number-1] give an entry's position in its deck, -1 once it is used.
+# State per game g: boards[g] (cell -> number or 0), ply[g], and the random sampler's two decks:
+# cells_left[g, :16-ply] are the empty cells and nums_left[g, :16-ply] the unused numbers (1..16), in
+# some order; cell_pos[g, cell] / num_pos[g, number-1] give a live entry's position in its deck
+# (entries of used cells and numbers are stale). Legality is the rules kernel's, never the decks'.
 
 
 @nb.njit(cache=True, inline="always")
@@ -104,14 +82,11 @@ def _reset_game(g, boards, ply, cells_left, nums_left, cell_pos, num_pos):
     ply[g] = 0
 
 
-@nb.njit(cache=True, inline="always")
-def _first_illegal(boards, ply, num_pos, actions):
+@nb.njit(cache=True)
+def _first_illegal(boards, ply, actions):
     """Index of the first non-terminal game whose action is out of range or illegal, else -1."""
     for g in range(boards.shape[0]):
-        if ply[g] >= CELLS:
-            continue
-        a = actions[g]
-        if a < 0 or a >= NUM_ACTIONS or boards[g, a & 15] != 0 or num_pos[g, a >> 4] < 0:
+        if ply[g] < CELLS and not batch_rules.is_legal(boards, g, actions[g]):
             return g
     return -1
 
@@ -119,13 +94,9 @@ def _first_illegal(boards, ply, num_pos, actions):
 @nb.njit(cache=True, inline="always")
 def _apply_rows(lo, hi, boards, ply, cells_left, nums_left, cell_pos, num_pos, actions, autoreset,
                 done, min_a, min_b, margin, value):
-    """Apply the (already checked) actions of games lo..hi-1 and write their step results."""
+    """Apply the (already checked) actions of games lo..hi-1 and write the results (zeros on
+    entry) of those that end."""
     for g in range(lo, hi):
-        done[g] = False
-        min_a[g] = 0
-        min_b[g] = 0
-        margin[g] = 0
-        value[g] = 0
         if ply[g] >= CELLS:
             continue
         a = actions[g]
@@ -133,19 +104,15 @@ def _apply_rows(lo, hi, boards, ply, cells_left, nums_left, cell_pos, num_pos, a
         ni = a >> 4  # number - 1
         last = CELLS - 1 - ply[g]  # position of the last live deck entry
         boards[g, cell] = ni + 1
-        # swap-remove the cell and the number from their decks
+        # swap-remove the cell and the number: the last live entry of each deck takes their place
         i = cell_pos[g, cell]
         moved = cells_left[g, last]
         cells_left[g, i] = moved
         cell_pos[g, moved] = i
-        cells_left[g, last] = cell
-        cell_pos[g, cell] = -1
         j = num_pos[g, ni]
         moved = nums_left[g, last]
         nums_left[g, j] = moved
         num_pos[g, moved - 1] = j
-        nums_left[g, last] = ni + 1
-        num_pos[g, ni] = -1
         ply[g] += 1
         if ply[g] == CELLS:
             done[g] = True
@@ -168,7 +135,7 @@ def _apply_rows(lo, hi, boards, ply, cells_left, nums_left, cell_pos, num_pos, a
 def _step_serial(boards, ply, cells_left, nums_left, cell_pos, num_pos, actions, autoreset,
                  done, min_a, min_b, margin, value):
     """Check every action, then apply them all; returns the first bad game (nothing applied) or -1."""
-    bad = _first_illegal(boards, ply, num_pos, actions)
+    bad = _first_illegal(boards, ply, actions)
     if bad < 0:
         _apply_rows(0, boards.shape[0], boards, ply, cells_left, nums_left, cell_pos, num_pos,
                     actions, autoreset, done, min_a, min_b, margin, value)
@@ -179,7 +146,7 @@ def _step_serial(boards, ply, cells_left, nums_left, cell_pos, num_pos, actions,
 def _step_parallel(nchunks, boards, ply, cells_left, nums_left, cell_pos, num_pos, actions,
                    autoreset, done, min_a, min_b, margin, value):
     """_step_serial with the games applied in nchunks blocks on numba's threads."""
-    bad = _first_illegal(boards, ply, num_pos, actions)
+    bad = _first_illegal(boards, ply, actions)
     if bad < 0:
         n = boards.shape[0]
         for t in nb.prange(nchunks):
@@ -218,37 +185,25 @@ def _random_parallel(ply, cells_left, nums_left, raw, out):
 
 
 @nb.njit(cache=True)
-def _rebuild(boards, ply, cells_left, nums_left, cell_pos, num_pos):
-    """Recompute ply and the decks of every game from boards (after loading positions)."""
-    for g in range(boards.shape[0]):
-        used = np.zeros(NUMBERS, np.bool_)
+def _load_games(cells, idx, boards, ply, cells_left, nums_left, cell_pos, num_pos):
+    """Game idx[j] <- position cells[j], its ply and decks recomputed."""
+    for j in range(len(idx)):
+        g = idx[j]
+        used = np.zeros(NUMBERS + 1, np.bool_)
         k = 0
         for i in range(CELLS):
-            v = boards[g, i]
-            if v == 0:
+            boards[g, i] = cells[j, i]
+            used[cells[j, i]] = True
+            if cells[j, i] == 0:
                 cells_left[g, k] = i
                 cell_pos[g, i] = k
                 k += 1
-            else:
-                used[v - 1] = True
-                cell_pos[g, i] = -1
-        free = k
-        ply[g] = CELLS - free
-        for i in range(CELLS):  # the used cells after the live part, as step leaves them
-            if boards[g, i] != 0:
-                cells_left[g, k] = i
-                k += 1
+        ply[g] = CELLS - k
         k = 0
-        for n in range(NUMBERS):
+        for n in range(1, NUMBERS + 1):
             if not used[n]:
-                nums_left[g, k] = n + 1
-                num_pos[g, n] = k
-                k += 1
-            else:
-                num_pos[g, n] = -1
-        for n in range(NUMBERS):
-            if used[n]:
-                nums_left[g, k] = n + 1
+                nums_left[g, k] = n
+                num_pos[g, n - 1] = k
                 k += 1
 
 
@@ -353,13 +308,7 @@ class BatchedHighway:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         idx = self._indices(mask)
-        ar = np.arange(CELLS, dtype=np.int8)
-        self._boards[idx] = 0
-        self._ply[idx] = 0
-        self._cells_left[idx] = ar
-        self._cell_pos[idx] = ar
-        self._nums_left[idx] = ar + 1
-        self._num_pos[idx] = ar
+        self._load(np.zeros((len(idx), CELLS), np.int8), idx)
 
     def set_boards(self, boards, indices=None) -> None:
         """Load positions (``core.Board``s, 16-int sequences or an (k, 16) array; each checked by
@@ -371,17 +320,8 @@ class BatchedHighway:
         self._load(cells, idx)
 
     def _load(self, cells: np.ndarray, idx: np.ndarray) -> None:
-        b = np.ascontiguousarray(cells, dtype=np.int8)
-        n = len(b)
-        ply = np.zeros(n, np.int8)
-        cl, nl, cp, npos = (np.zeros((n, CELLS), np.int8) for _ in range(4))
-        _rebuild(b, ply, cl, nl, cp, npos)
-        self._boards[idx] = b
-        self._ply[idx] = ply
-        self._cells_left[idx] = cl
-        self._nums_left[idx] = nl
-        self._cell_pos[idx] = cp
-        self._num_pos[idx] = npos
+        _load_games(np.ascontiguousarray(cells, dtype=np.int8), np.asarray(idx, np.int64), self._boards,
+                    self._ply, self._cells_left, self._nums_left, self._cell_pos, self._num_pos)
 
     def board(self, i: int) -> Board:
         """Game ``i`` as a ``core.Board``."""
@@ -404,18 +344,17 @@ class BatchedHighway:
     def actions_from_player_view(self, actions) -> np.ndarray:
         """Map (N,) actions chosen in ``observation()``'s frame back to board actions (negative
         values, e.g. -1 for terminal games, pass through)."""
-        a = _as_actions(actions, self.num_envs)
-        out = a.copy()
-        ok = (a >= 0) & (a < NUM_ACTIONS)
-        out[ok] = FRAME_ACTIONS_INV[self.to_play[ok], a[ok]]
-        return out
+        return self._map_actions(actions, FRAME_ACTIONS_INV)
 
     def actions_to_player_view(self, actions) -> np.ndarray:
         """Map (N,) board actions into ``observation()``'s frame (inverse of the above)."""
+        return self._map_actions(actions, FRAME_ACTIONS)
+
+    def _map_actions(self, actions, table: np.ndarray) -> np.ndarray:
         a = _as_actions(actions, self.num_envs)
         out = a.copy()
         ok = (a >= 0) & (a < NUM_ACTIONS)
-        out[ok] = FRAME_ACTIONS[self.to_play[ok], a[ok]]
+        out[ok] = table[self.to_play[ok], a[ok]]
         return out
 
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -437,8 +376,8 @@ class BatchedHighway:
         out of range; then no game has changed."""
         a = _as_actions(actions, self.num_envs)
         n = self.num_envs
-        res = StepResult(np.empty(n, np.bool_), np.empty(n, np.int16), np.empty(n, np.int16),
-                         np.empty(n, np.int16), np.empty(n, np.int8))
+        res = StepResult(np.zeros(n, np.bool_), np.zeros(n, np.int16), np.zeros(n, np.int16),
+                         np.zeros(n, np.int16), np.zeros(n, np.int8))
         args = (self._boards, self._ply, self._cells_left, self._nums_left, self._cell_pos,
                 self._num_pos, a, self.autoreset) + res
         bad = _step_parallel(nb.get_num_threads(), *args) if self.parallel else _step_serial(*args)

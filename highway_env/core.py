@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -23,8 +23,8 @@ CELLS = SIZE * SIZE
 NUMBERS = CELLS  # the pieces are 1..16
 NUM_ACTIONS = NUMBERS * CELLS
 PATH_LEN = 2 * SIZE - 1
-PLAYER_A, PLAYER_B = 0, 1
 PLAYER_NAMES = ("A", "B")
+VERDICTS = {1: "A wins", 0: "draw", -1: "B wins"}  # by game value (+1: A wins)
 
 
 class HighwayError(ValueError):
@@ -84,21 +84,17 @@ def action_str(action: int) -> str:
 
 # ----------------------------------------------------------------------------- paths
 
-def _walk(start: tuple[int, int], steps: Iterable[tuple[int, int]]) -> tuple[int, ...]:
-    r, c = start
-    cells = [cell_index(r, c)]
-    for dr, dc in steps:
-        r, c = r + dr, c + dc
-        cells.append(cell_index(r, c))
-    return tuple(cells)
-
-
 def _monotone_paths(start: tuple[int, int], step_a: tuple[int, int], step_b: tuple[int, int]):
+    """Every walk from ``start`` of SIZE - 1 steps ``step_a`` and SIZE - 1 steps ``step_b``, sorted."""
     paths = []
-    n = SIZE - 1
-    for positions in itertools.combinations(range(2 * n), n):
-        steps = [step_a if i in positions else step_b for i in range(2 * n)]
-        paths.append(_walk(start, steps))
+    for where_a in itertools.combinations(range(2 * SIZE - 2), SIZE - 1):
+        r, c = start
+        cells = [cell_index(r, c)]
+        for i in range(2 * SIZE - 2):
+            dr, dc = step_a if i in where_a else step_b
+            r, c = r + dr, c + dc
+            cells.append(cell_index(r, c))
+        paths.append(tuple(cells))
     return tuple(sorted(paths))
 
 
@@ -185,7 +181,21 @@ class Board:
     cells: tuple[int, ...] = (0,) * CELLS
 
     def __post_init__(self):
-        validate_cells(self.cells)
+        """Raise HighwayError naming the problem unless cells is 16 values in 0..16 without repeats."""
+        cells = self.cells
+        if not isinstance(cells, tuple):
+            raise HighwayError(f"board cells must be a tuple, got {type(cells).__name__}")
+        if len(cells) != CELLS:
+            raise HighwayError(f"a board has {CELLS} cells, got {len(cells)}")
+        seen = {}
+        for i, v in enumerate(cells):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+                raise HighwayError(f"cell {i} holds {v!r}, not an integer")
+            if not 0 <= v <= NUMBERS:
+                raise HighwayError(f"cell {i} holds {v}, out of range 0..{NUMBERS} (0 = empty)")
+            if v and v in seen:
+                raise HighwayError(f"number {v} appears twice, at cells {seen[v]} and {i}")
+            seen[v] = i
 
     # -- basic facts
     @property
@@ -195,7 +205,7 @@ class Board:
 
     @property
     def to_move(self) -> int:
-        """PLAYER_A (0) or PLAYER_B (1); meaningless once the board is full."""
+        """0 (A) or 1 (B); meaningless once the board is full."""
         return self.ply % 2
 
     def is_terminal(self) -> bool:
@@ -292,12 +302,9 @@ class Board:
             cells[perm[i]] = v
         return Board(tuple(cells))
 
-    def symmetric_boards(self) -> dict[str, "Board"]:
-        return {name: self.transform(perm) for name, perm in SYMMETRIES.items()}
-
     def canonical(self) -> "Board":
         """The representative of the board under the four symmetries (the lexicographically least)."""
-        return min(self.symmetric_boards().values(), key=lambda b: b.cells)
+        return min((self.transform(perm) for perm in SYMMETRIES.values()), key=lambda b: b.cells)
 
     # -- text
     def to_string(self) -> str:
@@ -317,23 +324,6 @@ class Board:
     @classmethod
     def from_string(cls, text: str) -> "Board":
         return parse_board(text)
-
-
-def validate_cells(cells: Sequence[int]) -> None:
-    """Raise HighwayError naming the problem unless cells is 16 values in 0..16 without repeats."""
-    if not isinstance(cells, tuple):
-        raise HighwayError(f"board cells must be a tuple, got {type(cells).__name__}")
-    if len(cells) != CELLS:
-        raise HighwayError(f"a board has {CELLS} cells, got {len(cells)}")
-    seen = {}
-    for i, v in enumerate(cells):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-            raise HighwayError(f"cell {i} holds {v!r}, not an integer")
-        if not 0 <= v <= NUMBERS:
-            raise HighwayError(f"cell {i} holds {v}, out of range 0..{NUMBERS} (0 = empty)")
-        if v and v in seen:
-            raise HighwayError(f"number {v} appears twice, at cells {seen[v]} and {i}")
-        seen[v] = i
 
 
 _TOKEN = re.compile(r"[^\s,]+")

@@ -2,42 +2,19 @@
 
 ``gymnasium.make("highway_env/Highway-v0", play_as="B")`` or ``HighwayGymEnv(play_as="B")``.
 
-* Opponent: any callable ``policy(board: core.Board, mask: np.ndarray, rng: np.random.Generator)
-  -> int`` returning an absolute action; ``mask`` is the int8 (256,) legal-action mask and ``rng``
-  the env's ``np_random`` (seeded by ``reset(seed=...)``, so seeded episodes are reproducible).
-  The default, :func:`random_policy`, plays a uniformly random legal move. An illegal action from the
-  opponent raises ``core.IllegalMoveError``.
-* Observation: the same ``Dict`` as the AEC env ``highway_v0``: ``"observation"``, an int8
-  (4, 4, 16) one-hot of the board in the agent's frame (as it is when playing A, turned a quarter
-  clockwise, ``core.QUARTER_TURN``, when playing B, so that the agent's paths always run from the
-  top-left to the bottom-right), and ``"action_mask"``, int8 (256,), 1 for the legal actions, in
-  absolute coordinates (all zeros once the game is over). ``action_masks()`` returns the same mask
-  as a bool array, as sb3-contrib's ``MaskablePPO`` expects.
-* Action: ``Discrete(256)``, ``(number - 1) * 16 + cell`` on the real board (absolute frame; see
-  ``highway_v0.from_player_frame`` to convert from the agent's frame). Only integral actions (int,
-  numpy integer, 0-d integer array) are accepted: a float (even 2.0), bool or string raises
-  ``core.HighwayError`` naming it, as does an integer out of range.
-* ``frame``: ``"absolute"`` (the default, as above) or ``"player"``: the observation, the action
-  mask (``"action_mask"`` and ``action_masks()``) and the actions are all in the agent's frame
-  (for B the quarter turn ``core.QUARTER_TURN`` is applied to all three), as in
-  ``highway_v0.env(frame="player")``, so one policy can play both seats. The opponent policy, the
-  info (``opponent_action`` included), ``board`` and rendering stay absolute.
-* Reward: +1 / -1 / 0 at the end of the game from the agent's side (win / loss / draw), else 0.
-  Every game ends (``terminated``) after the 16th move; it is never truncated.
-* Info: that of the AEC env (``ply``, ``bounds``; on the full board ``min_a``, ``min_b``, ``margin``,
-  ``winner``, ``a_paths``, ``b_paths``), plus ``opponent_action`` (the opponent's last reply, or
-  None), and ``illegal_action`` when the episode ended on one (see below).
-* Illegal action from the agent: with ``illegal_action="raise"`` (the default) ``step`` raises
-  ``core.IllegalMoveError`` naming the action, number and cell, and the state is unchanged; with
-  ``illegal_action="lose"`` the episode ends at once with reward -1 (as PettingZoo's
-  ``TerminateIllegalWrapper`` does), which suits learners that do not mask actions.
-  Out-of-range actions always raise ``core.HighwayError``; stepping after the end raises too.
-* ``reset(seed=None, options=None)``: ``options={"board": ...}`` starts from a position (string of
-  16 comma-separated numbers, a ``core.Board`` or 16 ints); if the opponent is to move there, it
-  moves first. A board on which the agent cannot move any more (full, or one empty cell with the
-  opponent to move) is refused.
-* Rendering: ``render_mode`` in ``"human"``, ``"ansi"``, ``"rgb_array"``, drawn by
-  ``highway_env.render`` exactly as in the AEC env.
+* ``opponent``: a callable ``policy(board: core.Board, mask: np.ndarray, rng) -> int`` returning an
+  absolute action (``mask``: the int8 (256,) legal mask; ``rng``: the env's ``np_random``, seeded by
+  ``reset(seed=...)``); default :func:`random_policy`. An illegal reply raises ``IllegalMoveError``.
+* Observations, actions, ``frame`` and infos are those of ``highway_v0`` (see
+  :mod:`highway_env.highway.highway`) for the agent's seat; the info adds ``opponent_action`` (its
+  last reply or None). ``action_masks()`` gives the mask as bools, as sb3-contrib's MaskablePPO wants.
+* Reward: +1 / -1 / 0 at the end of the game from the agent's side; every game ends (``terminated``)
+  after the 16th move and is never truncated.
+* ``illegal_action="raise"`` (default): an illegal action raises ``IllegalMoveError`` and changes
+  nothing; ``"lose"``: the episode ends with reward -1 (for learners that do not mask). Out-of-range
+  actions and stepping after the end always raise ``HighwayError``.
+* ``reset(options={"board": ...})`` starts from a position (as ``highway_v0``); if the opponent is to
+  move there it moves first. A board on which the agent has no move left is refused.
 """
 
 from __future__ import annotations
@@ -48,9 +25,10 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
+from highway_env.aec import render_in_mode
 from highway_env.core import CELLS, Board, HighwayError, IllegalMoveError, action_str, integral
 from highway_env.highway.highway import AGENTS, check_frame, raw_env
-from highway_env.render import RENDER_MODES, render_board
+from highway_env.render import RENDER_MODES
 
 Policy = Callable[[Board, np.ndarray, np.random.Generator], int]
 
@@ -84,10 +62,8 @@ class HighwayGymEnv(gym.Env):
         illegal_action: str = "raise",
         frame: str = "absolute",
     ):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise HighwayError(
-                f"unknown render_mode {render_mode!r}; expected None or one of {self.metadata['render_modes']}"
-            )
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise HighwayError(f"unknown render_mode {render_mode!r}; expected None or one of {list(RENDER_MODES)}")
         if illegal_action not in ("raise", "lose"):
             raise HighwayError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
         if opponent is not None and not callable(opponent):
@@ -134,12 +110,10 @@ class HighwayGymEnv(gym.Env):
         except HighwayError:
             raise IllegalMoveError(f"the opponent policy returned {action!r}, not an action int") from None
         if not 0 <= a < game._mask.shape[0] or not game._mask[a]:
-            reason = ""
             try:
-                board.apply(a)
+                board.apply(a)  # raises, naming why
             except HighwayError as e:
-                reason = f": {e}"
-            raise IllegalMoveError(f"the opponent policy returned an illegal action {action!r}{reason}")
+                raise IllegalMoveError(f"the opponent policy returned an illegal action {action!r}: {e}") from None
         game.step(game.from_absolute(game.agent_selection, a))
         self._opponent_action = a
 
@@ -187,13 +161,7 @@ class HighwayGymEnv(gym.Env):
         return self._obs(), reward, terminated, False, self._info()
 
     def render(self):
-        if self.render_mode is None:
-            gym.logger.warn(
-                "You are calling render method without specifying any render mode. "
-                "Pass render_mode='ansi', 'rgb_array' or 'human' to the constructor."
-            )
-            return None
-        return render_board(self._game.board, self.render_mode)
+        return render_in_mode(self.render_mode, self._game._text, self._game._image)
 
     def close(self):
         self._game.close()

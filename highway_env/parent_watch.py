@@ -1,13 +1,9 @@
 """Worker processes that end with their parent: no orphan keeps a core and its memory busy.
 
-A spawned worker is not told when its parent dies (kill -9, SIGTERM without cleanup, out of
-memory): it would go on with its task, then wait on its queue forever. ``exit_with_parent()``,
-called first thing in a worker, makes it go within about a second of its parent:
-
-* on Linux the kernel sends it SIGKILL when the parent dies (``prctl(PR_SET_PDEATHSIG)``), even
-  while it runs compiled code that holds the GIL;
-* everywhere, a daemon thread polls ``os.getppid()`` and exits the process once it changes (the
-  worker was re-parented), the fallback where prctl is missing.
+A spawned worker is not told when its parent dies (kill -9, out of memory): it would finish its task
+and then wait on its queue forever. ``exit_with_parent()``, called first thing in a worker, ends it
+within about a second: on Linux the kernel sends it SIGKILL (``prctl(PR_SET_PDEATHSIG)``), even in
+compiled code that holds the GIL; everywhere a daemon thread exits once ``os.getppid()`` changes.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
-"""Drawing a Highway board: text (``ansi``) and image (``rgb_array``), shared by every env.
+"""Drawing a Highway board, for every env's ``render()``: text (``ansi``) and image (``rgb_array``).
 
-Both the PettingZoo AEC env (``highway_env.highway_v0``) and the Gymnasium env
-(``highway_env.gym_env``) render through :func:`render_board`, so the pictures are the same.
-
-* ``board_to_ansi(board)``: the 4x4 grid, whose turn it is, and
-
-  - on a partial board the bounds on both cheapest paths (``Board.bounds``);
-  - on a full board the result, with the cells of one cheapest A-path shown as ``[n]``, of one
-    cheapest B-path as ``<n>``, of a cell on both as ``{n}``, and a legend (ties are counted).
-
-* ``board_to_rgb(board)``: an ``H x W x 3`` uint8 image (Pillow): the grid with its numbers, and on
-  a full board one cheapest A-path drawn as a red polyline and one cheapest B-path as a blue one
-  through the cell centres (the two are offset a little so that shared segments stay visible).
-  On a partial board no path is drawn (the cheapest path is not decided yet); the caption line
-  gives the side to move and the bounds instead.
+On a full board one cheapest path of each player is shown (text: ``[n]`` A, ``<n>`` B, ``{n}``
+both; image: a red and a blue polyline, offset a little so shared segments stay visible); on a
+partial board no path is decided yet, so the side to move and the bounds are shown instead.
 """
 
 from __future__ import annotations
@@ -22,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from highway_env.core import CELLS, SIZE, Board, HighwayError, Outcome
+from highway_env.core import CELLS, PLAYER_NAMES, SIZE, VERDICTS, Board, HighwayError
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 
@@ -35,43 +24,24 @@ EMPTY = (228, 226, 218)
 TEXT = (20, 20, 20)
 
 
-def _player_label(player: int) -> str:
-    return f"player_{player} ({'AB'[player]})"
-
-
 def status_line(board: Board) -> str:
     """One line: whose turn and the bounds, or the result of a full board."""
     if board.is_terminal():
         out = board.outcome()
-        return result_line(out)
+        rel = {1: "<", 0: "=", -1: ">"}[out.value]
+        return f"{VERDICTS[out.value]}: min A {out.min_a} {rel} min B {out.min_b} (margin {out.margin:+d})"
     b = board.bounds()
-    return (
-        f"ply {board.ply}/{CELLS}, {_player_label(board.to_move)} to move; "
-        f"min A in [{b.min_a[0]}, {b.min_a[1]}], min B in [{b.min_b[0]}, {b.min_b[1]}]"
-    )
-
-
-def result_line(out: Outcome) -> str:
-    if out.value > 0:
-        verdict = "A wins"
-        rel = "<"
-    elif out.value < 0:
-        verdict = "B wins"
-        rel = ">"
-    else:
-        verdict = "draw"
-        rel = "="
-    return f"{verdict}: min A {out.min_a} {rel} min B {out.min_b} (margin {out.margin:+d})"
+    return (f"ply {board.ply}/{CELLS}, player_{board.to_move} ({PLAYER_NAMES[board.to_move]}) to move; "
+            f"min A in [{b.min_a[0]}, {b.min_a[1]}], min B in [{b.min_b[0]}, {b.min_b[1]}]")
 
 
 def _caption(board: Board) -> str:
     """A short status for the image."""
     if board.is_terminal():
         out = board.outcome()
-        verdict = {1: "A wins", -1: "B wins", 0: "draw"}[out.value]
-        return f"{verdict}: A {out.min_a}, B {out.min_b}"
+        return f"{VERDICTS[out.value]}: A {out.min_a}, B {out.min_b}"
     b = board.bounds()
-    return f"{'AB'[board.to_move]} to move; A [{b.min_a[0]},{b.min_a[1]}] B [{b.min_b[0]},{b.min_b[1]}]"
+    return f"{PLAYER_NAMES[board.to_move]} to move; A [{b.min_a[0]},{b.min_a[1]}] B [{b.min_b[0]},{b.min_b[1]}]"
 
 
 def board_to_ansi(board: Board) -> str:
@@ -170,16 +140,3 @@ def board_to_rgb(board: Board, cell_px: int = 96) -> np.ndarray:
     draw.text((width / 2, side + 2 * margin + caption / 2), _caption(board), fill=TEXT,
               font=small_font, anchor="mm")
     return np.asarray(img, dtype=np.uint8).copy()
-
-
-def render_board(board: Board, mode: str | None, cell_px: int = 96):
-    """Render ``board`` in ``mode``: ``"ansi"`` -> str, ``"rgb_array"`` -> uint8 image,
-    ``"human"`` -> prints the text and returns None."""
-    if mode == "ansi":
-        return board_to_ansi(board)
-    if mode == "rgb_array":
-        return board_to_rgb(board, cell_px)
-    if mode == "human":
-        print(board_to_ansi(board), flush=True)
-        return None
-    raise HighwayError(f"unknown render mode {mode!r}; expected one of {RENDER_MODES}")

@@ -72,6 +72,14 @@ def test_apply_matches_core_and_names_the_first_illegal(positions):
         assert br.apply_actions(batch, acts, np.empty_like(batch)) == 1
 
 
+def test_is_legal_is_cores_on_every_action(positions):
+    boards, cells = positions
+    for g in range(0, len(cells), 15):
+        for a in range(-2, core.NUM_ACTIONS + 2):
+            want = 0 <= a < core.NUM_ACTIONS and boards[g].is_legal(a)
+            assert br.is_legal(cells, g, a) == want, (boards[g].cells, a)
+
+
 def test_observe_planes_is_one_hot_in_the_movers_frame(positions):
     boards, cells = positions
     out = np.zeros((len(cells), core.CELLS, core.NUMBERS), np.int8)

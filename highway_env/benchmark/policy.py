@@ -4,14 +4,8 @@ A policy may be a callable on one PettingZoo observation dict (``{"observation":
 "action_mask": (256,) int8}``) returning an action, a batched callable (the same keys with a leading
 batch axis, returning N actions), an ``agents.Agent``, a Stable-Baselines3 / sb3-contrib model
 (anything with ``predict(obs, action_masks=..., deterministic=True)``), or an ``agents.make_agent``
-spec string. Observations are built here for whole batches at once, in one of two frames:
-
-- ``"absolute"``: what ``highway_v0.env()`` gives by default: the planes in the mover's frame (B's
-  turned a quarter turn), the action mask and the actions on the real board;
-- ``"player"``: what ``highway_v0.env(frame="player")`` gives: for B the planes, the mask and the
-  actions all turned by the quarter turn (``highway_v0.to_player_frame`` / ``from_player_frame``).
-
-An action the policy returns that is not an integer, out of range or illegal raises
+spec string. Observations are built for whole batches, in ``highway_v0``'s ``"absolute"`` (default)
+or ``"player"`` frame. An action that is not an integer, out of range or illegal raises
 :class:`PolicyError` naming the position and the action: it is never replaced by a legal one.
 """
 
@@ -33,13 +27,18 @@ class PolicyError(ValueError):
     """A policy returned something that is not a legal action (the message names position and action)."""
 
 
-def _int8_boards(boards) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(boards).reshape(-1, CELLS), dtype=np.int8)
+def as_boards(states) -> np.ndarray:
+    """(N, 16) int8 from a batch, one board array, a ``Board`` or a board string."""
+    if isinstance(states, str):
+        states = parse_board(states)
+    if isinstance(states, Board):
+        states = states.cells
+    return np.ascontiguousarray(np.asarray(states).reshape(-1, CELLS), dtype=np.int8)
 
 
 def legal_masks(boards: np.ndarray) -> np.ndarray:
     """(N, 256) bool, absolute frame: number unused and cell empty (all False on a full board)."""
-    b = _int8_boards(boards)
+    b = as_boards(boards)
     out = np.empty((len(b), NUM_ACTIONS), np.bool_)
     batch_rules.legal_masks(b, False, out)
     return out
@@ -49,7 +48,7 @@ def observations(boards: np.ndarray, frame: str = "absolute") -> dict[str, np.nd
     """The PettingZoo observation dicts of the movers of ``boards`` (N, 16), stacked:
     ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame``."""
     check_frame(frame)
-    b = _int8_boards(boards)
+    b = as_boards(boards)
     n = len(b)
     planes = np.zeros((n, CELLS, NUMBERS), np.int8)
     batch_rules.observe_planes(b, planes)
@@ -91,16 +90,6 @@ def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
         raise PolicyError(f"the policy returned illegal action {a} ({where}) in {_describe(b[i], mover[i])}; "
                           "return an action whose action_mask entry is 1")
     return absolute
-
-
-def as_boards(states) -> np.ndarray:
-    """(N, 16) int8 from a batch, one board array, a ``Board`` or a board string."""
-    if isinstance(states, str):
-        states = parse_board(states)
-    if isinstance(states, Board):
-        states = states.cells
-    b = np.asarray(states, np.int8)
-    return b.reshape(1, CELLS) if b.shape == (CELLS,) else b.reshape(-1, CELLS)
 
 
 class PolicyAgent:

@@ -64,6 +64,3 @@ class BenchmarkReport:
 
     def __str__(self) -> str:
         return self.table()
-
-    def to_json(self) -> str:
-        return json.dumps(self.summary)

@@ -1,20 +1,16 @@
 """Highway's rules as stateless numba functions over batches of boards (Pgx style).
 
-A batch is an (N, 16) int8 array of boards laid out as in :mod:`highway_env.core` (cell = r*4 + c,
-0 = empty); the side to move follows from the number of filled cells. Every function here reads
-boards and writes into arrays the caller allocates, so the same code serves the stateful engine
-(:mod:`highway_env.batched`) and the agents' game adapter (:mod:`highway_env.az_game`), which needs
-operations on arbitrary boards (a search leaf is its parent board plus one action). The plain
-reference is :mod:`highway_env.core`; ``tests/test_batch_rules.py`` checks every function against it.
+A batch is an (N, 16) int8 array of boards laid out as in :mod:`highway_env.core` (the plain
+reference, against which ``tests/test_batch_rules.py`` checks every function); the side to move
+follows from the filled cells. Functions write into arrays the caller allocates, so the same code
+serves the stateful engine (:mod:`highway_env.batched`), the agents' game adapter
+(:mod:`highway_env.az_game`, whose search needs arbitrary boards) and the PettingZoo env.
 
-The paths are one (40, 7) cell index table, ``PATHS`` (rows 0..19 A's, 20..39 B's, core's
-``PATH_TABLE``), and the path bounds one reduction over it (``path_ranges``). The cheapest paths of
-a full board come from a 16-cell dynamic programme (``min_paths``) instead, which is several times
-cheaper than summing the 40 paths and is what ends every game.
-
-The player frame: each side sees the board so that it plays top-left to bottom-right; B's board is
-turned by ``core.QUARTER_TURN``. ``PLAYER_FRAME`` / ``FRAME_ACTIONS`` (and their inverses) hold that
-map for cells and actions, indexed by the side to move; nothing else in the package redefines it.
+The paths are one (40, 7) cell index table, ``PATHS`` (rows 0..19 A's, 20..39 B's), and their
+bounds one reduction over it (``path_ranges``); the cheapest paths of a full board come from a
+16-cell dynamic programme (``min_paths``), several times cheaper than summing the 40 paths. The
+player frame (each side plays top-left to bottom-right; B's board turned by ``core.QUARTER_TURN``)
+is ``PLAYER_FRAME`` / ``FRAME_ACTIONS`` and their inverses, indexed by the side to move.
 """
 
 from __future__ import annotations
@@ -28,7 +24,7 @@ from highway_env.core import CELLS, NUM_ACTIONS, NUM_A_PATHS, NUMBERS, SIZE
 __all__ = [
     "PATHS", "ON_PATH", "PLAYER_FRAME", "PLAYER_FRAME_INV", "FRAME_ACTIONS", "FRAME_ACTIONS_INV", "FRAMES",
     "check_frame",
-    "actions_of_cell_map", "filled", "min_paths", "unused_prefix_sums", "path_ranges",
+    "actions_of_cell_map", "filled", "is_legal", "min_paths", "unused_prefix_sums", "path_ranges",
     "legal_masks", "apply_actions", "observe_planes", "final_min_paths", "bounds",
 ]
 
@@ -85,6 +81,20 @@ def filled(board):
         if board[i] != 0:
             k += 1
     return k
+
+
+@nb.njit(cache=True)
+def is_legal(boards, g, action):
+    """Whether ``action`` = (number - 1) * 16 + cell is legal on board ``g`` of ``boards``: in
+    range, its cell empty and its number not yet on the board. (The batch and an index, not a row:
+    numba pays for a row view more than for the check.)"""
+    if action < 0 or action >= NUM_ACTIONS or boards[g, action % CELLS] != 0:
+        return False
+    num = np.int8(action // CELLS + 1)  # int8 like the board: the scan compiles to one vector compare
+    seen = False
+    for i in range(CELLS):
+        seen |= boards[g, i] == num
+    return not seen
 
 
 @nb.njit(cache=True, inline="always")
@@ -174,18 +184,21 @@ def legal_masks(boards, player_view, out):
     """out (N, 256) bool <- legal actions (unused number x empty cell); all False on a full board.
     With ``player_view`` the cells are in the frame of the side to move (PLAYER_FRAME)."""
     empty = np.zeros(CELLS, np.bool_)
-    unused = np.zeros(NUMBERS, np.bool_)
+    unused = np.zeros(NUMBERS + 1, np.bool_)  # index = number; [0] is the empty cells' marker
     for g in range(boards.shape[0]):
         side = filled(boards[g]) % 2 if player_view else 0
         unused[:] = True
         for i in range(CELLS):
             v = boards[g, i]
             empty[PLAYER_FRAME[side, i]] = v == 0
-            if v != 0:
-                unused[v - 1] = False
-        for n in range(NUMBERS):
-            for c in range(CELLS):
-                out[g, n * CELLS + c] = unused[n] and empty[c]
+            unused[v] = False
+        for n in range(NUMBERS):  # a row per number, copied or cleared without a branch per cell
+            if unused[n + 1]:
+                for c in range(CELLS):
+                    out[g, n * CELLS + c] = empty[c]
+            else:
+                for c in range(CELLS):
+                    out[g, n * CELLS + c] = False
 
 
 @nb.njit(cache=True)
@@ -194,17 +207,11 @@ def apply_actions(boards, actions, out):
     range or illegal (out is then partly written) or -1."""
     for g in range(boards.shape[0]):
         a = actions[g]
-        if a < 0 or a >= NUM_ACTIONS:
+        if not is_legal(boards, g, a):
             return g
-        cell = a % CELLS
-        num = a // CELLS + 1
-        if boards[g, cell] != 0:
-            return g
-        for i in range(CELLS):
-            if boards[g, i] == num:
-                return g
+        for i in range(CELLS):  # element by element: a row view per game costs more than the copy
             out[g, i] = boards[g, i]
-        out[g, cell] = num
+        out[g, a % CELLS] = a // CELLS + 1
     return -1
 
 

@@ -23,57 +23,32 @@ moves. On the full board, `min A` is the cheapest sum along a path of 7 cells fr
 the bottom-right corner moving right/down, `min B` the cheapest from the bottom-left to the
 top-right moving up/right. A wins if `min A < min B`, B wins if `min B < min A`, else it is a draw.
 The rules live in `highway_env.core` (the plain reference) and `highway_env.highway.batch_rules`
-(the batched kernel this env steps through: legal masks, bounds, player frames).
+(the batched kernel this env steps through).
 
 ### Observation Space
 
-The observation is a dictionary with an `'observation'` element and an `'action_mask'`.
-
-`observation` is an int8 array of shape (4, 4, 16): `observation[r, c, k] == 1` iff the number
-`k + 1` is in cell `(r, c)` of the board **as seen by the observing player**:
-
-* `player_0` (A) sees the board as it is (row 0 on top);
-* `player_1` (B) sees the board turned a quarter clockwise, `(r, c) -> (c, 3 - r)`, i.e.
-  `board.transform(core.QUARTER_TURN)`. In that frame B's paths run like A's, from the top-left to
-  the bottom-right corner, so one network can play both sides.
-
-#### Legal Actions Mask
-
-`action_mask` is an int8 vector of shape (256,), 1 where the action is legal. With the default
-`frame="absolute"` it is in **absolute** board coordinates, the frame of the actions (not the
-player's frame); with `frame="player"` it is in the player's frame, like the actions (see
-"Frames" below). As in the classic
-PettingZoo games, it is all zeros for the agent whose turn it is not (and at the end).
-To move between the frames use `to_player_frame(action, player)` /
-`from_player_frame(action, player)` (and `cell_to_player_frame`, `cell_from_player_frame`,
-`mask_to_player_frame`) from this module. Taking an illegal move through `env()` ends the game with
-a reward of -1 for the offender and 0 for the other agent; with `raw_env` it raises
-`core.IllegalMoveError` (and an out-of-range action raises `core.HighwayError`).
+A dict: `observation`, int8 (4, 4, 16), `observation[r, c, k] == 1` iff number `k + 1` is in cell
+`(r, c)` of the board **as seen by the observing player**: `player_0` (A) sees the board as it is,
+`player_1` (B) sees it turned a quarter clockwise, `(r, c) -> (c, 3 - r)` (`core.QUARTER_TURN`), so
+that its paths run like A's and one network can play both sides; and `action_mask`, int8 (256,), 1
+where the action is legal, all zeros for the agent whose turn it is not (and at the end).
 
 ### Action Space
 
-`action = (number - 1) * 16 + cell`, with `number` in 1..16 and `cell = r * 4 + c` a cell of the
-real board, the same for both agents (`core.encode_action` / `core.decode_action`), or of the
-player's frame with `frame="player"`. Only integral actions are accepted (a Python int, a numpy
-integer scalar or a 0-d integer array): a float (even `3.0`), a bool or a string raises
-`core.HighwayError` naming the value, through `env()` as well as `raw_env()` (a wrong type is a
-programming error, not an illegal move); an integer out of range raises `AssertionError` through
-`env()` (PettingZoo's `AssertOutOfBoundsWrapper`) and `HighwayError` through `raw_env()`.
+`action = (number - 1) * 16 + cell`, `cell = r * 4 + c` (`core.encode_action` / `decode_action`).
+Only integral actions are accepted (an int, a numpy integer or a 0-d integer array): a float (even
+`3.0`), a bool or a string raises `core.HighwayError` naming the value. Through `env()` an illegal
+move ends the game with -1 for the offender and 0 for the other agent, and an integer out of range
+raises `AssertionError`; `raw_env` raises `core.IllegalMoveError` / `core.HighwayError`.
 
 ### Frames
 
-`env(frame=...)` / `raw_env(frame=...)`:
-
-* `frame="absolute"` (the default): the observation is in the observer's frame (above), the action
-  mask and the actions are on the real board for both agents.
-* `frame="player"`: the observation, the action mask **and** the actions are all in the mover's
-  frame: for `player_1` the quarter turn `core.QUARTER_TURN` is applied to all three (as
-  PettingZoo's chess flips the board and the moves for black). Both seats then see the same
-  problem (own paths from the top-left to the bottom-right), so one shared policy network can act
-  for both. `step(a)` by `player_1` plays `from_player_frame(a, 1)` on the real board. Infos,
-  `state()`, `board` and rendering stay absolute.
-
-Any other value raises `HighwayError` (a `ValueError`) naming it.
+`frame="absolute"` (the default): the mask and the actions are on the real board for both agents.
+`frame="player"`: the observation, the mask **and** the actions are all in the mover's frame (for
+`player_1` the quarter turn is applied to all three, as PettingZoo's chess flips the board and the
+moves for black), so one shared policy can act for both seats. Infos, `state()`, `board` and
+rendering stay absolute. To convert: `to_player_frame(action, player)`, `from_player_frame`,
+`cell_to_player_frame`, `cell_from_player_frame`, `mask_to_player_frame` from this module.
 
 ### Rewards
 
@@ -81,29 +56,22 @@ Only at the end of the game: +1 to the winner and -1 to the loser; 0 to both for
 
 ### Infos
 
-`infos[agent]` (the same content for both agents, in absolute terms) holds plain Python values:
-
-* always: `ply` (moves made), `bounds = {"min_a": [lo, hi], "min_b": [lo, hi], "margin": [lo, hi]}`,
-  what the current board still allows (`core.Board.bounds`; exact on the full board);
-* on the full board also: `min_a`, `min_b`, `margin` (= `min_b - min_a`, positive if A won),
-  `winner` (`"A"`, `"B"` or `None`), `a_paths` and `b_paths`: every cheapest A-path and B-path,
-  each a list of 7 cells.
+The same plain-Python dict for both agents, in absolute terms: `ply`, `bounds = {"min_a": [lo, hi],
+"min_b": [lo, hi], "margin": [lo, hi]}` (what the board still allows, `core.Board.bounds`; exact
+when full); on the full board also `min_a`, `min_b`, `margin` (= `min_b - min_a`, positive if A
+won), `winner` (`"A"`, `"B"` or `None`), `a_paths` and `b_paths` (every cheapest path, 7 cells each).
 
 ### Reset options
 
-`reset(seed=None, options=None)`; `options={"board": ...}` starts from a position: a string of 16
-comma-separated numbers (0 = empty; the 4-line grid form works too), a `core.Board`, or a
-sequence of 16 integers in 0..16, each number at most once (floats such as 0.5, bools and
-strings as cells are refused with `HighwayError` naming the cell and the value). The side to move follows from the number of filled cells. A full board is
-refused (`HighwayError`). Other option keys are ignored. The game is deterministic; `seed` is
-accepted for the API's sake.
+`options={"board": ...}` starts from a position: a board string (16 comma-separated numbers or the
+4-line grid, 0 = empty), a `core.Board` or 16 integers in 0..16, each number at most once; anything
+else (0.5, True, "5" as a cell, a full board) raises `HighwayError` naming it. The side to move
+follows from the filled cells. The game is deterministic; `seed` is accepted for the API's sake.
 
 ### Rendering
 
-`render_mode` in `"human"` (prints the text), `"ansi"` (returns it) or `"rgb_array"` (an
-H x W x 3 uint8 image); see `highway_env.render`. On a full board both use one cheapest path of
-each player (text markers, red A / blue B polylines); on a partial board no path is drawn and the
-bounds are shown.
+`render_mode` `"human"` (prints the text), `"ansi"` (returns it) or `"rgb_array"` (an image); see
+`highway_env.render`.
 
 ### Version History
 
@@ -124,7 +92,7 @@ from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayEr
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import (FRAME_ACTIONS, FRAME_ACTIONS_INV, FRAMES, PLAYER_FRAME,  # noqa: F401
                                              PLAYER_FRAME_INV, check_frame)
-from highway_env.render import RENDER_MODES, render_board
+from highway_env.render import RENDER_MODES, board_to_ansi, board_to_rgb
 
 AGENTS = ("player_0", "player_1")
 
@@ -275,31 +243,20 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     def _set_infos(self) -> None:
         """Fresh info dicts (one per agent, sharing no objects) for the current position."""
-        ply = self._ply
         o = self._outcome
         if o is None:
             a_lo, a_hi, b_lo, b_hi = self._bounds[0].tolist()
-            self.infos = {
-                agent: {
-                    "ply": ply,
-                    "bounds": {"min_a": [a_lo, a_hi], "min_b": [b_lo, b_hi], "margin": [b_lo - a_hi, b_hi - a_lo]},
-                }
-                for agent in self.agents
-            }
-            return
-        self.infos = {
-            agent: {
-                "ply": ply,
-                "bounds": {"min_a": [o.min_a, o.min_a], "min_b": [o.min_b, o.min_b], "margin": [o.margin, o.margin]},
-                "min_a": o.min_a,
-                "min_b": o.min_b,
-                "margin": o.margin,
-                "winner": o.winner,
-                "a_paths": [list(p) for p in o.a_paths],
-                "b_paths": [list(p) for p in o.b_paths],
-            }
-            for agent in self.agents
-        }
+        else:
+            a_lo = a_hi = o.min_a
+            b_lo = b_hi = o.min_b
+        self.infos = {}
+        for agent in self.agents:
+            info = {"ply": self._ply,
+                    "bounds": {"min_a": [a_lo, a_hi], "min_b": [b_lo, b_hi], "margin": [b_lo - a_hi, b_hi - a_lo]}}
+            if o is not None:
+                info.update(min_a=o.min_a, min_b=o.min_b, margin=o.margin, winner=o.winner,
+                            a_paths=[list(p) for p in o.a_paths], b_paths=[list(p) for p in o.b_paths])
+            self.infos[agent] = info
 
     # -- moves
     def _place(self, number: int, cell: int) -> None:
@@ -363,7 +320,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._start(AGENTS[self._ply % 2])
 
     def _text(self) -> str:
-        return render_board(self.board, "ansi")
+        return board_to_ansi(self.board)
 
     def _image(self) -> np.ndarray:
-        return render_board(self.board, "rgb_array")
+        return board_to_rgb(self.board)

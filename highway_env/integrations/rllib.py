@@ -1,12 +1,9 @@
 """Highway for RLlib's new API stack (extra ``rllib``): a multi-agent env and a masked policy.
 
 RLlib's PPO has no default encoder for Highway's ``{"observation", "action_mask"}`` Dict, and its
-action-masking RLModule (``ActionMaskingTorchRLModule``, shipped in ``ray.rllib.examples``) expects
-``{"observations", "action_mask"}`` as floats. :func:`make_env` renames and flattens: it is
-``highway_v0.env(frame="player")`` (both seats see the same problem, so one shared module plays
-both) seen through RLlib's ``PettingZooEnv`` with observations
-
-    {"observations": float32 (256,) one-hot planes, "action_mask": float32 (256,)}
+action-masking RLModule (``ActionMaskingTorchRLModule`` in ``ray.rllib.examples``) expects float
+``{"observations", "action_mask"}``: :func:`make_env` is ``highway_v0.env(frame="player")`` (so one
+shared module plays both seats) with those observations, through RLlib's ``PettingZooEnv``.
 
     from ray.tune.registry import register_env
     from highway_env.integrations.rllib import ENV_NAME, make_env, masked_module_spec, shared_policy
@@ -14,7 +11,7 @@ both) seen through RLlib's ``PettingZooEnv`` with observations
     config = PPOConfig().environment(ENV_NAME).multi_agent(**shared_policy()) \\
         .rl_module(rl_module_spec=masked_module_spec([256, 256]))
 
-:func:`batched_policy` turns the trained module into a batched policy for
+:func:`batched_policy` turns the trained module into a policy for
 ``highway_env.benchmark.evaluate(policy, frame="player", batched=True)``.
 """
 

@@ -1,14 +1,6 @@
-"""Highway for OpenSpiel (optional extra ``openspiel``): ``pip install -e ".[openspiel]"``.
-
-Importing this package registers the game with pyspiel as ``python_highway``::
-
-    import pyspiel
-    import highway_env.openspiel  # registers "python_highway"
-    game = pyspiel.load_game("python_highway")
-
-and gives the agents of ``agents/`` as OpenSpiel bots (:class:`AgentBot`, :func:`perfect_bot`).
-The rules are those of :mod:`highway_env.core`; see :mod:`highway_env.openspiel.game` for the
-observation and action conventions (the same as ``highway_v0``'s default frame).
+"""Highway for OpenSpiel (extra ``openspiel``): importing this package registers the game with
+pyspiel as ``python_highway`` (``pyspiel.load_game("python_highway")``) and gives the agents of
+``agents/`` as OpenSpiel bots (:class:`AgentBot`, :func:`perfect_bot`).
 """
 
 from highway_env.extras import require

@@ -1,23 +1,11 @@
-"""Highway as a Python OpenSpiel game, registered as ``python_highway``.
+"""Highway as a Python OpenSpiel game, ``python_highway``, built like OpenSpiel's
+``python/games/tic_tac_toe.py`` with the rules of :mod:`highway_env.core`.
 
-Built like OpenSpiel's own ``open_spiel/python/games/tic_tac_toe.py`` (a ``GameType``, a
-``GameInfo``, a ``pyspiel.Game`` / ``pyspiel.State`` pair and an observer), with the rules taken
-from :mod:`highway_env.core` so the two cannot drift apart.
-
-Conventions, the same as ``highway_v0`` in its default frame, so an agent moves between the two
-unchanged:
-
-- players 0 (A, moves first) and 1 (B); 16 moves, no chance, perfect information;
-- action ``(number - 1) * 16 + cell`` in the absolute board (``core.encode_action``), 256 distinct
-  actions; ``action_to_string`` writes ``16@r0c3`` (number @ row, column), as the README's principal
-  variations do;
-- returns only at the end: +1 to the winner, -1 to the loser, 0 to both for a draw;
-- observation tensor: shape (4, 4, 16), ``[r, c, k] = 1`` iff number ``k + 1`` is in cell (r, c)
-  of the board as the observing player sees it (B's view turned a quarter clockwise, as in
-  ``highway_v0``); the observation string is the board grid (absolute frame) and the side to move.
-
-``game.new_initial_state(board)`` also starts from a position (a ``core.Board``, a board string or
-16 ints), the side to move following from the number of filled cells.
+The conventions are ``highway_v0``'s default frame, so an agent moves between the two unchanged:
+players 0 (A, first) and 1 (B); action ``(number - 1) * 16 + cell`` on the real board
+(``action_to_string``: ``16@r0c3``); returns +1 / -1 / 0 at the end only; observation tensor
+(4, 4, 16) one-hot in the observing player's frame, observation string the grid and the side to
+move. ``game.new_initial_state(board)`` also starts from a position (a Board, a string or 16 ints).
 """
 
 from __future__ import annotations

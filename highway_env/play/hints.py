@@ -13,11 +13,10 @@ from __future__ import annotations
 import threading
 import time
 
-from highway_env.core import PLAYER_NAMES, Board, decode_action
+from highway_env.core import PLAYER_NAMES, VERDICTS, Board, decode_action
 
 #: Positions with this many numbers placed or more are solved on demand (a second or a few).
 COMPUTE_FROM_PLY = 4
-VERDICTS = {1: "A wins", 0: "draw", -1: "B wins"}
 
 
 class HintService:

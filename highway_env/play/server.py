@@ -94,7 +94,7 @@ class PlayHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
-        if self._unread_body is not None:  # a body we cannot drain: no request may follow it
+        if self._pending:  # a body we cannot drain: no request may follow it
             self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
@@ -107,14 +107,14 @@ class PlayHandler(BaseHTTPRequestHandler):
         """The declared body length (0 when none); a body that cannot be delimited closes the
         connection after the reply."""
         if self.headers.get("Transfer-Encoding") is not None:
-            self._unread_body = -1
+            self._pending = -1
             raise PlayError("chunked request bodies are not supported: send a Content-Length",
                             HTTPStatus.LENGTH_REQUIRED)
         length = self.headers.get("Content-Length")
         if length is None:
             return 0
         if not length.strip().isdigit() or len(length) > 12:
-            self._unread_body = -1
+            self._pending = -1
             raise BadRequest(f"Content-Length must be a number of bytes, got {length!r}")
         return int(length)
 
@@ -163,7 +163,7 @@ class PlayHandler(BaseHTTPRequestHandler):
     def _finish_body(self) -> None:
         """Read what is left of the request body, so it cannot be taken for the next request; one
         too large to read closes the connection instead."""
-        if self._pending and self._pending <= MAX_BODY:
+        if 0 < self._pending <= MAX_BODY:
             left = self._pending
             while left > 0:
                 chunk = self.rfile.read(min(left, 16384))
@@ -171,13 +171,11 @@ class PlayHandler(BaseHTTPRequestHandler):
                     break
                 left -= len(chunk)
             self._pending = 0
-        if self._pending:
-            self._unread_body = self._pending
-        if self._unread_body is not None:
+        if self._pending:  # -1 (no length) or too large to read
             self.close_connection = True
 
     def _dispatch(self, method: str) -> None:
-        self._unread_body, self._pending = None, 0
+        self._pending = 0  # body bytes left to read; -1 when it cannot be delimited
         try:
             try:
                 self._pending = self._body_length()

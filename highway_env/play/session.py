@@ -186,7 +186,9 @@ class Session:
                 move = self.history.pop()
                 if move.by == "human":
                     break
-            self.board = Board(tuple(self._replay()))
+            self.board = Board()
+            for m in self.history:
+                self.board = self.board.apply(m.action)
             self._abandon_opponent_move()
             return self.state()
 
@@ -217,13 +219,6 @@ class Session:
         _close_agent(agent)
 
     # -- internals (called with self.lock held)
-    def _replay(self) -> list[int]:
-        cells = [0] * CELLS
-        for m in self.history:
-            number, cell = decode_action(m.action)
-            cells[cell] = number
-        return cells
-
     def _apply(self, action: int, by: str) -> None:
         self.history.append(Move(action, PLAYER_NAMES[self.board.to_move], by))
         self.board = self.board.apply(action)
