@@ -440,8 +440,10 @@ BOOK_SOURCE = "book"
 def label_early(board: Board, oracle, deadline: float | None) -> np.ndarray | None:
     """Values (256,) of every move of an early position from the book (and its parent bounds), else
     the solver; None if a solve did not finish by ``deadline`` (time.monotonic())."""
+    from highway_env.solver.oracle import Deadline
     from highway_env.solver.store import value_from_bounds
 
+    budget = Deadline(deadline)
     values = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
     value = value_from_bounds(*oracle.known(board.cells))
     mover_lost = value is not None and value == (1 if board.to_move == 1 else -1)
@@ -453,7 +455,7 @@ def label_early(board: Board, oracle, deadline: float | None) -> np.ndarray | No
         child = board.apply(a)
         key = child.canonical().to_string()
         if key not in seen:
-            v = oracle.value(child.cells, deadline=deadline, key=key)
+            v = oracle.value(child.cells, budget, key)
             if v is None:
                 return None
             seen[key] = v

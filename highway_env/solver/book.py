@@ -225,7 +225,7 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
     """
     from tqdm import tqdm
 
-    from highway_env.solver.oracle import Oracle
+    from highway_env.solver.oracle import Deadline, Oracle
 
     if moves not in ("keeping", "one", "none"):
         raise BookError(f"moves must be keeping, one or none; got {moves!r}")
@@ -267,8 +267,8 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
             if have is not None and have.value is not None and (
                     have.moves or moves == "none" or have.value == (1 if board.to_move == 1 else -1)):
                 continue  # already settled (e.g. from the certificate)
-            deadline = None if time_limit is None else time.monotonic() + time_limit
-            value = oracle.value(board.cells, deadline=deadline)
+            budget = Deadline(None if time_limit is None else time.monotonic() + time_limit)
+            value = oracle.value(board.cells, budget)
             if value is None:
                 skipped += 1
                 continue
@@ -277,7 +277,7 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
             keep: list[int] = []
             complete = False
             if moves != "none" and not mover_lost:
-                found = oracle.keeping_moves(board, value, first_only=(moves == "one"), deadline=deadline)
+                found = oracle.keeping_moves(board, value, first_only=(moves == "one"), budget=budget)
                 if found is None:
                     skipped += 1
                     continue

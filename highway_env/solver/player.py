@@ -76,7 +76,7 @@ import numpy as np
 from agents.base import Agent
 from highway_env.core import CELLS, SYMMETRIES, Board, HighwayError, transform_action
 from highway_env.solver.opening_book import Book, load_book
-from highway_env.solver.oracle import NodeBudget, Oracle, cells_after, ordered_actions, position_key  # noqa: F401
+from highway_env.solver.oracle import Deadline, Oracle, cells_after, ordered_actions, position_key  # noqa: F401
 from highway_env.solver.solver import Solver
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bounds_from_value, open_store,
                                       value_from_bounds)
@@ -244,13 +244,8 @@ class PerfectPlayer(Agent):
         source = "cache" if had and o.origin.get(key) not in ("book", "store") else o.origin.get(key, "solver")
         info = {"ply": board.ply, "mover": "AB"[board.to_move], "tiebreak": self.tiebreak, "value": value,
                 "candidates": None, "exact": False, "source": source, "move_source": None}
-        t_value = time.monotonic()
-        info["value_seconds"] = t_value - start
-        if self.budget_nodes is not None:
-            deadline = self.oracle.node_budget(self.budget_nodes)
-        else:
-            deadline = None if self.budget is None else t_value + self.budget
-        action = self._choose(board, value, rng, deadline, info)
+        info["value_seconds"] = time.monotonic() - start
+        action = self._choose(board, value, rng, self._budget(self.budget, self.budget_nodes), info)
         end = time.monotonic()
         info["seconds"] = end - start
         if "fallback_at" in info:
@@ -260,16 +255,19 @@ class PerfectPlayer(Agent):
         self._remember(board, action, value)
         return int(action)
 
+    def _budget(self, seconds: float | None, nodes: int | None):
+        """A move's budget: ``nodes`` solver nodes if given, else ``seconds`` from now (None: none)."""
+        if nodes is not None:
+            return self.oracle.node_budget(nodes)
+        return Deadline(None if seconds is None else time.monotonic() + seconds)
+
     # -- before exact_from_ply, and what the player knows from its own moves
     def _early_move(self, board: Board) -> int:
         """A value-keeping move if the oracle finds one within ``early_budget`` seconds, else the
         solver's first move in its static order (counted in ``unproven_moves``)."""
         o = self.oracle
-        if self.early_budget_nodes is not None:
-            deadline = o.node_budget(self.early_budget_nodes)
-        else:
-            deadline = time.monotonic() + self.early_budget
-        v = o.value(board.cells, deadline)
+        budget = self._budget(self.early_budget, self.early_budget_nodes)
+        v = o.value(board.cells, budget)
         action = None
         if v is not None:
             if v == (-1 if board.to_move == 0 else 1):  # the mover is lost: every move keeps the value
@@ -277,7 +275,7 @@ class PerfectPlayer(Agent):
             elif board.ply == 1:
                 action = self._known_reply(board, v)
             if action is None:
-                keep = o.keeping_moves(board, v, first_only=True, deadline=deadline)
+                keep = o.keeping_moves(board, v, first_only=True, budget=budget)
                 action = keep[0] if keep else None
         self.last_info = {"ply": board.ply, "mover": "AB"[board.to_move], "value": v,
                           "exact": action is not None, "move_source": "early"}
@@ -348,7 +346,7 @@ class PerfectPlayer(Agent):
                     return transform_action(action, perm)
         return None
 
-    def _choose(self, board: Board, value: int, rng, deadline, info) -> int:
+    def _choose(self, board: Board, value: int, rng, budget, info) -> int:
         o = self.oracle
         cells = board.cells
         a_moves = board.to_move == 0
@@ -377,9 +375,9 @@ class PerfectPlayer(Agent):
 
         keep_cache: dict[str, bool] = {}
 
-        def keeps(k, dl):
+        def keeps(k, budget):
             if k not in keep_cache:
-                ans = o.keeps(child_cells[k], value, a_moves, dl, k)
+                ans = o.keeps(child_cells[k], value, a_moves, budget, k)
                 if ans is None:
                     raise _OutOfTime
                 keep_cache[k] = ans
@@ -390,27 +388,26 @@ class PerfectPlayer(Agent):
             tb = "random"  # every reply of the lost opponent keeps the value: all moves tie
             info["note"] = "mover wins: every opponent reply keeps the value, hardest = random"
         if board.ply >= self.exact_min_ply[tb]:
-            if board.ply < ENUMERATE_MIN_PLY and deadline is not None:
+            if board.ply < ENUMERATE_MIN_PLY and budget.limited:
                 # Expensive region: first secure a value-keeping move the way the plain solver finds
                 # one (its order, its fresh table), then give the exact tie-break the whole budget.
                 t = time.monotonic()
                 self._first_keeper(board, value, child_key, child_cells, keep_cache)
-                if not isinstance(deadline, NodeBudget):
-                    deadline += time.monotonic() - t
+                budget.extend(time.monotonic() - t)
             try:
                 if tb == "random":
                     if mover_lost:
                         info.update(move_source="tiebreak", exact=True, candidates=len(actions))
                         return int(rng.choice(actions))
                     if board.ply >= ENUMERATE_MIN_PLY:
-                        good = [a for a in actions if keeps(child_key[a], deadline)]
+                        good = [a for a in actions if keeps(child_key[a], budget)]
                         info.update(move_source="tiebreak", exact=True, candidates=len(good))
                         return int(rng.choice(good))
-                    a = self._first_random(actions, lambda a: keeps(child_key[a], deadline), rng)
+                    a = self._first_random(actions, lambda a: keeps(child_key[a], budget), rng)
                     info.update(move_source="tiebreak", exact=True)
                     return a
                 if tb == "margin":
-                    m = o.margin(cells, deadline)
+                    m = o.margin(cells, budget)
                     if m is None:
                         raise _OutOfTime
                     info["margin"] = m
@@ -420,9 +417,9 @@ class PerfectPlayer(Agent):
                         k = child_key[a]
                         if k not in best_cache:
                             if a_moves:
-                                ans = o.at_least(child_cells[k], m, deadline, k)
+                                ans = o.at_least(child_cells[k], m, budget, k)
                             else:
-                                ans = o.at_least(child_cells[k], m + 1, deadline, k)
+                                ans = o.at_least(child_cells[k], m + 1, budget, k)
                                 ans = None if ans is None else not ans
                             if ans is None:
                                 raise _OutOfTime
@@ -437,7 +434,7 @@ class PerfectPlayer(Agent):
                     info.update(move_source="tiebreak", exact=True)
                     return a
                 # hardest, mover not winning: count the opponent's value-keeping replies
-                return self._hardest(board, value, actions, child_key, child_cells, keeps, rng, deadline, info)
+                return self._hardest(board, value, actions, child_key, child_cells, keeps, rng, budget, info)
             except _OutOfTime:
                 pass
         return self._fallback(board, value, child_key, child_cells, keep_cache, rng, info)
@@ -450,7 +447,7 @@ class PerfectPlayer(Agent):
                 return int(actions[i])
         raise AssertionError("no action satisfies the predicate")  # a value-keeping move always exists
 
-    def _hardest(self, board, value, actions, child_key, child_cells, keeps, rng, deadline, info) -> int:
+    def _hardest(self, board, value, actions, child_key, child_cells, keeps, rng, budget, info) -> int:
         o = self.oracle
         opp_is_a = board.to_move == 1
         order = ordered_actions(board)
@@ -459,7 +456,7 @@ class PerfectPlayer(Agent):
         self._partial_counts = counts
         for a in order:
             k = child_key[a]
-            if k in counts or not keeps(k, deadline):
+            if k in counts or not keeps(k, budget):
                 continue
             child = child_cells[k]
             n = 0
@@ -468,7 +465,7 @@ class PerfectPlayer(Agent):
                 gc = cells_after(child, r)
                 gk = position_key(gc)
                 if gk not in seen:
-                    ans = o.keeps(gc, value, opp_is_a, deadline, gk)
+                    ans = o.keeps(gc, value, opp_is_a, budget, gk)
                     if ans is None:
                         raise _OutOfTime
                     seen[gk] = ans
@@ -504,7 +501,7 @@ class PerfectPlayer(Agent):
         for a in ordered_actions(board):
             k = child_key[a]
             if k not in keep_cache:
-                keep_cache[k] = self.oracle.keeps(child_cells[k], value, a_moves, None, k)
+                keep_cache[k] = self.oracle.keeps(child_cells[k], value, a_moves, key=k)
             if keep_cache[k]:
                 return int(a)
         raise AssertionError(f"no value-keeping move in {board.to_string()}")  # unreachable
