@@ -445,14 +445,11 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
         number = mv_num[depth, i]
         cell = mv_cell[depth, i]
         _place(cells, sums, emp, number, cell)
-        if a_to_move:
-            v = _search(max(alpha, best), beta, n_empty - 1, unused & ~(1 << (number - 1)),
-                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key, pref,
-                        tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
-        else:
-            v = _search(alpha, min(beta, best), n_empty - 1, unused & ~(1 << (number - 1)),
-                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key, pref,
-                        tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
+        child_alpha = max(alpha, best) if a_to_move else alpha
+        child_beta = beta if a_to_move else min(beta, best)
+        v = _search(child_alpha, child_beta, n_empty - 1, unused & ~(1 << (number - 1)),
+                    empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key, pref,
+                    tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
         _unplace(cells, sums, emp, number, cell)
         if stats[S_ABORTED]:
             return 0
@@ -598,6 +595,16 @@ def _load(board, cells, sums, emp):
 
 
 @njit(cache=True)
+def _fresh(board):
+    """A new incremental state of a board: (cells, sums, emp, n_empty, unused, empty_mask)."""
+    cells = np.zeros(16, np.int64)
+    sums = np.zeros(40, np.int64)
+    emp = np.zeros(40, np.int64)
+    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    return cells, sums, emp, n_empty, unused, empty_mask
+
+
+@njit(cache=True)
 def search_board(board, alpha, beta, cells, sums, emp, mv_num, mv_cell, mv_key, pref,
                  tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt):
     n_empty, unused, empty_mask = _load(board, cells, sums, emp)
@@ -656,10 +663,7 @@ def _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats):
 
 @njit(cache=True)
 def plain_alphabeta(board, alpha, beta, stats):
-    cells = np.zeros(16, np.int64)
-    sums = np.zeros(40, np.int64)
-    emp = np.zeros(40, np.int64)
-    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    cells, sums, emp, n_empty, unused, empty_mask = _fresh(board)
     return _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats)
 
 
@@ -687,10 +691,7 @@ def _minimax(n_empty, unused, empty_mask, cells, sums, emp):
 @njit(cache=True)
 def brute_force_margin(board):
     """Full minimax with no pruning at all: the independent check for small positions."""
-    cells = np.zeros(16, np.int64)
-    sums = np.zeros(40, np.int64)
-    emp = np.zeros(40, np.int64)
-    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    cells, sums, emp, n_empty, unused, empty_mask = _fresh(board)
     return _minimax(n_empty, unused, empty_mask, cells, sums, emp)
 
 
@@ -698,10 +699,7 @@ def brute_force_margin(board):
 def ordered_moves(board, to_move_is_a):
     """Every legal move of the board, best first for the side to move by the child's static bounds
     (the search's own ordering, without its pruning). Returns (numbers, cells)."""
-    cells = np.zeros(16, np.int64)
-    sums = np.zeros(40, np.int64)
-    emp = np.zeros(40, np.int64)
-    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    cells, sums, emp, n_empty, unused, empty_mask = _fresh(board)
     small = np.empty(17, np.int64)
     large = np.empty(17, np.int64)
     _prefix_tables(unused, small, large)

@@ -7,12 +7,9 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-import numpy as np
-
 from highway_env.core import CELLS, Board, HighwayError
-from highway_env.solver import kernel
 from highway_env.solver.opening_book import Book
-from highway_env.solver.solver import Solver
+from highway_env.solver.solver import Solver, ordered_actions
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, canonical_key, intersect,
                                       value_from_bounds)
 
@@ -241,11 +238,17 @@ class Oracle:
     def keeps(self, cells: Sequence[int], value: int, a_moved: bool, budget=NO_LIMIT,
               key: str | None = None) -> bool | None:
         """Does the child ``cells`` (after a move of A if ``a_moved``) keep the parent's ``value``?"""
+        if value == (-1 if a_moved else 1):
+            return True  # the mover was lost: every move keeps the value
+        return self.reaches(cells, value, a_moved, budget, key)
+
+    def reaches(self, cells: Sequence[int], t: int, a_moved: bool, budget=NO_LIMIT,
+                key: str | None = None) -> bool | None:
+        """Does the child ``cells`` still give the mover margin ``t``: at least t after a move of A
+        (``a_moved``), at most t after one of B?"""
         if a_moved:
-            return True if value == -1 else self.at_least(cells, value, budget, key)
-        if value == 1:
-            return True
-        ans = self.at_least(cells, value + 1, budget, key)
+            return self.at_least(cells, t, budget, key)
+        ans = self.at_least(cells, t + 1, budget, key)
         return None if ans is None else not ans
 
     def keeping_moves(self, board: Board, value: int, first_only: bool = False,
@@ -281,8 +284,3 @@ def cells_after(cells: Sequence[int], action: int) -> tuple[int, ...]:
     c[action % CELLS] = action // CELLS + 1
     return tuple(c)
 
-
-def ordered_actions(board: Board) -> list[int]:
-    """Every legal action, best first by the solver's static ordering for the side to move."""
-    nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
-    return [(int(n) - 1) * CELLS + int(c) for n, c in zip(nums, cells)]

@@ -12,33 +12,16 @@ value-keeping moves a tie-break picks one:
   equals): every grandchild is classified. When the mover is winning, every reply of the (lost)
   opponent keeps the value, so all moves tie and this is the random tie-break.
 
-Where the answers come from, cheapest first: an in-memory cache, the opening book
-(:mod:`highway_env.solver.opening_book`, the first plies, where the solver needs minutes), the persistent
-:class:`~highway_env.solver.store.PositionStore` (if given), then the exact :class:`Solver` (its
-transposition table persists across moves). Children equal up to symmetry are solved once. Every
-bound learned is cached, and written to the store for positions with at most ``store_max_ply``
-filled cells.
+Answers come from the :class:`~highway_env.solver.oracle.Oracle`: a cache, the opening book (the
+first plies, where the solver needs minutes), the optional position store, then the exact solver.
 
-Honest limits. The value of the position and one value-keeping move are always computed exactly,
-however long it takes: positions with one number placed that are not in the book take the solver
-~0.5-1 minute (more where A wins), two numbers placed seconds to a few minutes, three up to a
-minute, the empty board far longer. The shipped book (``highway_env/data/book.json.gz``) is what
-makes the first plies instant: every position at plies 0-1, A's answers at ply 2 along the proof,
-the value after every book move, and every ply-3 position a perfect B can face after A's winning
-or drawing first moves. Positions one ply past a book entry are bounded by it (a child of a position
-where A moved is worth at most the parent, where B moved at least), so after a losing first move and
-B's book reply every ply-3 position is known lost for A without a search. Build the book with
-:mod:`highway_env.solver.book`.
-
-The tie-break is exact only when affordable. It is attempted from ply ``exact_min_ply[tiebreak]``
-on (default: random 3, margin 5, hardest 7), within ``budget`` seconds (default 2) per move. Before
-plies where every child is cheap (< 8 filled), the player first secures one value-keeping move the
-way the plain solver finds one (first in the solver's move order), then gives the tie-break the
-budget. When the budget runs out, or the ply is earlier, it plays a value-keeping move found cheaply
-(the best candidate fully evaluated so far, else a value-keeping move already found, else the first
-in the solver's order) and sets ``last_info["exact"] = False``. Book positions use the book's moves
-(exact for "random" only when the book lists them all). So a move takes at most about: value +
-one value-keeping move + ``budget``.
+The value of the position and one value-keeping move are always computed exactly, however long it
+takes. The tie-break is attempted from ply ``exact_min_ply[tiebreak]`` on, within ``budget``
+seconds per move; before plies where every child is cheap, the player first secures a
+value-keeping move (the first in the solver's order), then gives the tie-break the budget. When
+the budget runs out, or the ply is earlier, it plays a value-keeping move found cheaply (the best
+candidate fully evaluated, else one already found, else the first in the solver's order) and sets
+``last_info["exact"] = False``. Book positions use the book's moves.
 
 Options for opponents that must answer fast from the start (the evaluation's perfect player):
 
@@ -47,16 +30,12 @@ Options for opponents that must answer fast from the start (the evaluation's per
   that runs out, plays the solver's first move in its static order and counts the move as
   *unproven* (``unproven_moves``; ``moves`` counts every move).
 - ``budget_nodes`` / ``early_budget_nodes`` (default None: the budgets are in seconds): the two
-  budgets counted in solver nodes instead. The searches under a node budget start from nothing
-  (:class:`~highway_env.solver.oracle.NodeBudget`), so the moves depend on the position and the
-  seed alone, not on the machine's speed or load: what the evaluation uses.
+  budgets counted in solver nodes instead (:class:`~highway_env.solver.oracle.NodeBudget`): the
+  moves then depend on the position and the seed alone, not on the machine: what the evaluation uses.
 - ``inherit_max_ply`` (default 0: off): after its own move to a position of value v (up to this
-  ply), the value of the position after any reply is bounded by v (the replier cannot do better);
-  a won position stays won whatever the loser replies, so e.g. after the book's 16@r0c3 the player
-  knows every ply-2 position is won without a search.
-- ``first_moves`` (default None): a ``proof/first_moves.json`` (complete or not) whose values of the
-  positions after A's first moves and B's refuting replies are loaded into the oracle: B's answer
-  to a first move listed there is then immediate.
+  ply), the value of the position after any reply is bounded by v (the replier cannot do better).
+- ``first_moves`` (default None): a ``proof/first_moves.json`` whose values after A's first moves
+  and B's refuting replies are loaded into the oracle.
 
 ``last_info`` after each ``act``: value, candidates (number of moves among which the tie-break chose,
 None when not enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source
@@ -97,6 +76,22 @@ OPPONENT_OPTIONS = {"budget_nodes": 300_000, "early_budget_nodes": 2_000_000, "i
 
 class _OutOfTime(Exception):
     pass
+
+
+def _memo(child_key: dict, child_cells: dict, cache: dict, question) -> Callable[[int], bool]:
+    """A predicate on actions asking ``question(child cells, child key)`` once per symmetry class of
+    the child (answers kept in ``cache``); a question the budget cannot answer raises _OutOfTime."""
+
+    def pred(action: int) -> bool:
+        k = child_key[action]
+        if k not in cache:
+            ans = question(child_cells[k], k)
+            if ans is None:
+                raise _OutOfTime
+            cache[k] = ans
+        return cache[k]
+
+    return pred
 
 
 def _default_game():
@@ -375,14 +370,10 @@ class PerfectPlayer(Agent):
 
         keep_cache: dict[str, bool] = {}
 
-        def keeps(k, budget):
-            if k not in keep_cache:
-                ans = o.keeps(child_cells[k], value, a_moves, budget, k)
-                if ans is None:
-                    raise _OutOfTime
-                keep_cache[k] = ans
-            return keep_cache[k]
+        def keeps_value(child, k):
+            return o.keeps(child, value, a_moves, budget, k)
 
+        keeps = _memo(child_key, child_cells, keep_cache, keeps_value)
         tb = self.tiebreak
         if tb == "hardest" and mover_wins:
             tb = "random"  # every reply of the lost opponent keeps the value: all moves tie
@@ -395,44 +386,22 @@ class PerfectPlayer(Agent):
                 self._first_keeper(board, value, child_key, child_cells, keep_cache)
                 budget.extend(time.monotonic() - t)
             try:
+                if tb == "random" and mover_lost:
+                    info.update(move_source="tiebreak", exact=True, candidates=len(actions))
+                    return int(rng.choice(actions))
                 if tb == "random":
-                    if mover_lost:
-                        info.update(move_source="tiebreak", exact=True, candidates=len(actions))
-                        return int(rng.choice(actions))
-                    if board.ply >= ENUMERATE_MIN_PLY:
-                        good = [a for a in actions if keeps(child_key[a], budget)]
-                        info.update(move_source="tiebreak", exact=True, candidates=len(good))
-                        return int(rng.choice(good))
-                    a = self._first_random(actions, lambda a: keeps(child_key[a], budget), rng)
-                    info.update(move_source="tiebreak", exact=True)
-                    return a
+                    return self._uniform(board, actions, keeps, rng, info)
                 if tb == "margin":
                     m = o.margin(cells, budget)
                     if m is None:
                         raise _OutOfTime
                     info["margin"] = m
-                    best_cache: dict[str, bool] = {}
 
-                    def best(a):
-                        k = child_key[a]
-                        if k not in best_cache:
-                            if a_moves:
-                                ans = o.at_least(child_cells[k], m, budget, k)
-                            else:
-                                ans = o.at_least(child_cells[k], m + 1, budget, k)
-                                ans = None if ans is None else not ans
-                            if ans is None:
-                                raise _OutOfTime
-                            best_cache[k] = ans
-                        return best_cache[k]
+                    def reaches_margin(child, k):
+                        return o.reaches(child, m, a_moves, budget, k)
 
-                    if board.ply >= ENUMERATE_MIN_PLY:
-                        good = [a for a in actions if best(a)]
-                        info.update(move_source="tiebreak", exact=True, candidates=len(good))
-                        return int(rng.choice(good))
-                    a = self._first_random(actions, best, rng)
-                    info.update(move_source="tiebreak", exact=True)
-                    return a
+                    best = _memo(child_key, child_cells, {}, reaches_margin)
+                    return self._uniform(board, actions, best, rng, info)
                 # hardest, mover not winning: count the opponent's value-keeping replies
                 return self._hardest(board, value, actions, child_key, child_cells, keeps, rng, budget, info)
             except _OutOfTime:
@@ -440,10 +409,16 @@ class PerfectPlayer(Agent):
         return self._fallback(board, value, child_key, child_cells, keep_cache, rng, info)
 
     @staticmethod
-    def _first_random(actions, pred: Callable[[int], bool], rng) -> int:
-        """Uniform among the actions satisfying pred: the first one in a random order."""
+    def _uniform(board: Board, actions, pred: Callable[[int], bool], rng, info) -> int:
+        """Uniform among the actions satisfying ``pred``: from ENUMERATE_MIN_PLY on all of them are
+        listed, earlier the first in a random order is taken (the same choice, cheaper)."""
+        if board.ply >= ENUMERATE_MIN_PLY:
+            good = [a for a in actions if pred(a)]
+            info.update(move_source="tiebreak", exact=True, candidates=len(good))
+            return int(rng.choice(good))
         for i in rng.permutation(len(actions)):
             if pred(actions[i]):
+                info.update(move_source="tiebreak", exact=True)
                 return int(actions[i])
         raise AssertionError("no action satisfies the predicate")  # a value-keeping move always exists
 
@@ -456,7 +431,7 @@ class PerfectPlayer(Agent):
         self._partial_counts = counts
         for a in order:
             k = child_key[a]
-            if k in counts or not keeps(k, budget):
+            if k in counts or not keeps(a):
                 continue
             child = child_cells[k]
             n = 0

@@ -407,27 +407,3 @@ def write_certificate(certificate: dict, path: str) -> None:
         '"replies": []', '"replies": [\n  ' + rows + '\n ]', 1)
     atomic_write_text(path, text + "\n")
 
-
-# The six cell orbits under the four symmetries, by their least cell (names for the table).
-CELL_ORBITS = {0: "0/15 (A corners)", 3: "3/12 (B corners)", 1: "1/4/11/14", 2: "2/7/8/13",
-               5: "5/10", 6: "6/9"}
-
-
-def first_moves_table(result: dict, certificate: dict | None = None) -> str:
-    """Markdown table of first-move values: a row per number, a column per cell orbit
-    (+1 A wins, 0 draw, -1 B wins, ? not yet solved); the proof's first move counts as solved."""
-    from highway_env.core import SYMMETRIES
-
-    moves = list(result["moves"])
-    if certificate is not None and certificate.get("threshold", 1) == 1:
-        moves.append({**certificate["first_move"], "value": 1})
-    value = {}
-    for m in moves:
-        for perm in SYMMETRIES.values():
-            value[(m["number"], perm[m["cell"]])] = m["value"]
-    head = "| number | " + " | ".join(CELL_ORBITS.values()) + " |"
-    lines = [head, "|" + "---|" * (len(CELL_ORBITS) + 1)]
-    for number in range(16, 0, -1):
-        cells = [value.get((number, cell)) for cell in CELL_ORBITS]
-        lines.append(f"| {number} | " + " | ".join("?" if v is None else f"{v:+d}" for v in cells) + " |")
-    return "\n".join(lines)

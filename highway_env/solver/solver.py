@@ -98,6 +98,12 @@ def as_board(position) -> Board:
                                                     else ""))
 
 
+def ordered_actions(board: Board) -> list[int]:
+    """Every legal action, best first by the solver's static ordering for the side to move."""
+    nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
+    return [encode_action(int(n), int(c)) for n, c in zip(nums, cells)]
+
+
 class LimitReached(Exception):
     """Raised inside the solver when the node or time budget runs out."""
 
@@ -189,14 +195,10 @@ class Solver:
                 lower = guess
         return lower
 
-    def _ordered_children(self, board: Board) -> list[int]:
-        nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
-        return [encode_action(int(n), int(c)) for n, c in zip(nums, cells)]
-
     def _best_move(self, board: Board, value: int, budget: _Budget) -> int:
         """The first move, in search order, whose child keeps ``value``."""
         a_to_move = board.to_move == 0
-        for action in self._ordered_children(board):
+        for action in ordered_actions(board):
             child = board.apply(action)
             if a_to_move:
                 keeps = self._at_least(child, value, budget) if value > -1 else True
@@ -289,7 +291,7 @@ class Solver:
             return None
         budget = _Budget(None, None)
         holds = self._at_least(board, threshold, budget)
-        for action in self._ordered_children(board):
+        for action in ordered_actions(board):
             if self._at_least(board.apply(action), threshold, budget) == holds:
                 return action
         return None
