@@ -78,17 +78,8 @@ class Book:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def __contains__(self, board) -> bool:
-        return self._key(board) in self.entries
-
-    @staticmethod
-    def _key(board) -> str:
-        if isinstance(board, str):
-            return board
-        return canonical_key(board)
-
-    def entry(self, board) -> BookEntry | None:
-        return self.entries.get(self._key(board))
+    def entry(self, board: Board) -> BookEntry | None:
+        return self.entries.get(canonical_key(board))
 
     def bounds(self, key: str) -> tuple[int, int] | None:
         e = self.entries.get(key)
@@ -119,7 +110,7 @@ class Book:
 
     # -- building
     def add(self, board_or_key, lo: int = UNKNOWN_LO, hi: int = UNKNOWN_HI, moves: Iterable[int] = (),
-            all_moves: bool = False, frame: Board | None = None) -> BookEntry:
+            all_moves: bool = False) -> BookEntry:
         """Merge bounds and moves into the entry of a position. ``moves`` are in the frame of
         ``board_or_key`` when it is a Board (they are mapped to the canonical frame), else canonical."""
         if isinstance(board_or_key, Board):

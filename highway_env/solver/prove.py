@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from highway_env.core import Board, HighwayError, decode_action
 from highway_env.atomic_files import atomic_write_text
+from highway_env.parent_watch import exit_with_parent
 from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_row, predicted_wall
 
 
@@ -35,27 +36,12 @@ from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_
 _SOLVER = None
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this worker when its parent ends: the search is compiled code that holds
-    the interpreter, so no Python-level watcher could run; elsewhere this is a no-op."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux
-        pass
-
-
 def _init_worker(tt_bits: int, parent_pid: int | None = None) -> None:
     global _SOLVER
     if parent_pid is not None:  # a local worker process (not a Ray task, not the tests' direct call)
         # Ctrl-C reaches the whole process group: the driver alone handles it, so workers print nothing
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _die_with_parent()
-        if os.getppid() != parent_pid:  # the parent died before prctl took effect
-            os._exit(1)
+        exit_with_parent(parent_pid)  # the search holds the interpreter: the kernel must kill it
     from highway_env.solver.solver import Solver
 
     _SOLVER = Solver(tt_bits=tt_bits)

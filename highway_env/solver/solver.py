@@ -28,10 +28,6 @@ from highway_env.solver import kernel
 INF = kernel.INF
 
 
-def sign(x: int) -> int:
-    return (x > 0) - (x < 0)
-
-
 @dataclass
 class MoveValue:
     action: int
