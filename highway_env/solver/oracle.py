@@ -154,12 +154,8 @@ class Oracle:
             return UNKNOWN_LO, UNKNOWN_HI
         lo, hi = UNKNOWN_LO, UNKNOWN_HI
         a_moved_last = ply % 2 == 1  # the parent has ply - 1 filled cells; A moves at even plies
-        for i, v in enumerate(cells):
-            if v == 0:
-                continue
-            parent = list(cells)
-            parent[i] = 0
-            pb = self.book.bounds(position_key(parent))
+        for parent in parent_keys(cells):
+            pb = self.book.bounds(parent)
             if pb is None:
                 continue
             if a_moved_last:
@@ -271,6 +267,15 @@ class Oracle:
                 if first_only:
                     break
         return out
+
+
+def parent_keys(cells: Sequence[int]):
+    """The keys of the positions one move before ``cells`` (each filled cell taken back in turn)."""
+    for i, v in enumerate(cells):
+        if v:
+            parent = list(cells)
+            parent[i] = 0
+            yield position_key(parent)
 
 
 def _counted_margin(solver: Solver, board: Board, **limits) -> tuple[int | None, int]:

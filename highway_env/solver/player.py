@@ -55,7 +55,8 @@ import numpy as np
 from agents.base import Agent
 from highway_env.core import CELLS, SYMMETRIES, Board, HighwayError, transform_action
 from highway_env.solver.opening_book import Book, load_book
-from highway_env.solver.oracle import Deadline, Oracle, cells_after, ordered_actions, position_key  # noqa: F401
+from highway_env.solver.oracle import (Deadline, Oracle, cells_after, ordered_actions, parent_keys,  # noqa: F401
+                                      position_key)
 from highway_env.solver.solver import Solver
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bounds_from_value, open_store,
                                       value_from_bounds)
@@ -287,17 +288,14 @@ class PerfectPlayer(Agent):
         if board.ply > self.inherit_max_ply or not self._after:
             return
         we_are_a = board.to_move == 0
-        for c in range(len(board.cells)):
-            if board.cells[c]:
-                parent = list(board.cells)
-                parent[c] = 0
-                v = self._after.get(position_key(parent))
-                if v is None:
-                    continue
-                if we_are_a and v >= 0:
-                    self.oracle.record(board.cells, v, UNKNOWN_HI)
-                elif not we_are_a and v <= 0:
-                    self.oracle.record(board.cells, UNKNOWN_LO, v)
+        for parent in parent_keys(board.cells):
+            v = self._after.get(parent)
+            if v is None:
+                continue
+            if we_are_a and v >= 0:
+                self.oracle.record(board.cells, v, UNKNOWN_HI)
+            elif not we_are_a and v <= 0:
+                self.oracle.record(board.cells, UNKNOWN_LO, v)
 
     def _remember(self, board: Board, action: int, value) -> None:
         if value is None or board.ply + 1 > self.inherit_max_ply:

@@ -24,6 +24,7 @@ import numpy as np
 
 from highway_env.core import Board, HighwayError, decode_action, encode_action, parse_board
 from highway_env.solver import kernel
+from highway_env.solver.store import canonical_key
 
 INF = kernel.INF
 
@@ -250,11 +251,11 @@ class Solver:
     def _move_values(self, board: Board, margin: bool, budget: _Budget) -> list[MoveValue]:
         """Every legal move with its value (and margin), in action order; children that are the same
         position up to symmetry are solved once."""
-        seen: dict[Board, MoveValue] = {}
+        seen: dict[str, MoveValue] = {}
         out = []
         for action in sorted(board.legal_actions()):
             child = board.apply(action)
-            key = child.canonical()
+            key = canonical_key(child)
             if key not in seen:
                 value = self._value(child, budget)
                 m = self._margin(child, budget, value) if margin else None

@@ -7,7 +7,7 @@ turns bounds into a game value). Writes are merged in SQL (the intersection of o
 several processes may share one file (WAL mode, a busy timeout, writes buffered and committed
 ``batch_size`` at a time); bounds that do not intersect raise :class:`StoreConflictError`.
 
-Each row records the :data:`~highway_env.solver.version.SOLVER_VERSION` that wrote it and a checksum
+Each row records the :data:`SOLVER_VERSION` that wrote it and a checksum
 of (key, lo, hi, version): a row from another solver version or with a wrong checksum (an edit, damage)
 is ignored on reading and replaced on the next write. An unreadable file raises
 :class:`StoreCorruptError` naming it, or with ``reset_if_corrupt=True`` is moved aside.
@@ -33,8 +33,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from highway_env.core import SYMMETRIES, Board, HighwayError, inverse_perm
-from highway_env.solver.version import SOLVER_VERSION
 
+#: The version of the solver's results: bump it whenever a change could alter what the search
+#: returns, so that stores ignore the entries an older solver wrote.
+SOLVER_VERSION = 1
 #: Bounds meaning "nothing known" (the solver's infinity; real margins are far inside).
 UNKNOWN_LO, UNKNOWN_HI = -1000, 1000
 
