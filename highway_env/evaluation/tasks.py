@@ -116,7 +116,7 @@ def get_agent(spec: str, perfect: dict):
 
 def _positions(path):
     if ("ps", path) not in _CACHE:
-        from highway_env.evaluation.positions import load_positions
+        from highway_env.evaluation.position_set import load_positions
 
         _CACHE[("ps", path)] = load_positions(path)
     return _CACHE[("ps", path)]

@@ -218,14 +218,11 @@ class PositionStore:
                 raise StoreError(f"position store {self.path!r} does not exist (opened read-only)")
             if not self.readonly:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        read_only_uri = self.readonly and not memory
+        target = Path(self.path).resolve().as_uri() + "?mode=ro" if read_only_uri else self.path
         try:
-            if self.readonly and not memory:
-                uri = Path(self.path).resolve().as_uri() + "?mode=ro"
-                conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, check_same_thread=False,
-                                       isolation_level=None)
-            else:
-                conn = sqlite3.connect(self.path, timeout=self.timeout, check_same_thread=False,
-                                       isolation_level=None)
+            conn = sqlite3.connect(target, uri=read_only_uri, timeout=self.timeout, check_same_thread=False,
+                                   isolation_level=None)
         except sqlite3.Error as e:
             raise StoreError(f"cannot open position store {self.path!r}: {e}") from e
         self._conn = conn
