@@ -421,7 +421,8 @@ def _values_only(boards: list, values: list, source: int, sources) -> PositionSe
 def _joined(first: PositionSet, second: PositionSet, sources, meta: dict) -> PositionSet:
     """The positions of both sets, ordered by ply (stable)."""
     fields = ("boards", "ply", "values", "margins", "value", "margin", "source")
-    both = PositionSet(*(np.concatenate([getattr(first, f), getattr(second, f)]) for f in fields), sources, meta)
+    both = PositionSet(*(np.concatenate([getattr(first, f), getattr(second, f)]) for f in fields),
+                       sources, meta)
     return both.subset(np.lexsort((np.arange(len(both)), both.ply)))
 
 

@@ -84,7 +84,9 @@ def _ply(cells: Sequence[int]) -> int:
 class Oracle:
     """Exact answers about positions from a cache, a book, a store and a solver; every bound learned
     is cached (and stored for plies <= ``store_max_ply``). ``budget`` arguments are a
-    :class:`Deadline` or a :class:`NodeBudget` (default: no limit); a search cut by one returns None."""
+    :class:`Deadline` or a :class:`NodeBudget` (default: no limit), asked only through their common
+    interface (``fresh``, ``solver``, ``limited``, ``limits``, ``spend``, ``extend``); a search cut by
+    one returns None."""
 
     def __init__(self, book: Book | None = None, store: PositionStore | None = None,
                  solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,

@@ -55,8 +55,8 @@ import numpy as np
 from agents.base import Agent
 from highway_env.core import CELLS, SYMMETRIES, Board, HighwayError, transform_action
 from highway_env.solver.opening_book import Book, load_book
-from highway_env.solver.oracle import (Deadline, Oracle, cells_after, ordered_actions, parent_keys,  # noqa: F401
-                                      position_key)
+from highway_env.solver.oracle import (Deadline, Oracle, cells_after, ordered_actions,  # noqa: F401
+                                      parent_keys, position_key)
 from highway_env.solver.solver import Solver
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bounds_from_value, open_store,
                                       value_from_bounds)
@@ -456,7 +456,7 @@ class PerfectPlayer(Agent):
     def _fallback(self, board, value, child_key, child_cells, keep_cache, rng, info) -> int:
         """A value-keeping move found cheaply (no deadline: correctness first)."""
         info.update(move_source="fallback", exact=False, fallback_at=time.monotonic())
-        counts = getattr(self, "_partial_counts", None)
+        counts = self._partial_counts
         self._partial_counts = None
         if self.tiebreak == "hardest" and counts:
             # the best among the children fully counted (counts that stopped early are > best)
