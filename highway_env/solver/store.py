@@ -312,9 +312,6 @@ class PositionStore:
         b = self.get(board)
         return None if b is None else value_from_bounds(*b)
 
-    def __contains__(self, board) -> bool:
-        return self.get(board) is not None
-
     def __len__(self) -> int:
         with self._lock:
             self.flush()
