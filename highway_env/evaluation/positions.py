@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import atomic_write_bytes
+from highway_env.cli_args import positive_int
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
 from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH, VERSION,  # noqa: F401
                                                   PositionSet, PositionSetError, load_positions, save_positions)
@@ -584,16 +585,16 @@ def main(argv=None) -> int:
                    help="positions per ply as PLY=COUNT,... (default: the shipped set's targets "
                         + ",".join(f"{k}={v}" for k, v in DEFAULT_PER_PLY.items()) + "; with --strong "
                         + ",".join(f"{k}={v}" for k, v in STRONG_PER_PLY.items()) + ")")
-    b.add_argument("--games-per-source", type=int, default=None,
+    b.add_argument("--games-per-source", type=positive_int, default=None,
                    help="games played by each source to draw candidates from (default: 1000, with --strong 400)")
-    b.add_argument("--perfect-games", type=int, default=400,
+    b.add_argument("--perfect-games", type=positive_int, default=400,
                    help="games of the (slower) noisy-perfect source (default: %(default)s)")
     b.add_argument("--seed", type=int, default=1, help="random seed of the drawing (default: %(default)s)")
-    b.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+    b.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores, %(default)s)")
     b.add_argument("--margin-min-ply", type=int, default=DEFAULT_MARGIN_MIN_PLY,
                    help="label exact margins of every move from this ply on (default: %(default)s)")
-    b.add_argument("--chunk", type=int, default=200, help="positions per labelling task at plies >= 6 "
+    b.add_argument("--chunk", type=positive_int, default=200, help="positions per labelling task at plies >= 6 "
                                                           "(default: %(default)s)")
     b.add_argument("--first-moves", default="proof/first_moves.json",
                    help="values of the first moves; ply 0 is included only if this file is complete "
@@ -623,15 +624,12 @@ def main(argv=None) -> int:
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("check", help="re-solve a random sample and compare with the stored labels")
     c.add_argument("file", nargs="?", default=str(DEFAULT_PATH))
-    c.add_argument("--sample", type=int, default=50, help="positions to re-solve (default: %(default)s)")
+    c.add_argument("--sample", type=positive_int, default=50, help="positions to re-solve (default: %(default)s)")
     args = p.parse_args(argv)
     try:
         if args.cmd == "build":
             v2 = args.strong
             args.games_per_source = args.games_per_source or (400 if v2 else 1000)
-            for name in ("games_per_source", "workers", "chunk"):
-                if getattr(args, name) < 1:
-                    p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
             out = Path(args.out or (V2_PATH if v2 else DEFAULT_PATH))
             refuse_shipped(out, allowed=args.out is not None or args.force)
             ps = build(out, Path(args.work or f"build/positions-v{2 if v2 else 1}"),
@@ -640,7 +638,7 @@ def main(argv=None) -> int:
                        progress=not args.no_progress, perfect_games=args.perfect_games, strong=v2)
             print(json.dumps(ps.meta, indent=1))
         elif args.cmd == "add-early":
-            from highway_env.solver.book import load_book
+            from highway_env.solver.opening_book import load_book
 
             refuse_shipped(args.out or args.file or DEFAULT_PATH,
                            allowed=args.out is not None or args.file is not None or args.force)
