@@ -57,7 +57,7 @@ SHARED = np.array([[PATH_MASK[q] & PATH_MASK[20 + p] for p in range(20)] for q i
 SYM_INV = np.array([[list(perm).index(j) for j in range(16)] for perm in SYMMETRIES.values()], dtype=np.int64)
 
 # stats array slots
-S_NODES, S_ABORTED, S_NODE_LIMIT, S_DEADLINE, S_TT_HITS, S_TT_STORES, S_ETC_CUTS = range(7)
+S_NODES, S_ABORTED, S_NODE_LIMIT, S_DEADLINE = range(4)
 
 
 def new_context(tt_bits: int = 22):
@@ -241,7 +241,7 @@ def _bucket(k1, k2, nbuckets):
 
 
 @njit(cache=True)
-def _tt_probe(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2):
+def _tt_probe(tt_k1, tt_k2, tt_empty, k1, k2):
     """Slot index of the key, or -1."""
     base = _bucket(k1, k2, tt_k1.shape[0] // 2)
     for i in range(base, base + 2):
@@ -410,9 +410,8 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
     with_tt = use_tt and n_empty >= TT_MIN_EMPTY
     if with_tt:
         k1, k2 = canonical_key(cells)
-        slot = _tt_probe(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2)
+        slot = _tt_probe(tt_k1, tt_k2, tt_empty, k1, k2)
         if slot >= 0:
-            stats[S_TT_HITS] += 1
             if tt_lo[slot] > lo:
                 lo = tt_lo[slot]
             if tt_hi[slot] < hi:
@@ -429,7 +428,7 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
     decided = best >= beta if a_to_move else best <= alpha
     if with_tt and not decided and n_empty > ETC_MIN_EMPTY:
         best, decided = _etc(a_to_move, alpha, beta, best, nmoves, mv_num[depth], mv_cell[depth], cells,
-                             tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats)
+                             tt_k1, tt_k2, tt_lo, tt_hi, tt_empty)
     for i in range(nmoves):
         if decided:
             break
@@ -473,13 +472,11 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
             _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, best, hi)
         else:
             _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, best, best)
-        stats[S_TT_STORES] += 1
     return best
 
 
 @njit(cache=True)
-def _etc(a_to_move, alpha, beta, best, nmoves, mv_num, mv_cell, cells, tt_k1, tt_k2, tt_lo, tt_hi, tt_empty,
-         stats):
+def _etc(a_to_move, alpha, beta, best, nmoves, mv_num, mv_cell, cells, tt_k1, tt_k2, tt_lo, tt_hi, tt_empty):
     """Enhanced transposition cut-off: a child the table already settles against the window decides
     the node with no search. Children are reached by many move orders (a position does not record
     who placed which number), so a sibling's subtree has often proven one. Returns (best, decided)."""
@@ -487,14 +484,12 @@ def _etc(a_to_move, alpha, beta, best, nmoves, mv_num, mv_cell, cells, tt_k1, tt
         cells[mv_cell[i]] = mv_num[i]
         k1, k2 = canonical_key(cells)
         cells[mv_cell[i]] = 0
-        slot = _tt_probe(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2)
+        slot = _tt_probe(tt_k1, tt_k2, tt_empty, k1, k2)
         if slot < 0:
             continue
         if a_to_move and tt_lo[slot] >= beta:
-            stats[S_ETC_CUTS] += 1
             return max(best, np.int64(tt_lo[slot])), True
         if not a_to_move and tt_hi[slot] <= alpha:
-            stats[S_ETC_CUTS] += 1
             return min(best, np.int64(tt_hi[slot])), True
     return best, False
 
