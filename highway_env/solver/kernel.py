@@ -57,7 +57,7 @@ SHARED = np.array([[PATH_MASK[q] & PATH_MASK[20 + p] for p in range(20)] for q i
 SYM_INV = np.array([[list(perm).index(j) for j in range(16)] for perm in SYMMETRIES.values()], dtype=np.int64)
 
 # stats array slots
-S_NODES, S_ABORTED, S_NODE_LIMIT, S_DEADLINE = range(4)
+S_NODES, S_ABORTED, S_NODE_LIMIT, S_DEADLINE, S_ETC_CUTS = range(5)
 
 
 def new_context(tt_bits: int = 22):
@@ -428,7 +428,7 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
     decided = best >= beta if a_to_move else best <= alpha
     if with_tt and not decided and n_empty > ETC_MIN_EMPTY:
         best, decided = _etc(a_to_move, alpha, beta, best, nmoves, mv_num[depth], mv_cell[depth], cells,
-                             tt_k1, tt_k2, tt_lo, tt_hi, tt_empty)
+                             tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats)
     for i in range(nmoves):
         if decided:
             break
@@ -476,7 +476,8 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
 
 
 @njit(cache=True)
-def _etc(a_to_move, alpha, beta, best, nmoves, mv_num, mv_cell, cells, tt_k1, tt_k2, tt_lo, tt_hi, tt_empty):
+def _etc(a_to_move, alpha, beta, best, nmoves, mv_num, mv_cell, cells, tt_k1, tt_k2, tt_lo, tt_hi, tt_empty,
+         stats):
     """Enhanced transposition cut-off: a child the table already settles against the window decides
     the node with no search. Children are reached by many move orders (a position does not record
     who placed which number), so a sibling's subtree has often proven one. Returns (best, decided)."""
@@ -488,8 +489,10 @@ def _etc(a_to_move, alpha, beta, best, nmoves, mv_num, mv_cell, cells, tt_k1, tt
         if slot < 0:
             continue
         if a_to_move and tt_lo[slot] >= beta:
+            stats[S_ETC_CUTS] += 1
             return max(best, np.int64(tt_lo[slot])), True
         if not a_to_move and tt_hi[slot] <= alpha:
+            stats[S_ETC_CUTS] += 1
             return min(best, np.int64(tt_hi[slot])), True
     return best, False
 
