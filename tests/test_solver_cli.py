@@ -159,17 +159,6 @@ def test_prove_runs_on_a_local_ray_instance():
     assert cert["replies_total"] == len(first.legal_actions())
 
 
-def test_first_moves_table_spreads_values_over_symmetric_cells():
-    from highway_env.solver.prove import first_moves_table
-
-    table = first_moves_table({"moves": [{"number": 16, "cell": 0, "value": -1}]},
-                              {"threshold": 1, "first_move": {"number": 1, "cell": 5}})
-    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
-    assert rows["16"].split("|")[2].strip() == "-1" and rows["16"].count("?") == 5
-    assert rows["1"].split("|")[6].strip() == "+1"  # cell 5's orbit column
-    assert len(rows) == 16
-
-
 def test_first_move_values_take_the_certificate_move_without_reproving(tmp_path):
     root, _ = _small_root(2)
     config = ProofConfig(workers=1, tt_bits=12, root=root)

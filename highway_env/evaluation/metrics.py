@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from highway_env.evaluation.positions import ILLEGAL, UNKNOWN, PositionSet
+from highway_env.evaluation.position_set import ILLEGAL, UNKNOWN, PositionSet
 
 
 def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -1,42 +1,20 @@
-"""The held-out position set: positions from varied play, each labelled by the exact solver.
+"""Drawing and solver-labelling the held-out position set (its reader: :mod:`.position_set`).
 
-The file format and its reader: :mod:`highway_env.evaluation.position_set` (its names are
-re-exported here).
+``build`` plays games from the empty board with four kinds of players and takes every position as
+a candidate: ``random`` (uniform legal moves), ``mcts`` (``mcts:64``, 10 % random moves), ``az``
+(the shipped AlphaZero policy, argmax, 15 % random moves) and ``perfect`` (the AlphaZero policy with
+30 % random moves up to ply 6, then the solver's move with 20 % random moves; fewer games).
+Candidates are deduplicated modulo symmetry; per ply up to ``--per-ply`` are taken, balanced across
+the sources, and each is labelled by the exact solver (every move's value; margins from
+``margin_min_ply``). It covers plies 4-15, and ply 0 when ``--first-moves`` is complete.
 
-How it is drawn (``build``): games are played from the empty board by four kinds of players, and
-every position of every game is a candidate:
+``add-early`` fills plies 0-3, where one position needs ~200 solves of the next ply: ply 0 from the
+first-moves table, plies 1-3 from the opening book (its positions and the children of the positions
+after its ply-1 replies), labelled from the book, its parent bounds, or the solver (a few per ply).
 
-- ``random``: uniformly random legal moves;
-- ``mcts``: rollout MCTS (``mcts:64``) with 10 % random moves;
-- ``az``: the shipped AlphaZero network's policy (``agents.load_pretrained(simulations=0)``, argmax)
-  with 15 % random moves;
-- ``perfect``: the AlphaZero policy with 30 % random moves up to ply 6, then the solver's
-  value-keeping move (its move order) with 20 % random moves; fewer games (``--perfect-games``),
-  the round robin over sources then takes more from the others (the "perfect with noise" games).
-
-Candidates are deduplicated modulo the four symmetries (``Board.canonical()``), and per ply up to
-``--per-ply`` targets are taken, balanced across the sources (round robin over each source's
-shuffled candidates). Every chosen position is then labelled by :class:`highway_env.solver.Solver`
-(``solve(moves=True, margin=ply >= margin_min_ply)``). ``build`` covers plies 4-15 (and ply 0 when
-``--first-moves`` gives the values of the 96 first moves).
-
-Plies 0-3 (``add-early``, source ``book``): a position there needs ~200 solves of the next ply, which
-takes hours at ply 1-2, so they come from the opening book instead: ply 0 from the first-moves table;
-at plies 1-3 the book's positions and the children of the positions after its ply-1 replies
-(positions off the perfect lines: A's every alternative at ply 2 after a winning or drawing first
-move). Every move is labelled from the book, its parent bounds (where the mover is lost every move
-keeps the value), or the solver (``--solve-per-ply``, default 30 positions at ply 3). In the
-shipped set: ply 0: 1 position (critical), ply 1: 3 (after A's winning first moves: none critical,
-B is lost), ply 2: 94 (5 critical), ply 3: 429 (28 critical).
-
-Set v2 (``build --strong``, ``highway_env/data/positions_v2.npz``, ``meta["version"]`` 2): the same
-format and labelling, drawn from strong play instead (STRONG_SOURCES: the shipped AlphaZero with a
-PUCT search against itself and against the perfect player, 10 % random moves so lines diverge),
-plies 5-11, leaving out every position of v1. A harder yardstick: the positions a strong opponent
-leads to, reported by ``evaluate.py`` beside v1 and never used in training.
-
-Per-ply counts, sources and labelling time are in ``meta`` and printed by
-``python -m highway_env.evaluation.positions info``.
+Set v2 (``build --strong``, ``meta["version"]`` 2): the same format drawn from strong play
+(STRONG_SOURCES: the shipped AlphaZero with search against itself and against the perfect player,
+10 % random moves), plies 5-11, without v1's positions: a harder yardstick, never used in training.
 
 Commands (``--help`` explains each flag)::
 
@@ -60,9 +38,11 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import atomic_write_bytes
+from highway_env.cli_args import positive_int
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
 from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH, VERSION,  # noqa: F401
                                                   PositionSet, PositionSetError, load_positions, save_positions)
+from highway_env.evaluation.tasks import pool_worker_init
 from highway_env.shipped import refuse_shipped
 
 SOURCES = ("random", "mcts", "az", "perfect")
@@ -104,14 +84,19 @@ def label_position(solver, cells, with_margin: bool) -> tuple[np.ndarray, np.nda
 _SOLVER = None
 
 
+def _solver():
+    """This worker's solver (its transposition table is kept between tasks)."""
+    global _SOLVER
+    if _SOLVER is None:
+        from highway_env.solver import Solver
+
+        _SOLVER = Solver()
+    return _SOLVER
+
+
 def _label_chunk(args):
     """Worker: label one chunk, write it to ``path`` (npz), return its timing."""
     path, boards, margin_min_ply = args
-    global _SOLVER
-    from highway_env.solver import Solver
-
-    if _SOLVER is None:
-        _SOLVER = Solver()
     t0 = time.monotonic()
     n = len(boards)
     values = np.empty((n, NUM_ACTIONS), np.int8)
@@ -120,7 +105,7 @@ def _label_chunk(args):
     margin = np.empty(n, np.int8)
     for i, cells in enumerate(boards):
         ply = int((cells != 0).sum())
-        values[i], margins[i], value[i], margin[i] = label_position(_SOLVER, cells, ply >= margin_min_ply)
+        values[i], margins[i], value[i], margin[i] = label_position(_solver(), cells, ply >= margin_min_ply)
     seconds = time.monotonic() - t0
     buf = io.BytesIO()
     np.savez(buf, values=values, margins=margins, value=value, margin=margin, seconds=np.float64(seconds))
@@ -154,11 +139,7 @@ def _perfect_games(args):
     import agents
     from agents.game import sample_legal
     from agents.registry import get_game
-    from highway_env.solver import Solver
 
-    global _SOLVER
-    if _SOLVER is None:
-        _SOLVER = Solver()
     game = get_game("highway")
     rng = np.random.default_rng(seed)
     az = agents.load_pretrained(simulations=0, seed=seed)
@@ -169,7 +150,7 @@ def _perfect_games(args):
         out = sample_legal(game.legal_masks(states), rng)
         for i in range(len(states)):
             if rng.random() >= 0.2:
-                out[i] = _SOLVER.solve(Board(tuple(int(v) for v in states[i]))).best
+                out[i] = _solver().solve(Board(tuple(int(v) for v in states[i]))).best
         return out
 
     return _play(game, n, policy, rng)
@@ -341,7 +322,7 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
     work.mkdir(parents=True, exist_ok=True)
     t_start = time.monotonic()
     ctx = mp.get_context("spawn")
-    pool = ctx.Pool(workers, initializer=_worker_init) if workers > 1 else None
+    pool = ctx.Pool(workers, initializer=pool_worker_init) if workers > 1 else None
     try:
         sel_path = work / "selection.npz"
         if sel_path.exists():
@@ -397,24 +378,10 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
             values[i:j], margins[i:j], value[i:j], margin[i:j] = z["values"], z["margins"], z["value"], z["margin"]
             p = int(plies[i])
             label_seconds[p] = label_seconds.get(p, 0.0) + float(z["seconds"])
-    parts, ply_list, src_list = [boards], [plies], [source]
-    vals, mars, v1, m1 = [values], [margins], [value], [margin]
+    ps = PositionSet(boards, plies, values, margins, value, margin, source, sources, {})
     fm = load_first_moves(first_moves) if first_moves and not strong else None
     if fm is not None:
-        parts.append(np.zeros((1, CELLS), np.int8))
-        ply_list.append(np.zeros(1, np.int8))
-        src_list.append(np.zeros(1, np.int8))
-        row = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
-        for a, v in fm.items():
-            row[a] = v
-        vals.append(row[None])
-        mars.append(np.where(row == ILLEGAL, ILLEGAL, UNKNOWN).astype(np.int8)[None])
-        v1.append(np.array([row.max()], np.int8))
-        m1.append(np.array([UNKNOWN], np.int8))
-    ps = PositionSet(np.concatenate(parts), np.concatenate(ply_list), np.concatenate(vals), np.concatenate(mars),
-                     np.concatenate(v1), np.concatenate(m1), np.concatenate(src_list), sources, {})
-    order = np.lexsort((np.arange(len(ps)), ps.ply))
-    ps = ps.subset(order)
+        ps = _joined(ps, _values_only([Board()], [_root_row(fm)], 0, sources), sources, {})
     ps.meta = {
         "format": "highway-position-set", "version": 2 if strong else VERSION, "seed": seed, "games_per_source": games_per_source, "perfect_games": perfect_games,
         "per_ply_target": {str(k): v for k, v in sorted(per_ply.items())}, "margin_min_ply": margin_min_ply,
@@ -431,6 +398,35 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
     return ps
 
 
+def _root_row(first_moves: dict[int, int]) -> np.ndarray:
+    """The empty board's move values (256,) from :func:`load_first_moves`."""
+    row = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
+    for a, v in first_moves.items():
+        row[a] = v
+    return row
+
+
+def _values_only(boards: list, values: list, source: int, sources) -> PositionSet:
+    """Positions labelled with their moves' values alone (no margins); the value is the mover's best."""
+    boards = np.array([b.cells for b in boards], np.int8).reshape(-1, CELLS)
+    values = np.array(values, np.int8).reshape(-1, NUM_ACTIONS)
+    legal = values != ILLEGAL
+    plies = (boards != 0).sum(axis=1).astype(np.int8)
+    best, worst = np.where(legal, values, -9).max(axis=1), np.where(legal, values, 9).min(axis=1)
+    n = len(boards)
+    return PositionSet(boards, plies, values, np.where(legal, UNKNOWN, ILLEGAL).astype(np.int8),
+                       np.where(plies % 2 == 0, best, worst).astype(np.int8), np.full(n, UNKNOWN, np.int8),
+                       np.full(n, source, np.int8), sources, {})
+
+
+def _joined(first: PositionSet, second: PositionSet, sources, meta: dict) -> PositionSet:
+    """The positions of both sets, ordered by ply (stable)."""
+    fields = ("boards", "ply", "values", "margins", "value", "margin", "source")
+    both = PositionSet(*(np.concatenate([getattr(first, f), getattr(second, f)]) for f in fields),
+                       sources, meta)
+    return both.subset(np.lexsort((np.arange(len(both)), both.ply)))
+
+
 # ----------------------------------------------------------------------------- early plies (0-3)
 
 EARLY_PLIES = (0, 1, 2, 3)
@@ -440,8 +436,10 @@ BOOK_SOURCE = "book"
 def label_early(board: Board, oracle, deadline: float | None) -> np.ndarray | None:
     """Values (256,) of every move of an early position from the book (and its parent bounds), else
     the solver; None if a solve did not finish by ``deadline`` (time.monotonic())."""
-    from highway_env.solver.store import value_from_bounds
+    from highway_env.solver.oracle import Deadline
+    from highway_env.solver.store import canonical_key, value_from_bounds
 
+    budget = Deadline(deadline)
     values = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
     value = value_from_bounds(*oracle.known(board.cells))
     mover_lost = value is not None and value == (1 if board.to_move == 1 else -1)
@@ -451,9 +449,9 @@ def label_early(board: Board, oracle, deadline: float | None) -> np.ndarray | No
             values[a] = value
             continue
         child = board.apply(a)
-        key = child.canonical().to_string()
+        key = canonical_key(child)
         if key not in seen:
-            v = oracle.value(child.cells, deadline=deadline, key=key)
+            v = oracle.value(child.cells, budget, key)
             if v is None:
                 return None
             seen[key] = v
@@ -465,6 +463,7 @@ def early_candidates(book) -> list[Board]:
     """Canonical positions at plies 1-3 whose value the book gives, in a fixed order: the book's
     entries and, for the positions after the book's ply-1 replies, their children."""
     from highway_env.solver.book import positions_at
+    from highway_env.solver.store import canonical_key
 
     out: dict[str, Board] = {}
     for key, e in sorted(book.entries.items()):
@@ -474,7 +473,7 @@ def early_candidates(book) -> list[Board]:
     for key, b in list(out.items()):
         if b.ply == 2:
             for c in positions_at(1, b):
-                k = c.canonical().to_string()
+                k = canonical_key(c)
                 if k in book.entries and book.entries[k].value is not None:
                     out.setdefault(k, c)
     return [out[k] for k in sorted(out, key=lambda k: (16 - k.split(",").count("0"), k))]
@@ -494,14 +493,10 @@ def add_early(ps: PositionSet, book, first_moves: str | None, solve_per_ply: dic
 
     keep = ~np.isin(ps.ply, EARLY_PLIES)
     sources = tuple(ps.sources) if BOOK_SOURCE in ps.sources else tuple(ps.sources) + (BOOK_SOURCE,)
-    src = sources.index(BOOK_SOURCE)
     rows = []
     fm = load_first_moves(first_moves) if first_moves else None
     if fm is not None:
-        row = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
-        for a, v in fm.items():
-            row[a] = v
-        rows.append((Board(), row))
+        rows.append((Board(), _root_row(fm)))
     oracle = Oracle(book=book)
     rng = np.random.default_rng(seed)
     cands = early_candidates(book)
@@ -524,19 +519,8 @@ def add_early(ps: PositionSet, book, first_moves: str | None, solve_per_ply: dic
             skipped += 1
             continue
         rows.append((b, values))
-    boards = np.array([r[0].cells for r in rows], np.int8).reshape(-1, CELLS)
-    values = np.array([r[1] for r in rows], np.int8).reshape(-1, NUM_ACTIONS)
-    legal = values != ILLEGAL
-    best = np.where(legal, values, -9).max(axis=1)
-    worst = np.where(legal, values, 9).min(axis=1)
-    plies = (boards != 0).sum(axis=1).astype(np.int8)
-    value = np.where(plies % 2 == 0, best, worst).astype(np.int8)
-    early = PositionSet(boards, plies, values, np.where(legal, UNKNOWN, ILLEGAL).astype(np.int8), value,
-                        np.full(len(rows), UNKNOWN, np.int8), np.full(len(rows), src, np.int8), sources, {})
-    rest = ps.subset(np.flatnonzero(keep))
-    both = PositionSet(*(np.concatenate([getattr(early, f), getattr(rest, f)]) for f in
-                         ("boards", "ply", "values", "margins", "value", "margin", "source")), sources, dict(ps.meta))
-    both = both.subset(np.lexsort((np.arange(len(both)), both.ply)))
+    early = _values_only([b for b, _ in rows], [v for _, v in rows], sources.index(BOOK_SOURCE), sources)
+    both = _joined(early, ps.subset(np.flatnonzero(keep)), sources, dict(ps.meta))
     both.meta["early_plies"] = {
         "how": "ply 0 from the first-moves table; plies 1-3 from the opening book (its entries, and the "
                "children of the positions after its ply-1 replies), labelled from the book, its parent "
@@ -545,18 +529,6 @@ def add_early(ps: PositionSet, book, first_moves: str | None, solve_per_ply: dic
         "time_limit": time_limit, "skipped_time_limit": skipped, "seconds": round(time.monotonic() - t0, 1)}
     both.meta["counts"] = {str(k): v for k, v in both.counts().items()}
     return both
-
-
-def _worker_init():
-    from highway_env.parent_watch import exit_with_parent
-
-    exit_with_parent()  # a pool worker: end with the parent, never run on as an orphan
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover
-        pass
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -613,16 +585,16 @@ def main(argv=None) -> int:
                    help="positions per ply as PLY=COUNT,... (default: the shipped set's targets "
                         + ",".join(f"{k}={v}" for k, v in DEFAULT_PER_PLY.items()) + "; with --strong "
                         + ",".join(f"{k}={v}" for k, v in STRONG_PER_PLY.items()) + ")")
-    b.add_argument("--games-per-source", type=int, default=None,
+    b.add_argument("--games-per-source", type=positive_int, default=None,
                    help="games played by each source to draw candidates from (default: 1000, with --strong 400)")
-    b.add_argument("--perfect-games", type=int, default=400,
+    b.add_argument("--perfect-games", type=positive_int, default=400,
                    help="games of the (slower) noisy-perfect source (default: %(default)s)")
     b.add_argument("--seed", type=int, default=1, help="random seed of the drawing (default: %(default)s)")
-    b.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+    b.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores, %(default)s)")
     b.add_argument("--margin-min-ply", type=int, default=DEFAULT_MARGIN_MIN_PLY,
                    help="label exact margins of every move from this ply on (default: %(default)s)")
-    b.add_argument("--chunk", type=int, default=200, help="positions per labelling task at plies >= 6 "
+    b.add_argument("--chunk", type=positive_int, default=200, help="positions per labelling task at plies >= 6 "
                                                           "(default: %(default)s)")
     b.add_argument("--first-moves", default="proof/first_moves.json",
                    help="values of the first moves; ply 0 is included only if this file is complete "
@@ -652,15 +624,12 @@ def main(argv=None) -> int:
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("check", help="re-solve a random sample and compare with the stored labels")
     c.add_argument("file", nargs="?", default=str(DEFAULT_PATH))
-    c.add_argument("--sample", type=int, default=50, help="positions to re-solve (default: %(default)s)")
+    c.add_argument("--sample", type=positive_int, default=50, help="positions to re-solve (default: %(default)s)")
     args = p.parse_args(argv)
     try:
         if args.cmd == "build":
             v2 = args.strong
             args.games_per_source = args.games_per_source or (400 if v2 else 1000)
-            for name in ("games_per_source", "workers", "chunk"):
-                if getattr(args, name) < 1:
-                    p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
             out = Path(args.out or (V2_PATH if v2 else DEFAULT_PATH))
             refuse_shipped(out, allowed=args.out is not None or args.force)
             ps = build(out, Path(args.work or f"build/positions-v{2 if v2 else 1}"),
@@ -669,7 +638,7 @@ def main(argv=None) -> int:
                        progress=not args.no_progress, perfect_games=args.perfect_games, strong=v2)
             print(json.dumps(ps.meta, indent=1))
         elif args.cmd == "add-early":
-            from highway_env.solver.book import load_book
+            from highway_env.solver.opening_book import load_book
 
             refuse_shipped(args.out or args.file or DEFAULT_PATH,
                            allowed=args.out is not None or args.file is not None or args.force)

@@ -116,7 +116,7 @@ def get_agent(spec: str, perfect: dict):
 
 def _positions(path):
     if ("ps", path) not in _CACHE:
-        from highway_env.evaluation.positions import load_positions
+        from highway_env.evaluation.position_set import load_positions
 
         _CACHE[("ps", path)] = load_positions(path)
     return _CACHE[("ps", path)]
@@ -184,24 +184,6 @@ def run_task(args) -> dict:
         idx = np.asarray(task["index"])
         rng = np.random.default_rng(task["seed"])
         res["actions"] = [int(a) for a in agent.act_batch(ps.boards[idx], rng)]
-    elif task["kind"] == "vs_perfect":
-        agent = get_agent(task["agent"], perfect)
-        opp = get_agent("perfect:" + perfect["tiebreak"], perfect)
-        players = (agent, opp) if task["seat"] == 0 else (opp, agent)
-        n = task["g1"] - task["g0"]
-        seeds = [[*task["seed"], g] for g in range(task["g0"], task["g1"])]
-        m, moves, unproven = play(players, np.zeros((n, 16), np.int8), seeds)
-        res.update(margins=[int(x) for x in m], perfect_moves=moves, unproven_perfect_moves=unproven)
-    elif task["kind"] == "conversion":
-        ps = _positions(task["positions_file"])
-        agent = get_agent(task["agent"], perfect)
-        opp = get_agent("perfect:" + perfect["tiebreak"], perfect)
-        idx = np.asarray(task["index"])
-        seats = ps.ply[idx] % 2
-        m, moves, unproven = play_seats(agent, opp, ps.boards[idx], seats, [[*task["seed"], int(i)] for i in idx])
-        margins = np.where(seats == 0, m, -m)  # from A's side
-        res.update(index=[int(i) for i in idx], margins=[int(x) for x in margins], perfect_moves=moves,
-                   unproven_perfect_moves=unproven)
     elif task["kind"] == "match":
         a = get_agent(task["a"], perfect)
         b = get_agent(task["b"], perfect)
@@ -209,15 +191,30 @@ def run_task(args) -> dict:
         margins, _, _ = play_seats(a, b, np.zeros((len(games), 16), np.int8), games % 2,
                                    [[*task["seed"], int(g)] for g in games])  # from a's side
         res["margins_for_a"] = [int(x) for x in margins]
-    elif task["kind"] == "reply_tree":
+    else:  # games against the perfect player
         agent = get_agent(task["agent"], perfect)
         opp = get_agent("perfect:" + perfect["tiebreak"], perfect)
-        first, replies, starts = reply_starts(_game(), agent, task["first_seed"], task["r0"], task["r1"])
-        m, moves, unproven = play((agent, opp), starts, [[*task["seed"], int(r)] for r in replies])
-        res.update(first_move=first, replies=[int(r) for r in replies], margins=[int(x) for x in m],
-                   perfect_moves=moves, unproven_perfect_moves=unproven)
-    else:  # pragma: no cover
-        raise ValueError(f"unknown task kind {task['kind']!r}")
+        if task["kind"] == "vs_perfect":
+            players = (agent, opp) if task["seat"] == 0 else (opp, agent)
+            n = task["g1"] - task["g0"]
+            seeds = [[*task["seed"], g] for g in range(task["g0"], task["g1"])]
+            m, moves, unproven = play(players, np.zeros((n, 16), np.int8), seeds)
+            res["margins"] = [int(x) for x in m]
+        elif task["kind"] == "conversion":
+            ps = _positions(task["positions_file"])
+            idx = np.asarray(task["index"])
+            seats = ps.ply[idx] % 2
+            m, moves, unproven = play_seats(agent, opp, ps.boards[idx], seats,
+                                            [[*task["seed"], int(i)] for i in idx])
+            margins = np.where(seats == 0, m, -m)  # from A's side
+            res.update(index=[int(i) for i in idx], margins=[int(x) for x in margins])
+        elif task["kind"] == "reply_tree":
+            first, replies, starts = reply_starts(_game(), agent, task["first_seed"], task["r0"], task["r1"])
+            m, moves, unproven = play((agent, opp), starts, [[*task["seed"], int(r)] for r in replies])
+            res.update(first_move=first, replies=[int(r) for r in replies], margins=[int(x) for x in m])
+        else:  # pragma: no cover
+            raise ValueError(f"unknown task kind {task['kind']!r}")
+        res.update(perfect_moves=moves, unproven_perfect_moves=unproven)
     res["seconds"] = round(time.monotonic() - t0, 3)
     res["pid"] = os.getpid()
     atomic_write_text(task_path(out_dir, task), json.dumps(res))

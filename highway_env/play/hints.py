@@ -65,12 +65,13 @@ class HintService:
 
     # -- the work, under the lock
     def _fill(self, board: Board, out: dict, deadline: float, first: int | None) -> None:
-        from highway_env.solver.player import cells_after, position_key
+        from highway_env.solver.player import Deadline, cells_after, position_key
         from highway_env.solver.store import value_from_bounds
 
         player = self.player
         oracle = player.oracle
         computed = out["computed"]
+        budget = Deadline(deadline)
         if computed:
             player.warm_up()
 
@@ -79,7 +80,7 @@ class HintService:
 
         def value_of(cells, key=None):
             if computed:
-                return oracle.value(cells, deadline, key)  # None when the deadline passed
+                return oracle.value(cells, budget, key)  # None when the deadline passed
             return value_from_bounds(*oracle.known(cells, key))  # book and cache only: no search
 
         value = value_of(board.cells)
@@ -102,7 +103,7 @@ class HintService:
                 if key in values or not in_time():
                     continue
                 if computed:
-                    keeps[key] = oracle.keeps(cells_of[key], value, a_moves, deadline, key)
+                    keeps[key] = oracle.keeps(cells_of[key], value, a_moves, budget, key)
                 else:
                     v = value_from_bounds(*oracle.known(cells_of[key], key))
                     keeps[key] = None if v is None else v == value

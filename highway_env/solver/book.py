@@ -21,16 +21,83 @@ Building (some runs take minutes to hours; ``--help`` explains each flag)::
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
-from highway_env.core import Board, HighwayError, parse_board
+from highway_env.core import Board, HighwayError, parse_board, transform_action
+from highway_env.solver import opening_book
 from highway_env.solver.opening_book import (DEFAULT_BOOK_PATH, FORMAT_NAME, FORMAT_VERSION,  # noqa: F401
-                                             Book, BookEntry, BookError, load_book)
-from highway_env.solver.store import UNKNOWN_HI, PositionStore, bounds_from_value, canonical_cells, canonical_key
+                                             BookEntry, BookError, load_book)
+from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bounds_from_value, canonical_cells,
+                                      canonical_key, intersect)
+
+
+def _ply(key: str) -> int:
+    return 16 - key.split(",").count("0")
+
+
+class Book(opening_book.Book):
+    """An opening book being built: the reader's lookups, and entries added, merged and saved."""
+
+    def add(self, board_or_key, lo: int = UNKNOWN_LO, hi: int = UNKNOWN_HI, moves: Iterable[int] = (),
+            all_moves: bool = False) -> BookEntry:
+        """Merge bounds and moves into the entry of a position. ``moves`` are in the frame of
+        ``board_or_key`` when it is a Board (they are mapped to the canonical frame), else canonical.
+        Bounds are clamped to the position's static bounds (so 'unknown' becomes finite)."""
+        if isinstance(board_or_key, Board):
+            canon, perm = canonical_cells(board_or_key.cells)
+            key = ",".join(map(str, canon))
+            moves = [transform_action(a, perm) for a in moves]
+        else:
+            key = board_or_key
+        static_lo, static_hi = parse_board(key).bounds().margin
+        lo, hi = max(lo, static_lo), min(hi, static_hi)
+        old = self.entries.get(key)
+        if old is not None:
+            lo, hi = intersect((old.lo, old.hi), (lo, hi))
+        if lo > hi:
+            raise BookError(f"book: contradictory bounds for {key}: {(old.lo, old.hi) if old else None} and new")
+        entry = BookEntry(lo, hi, sorted(set((old.moves if old else []) + list(moves))),
+                          all_moves or (old.all_moves if old else False))
+        self.entries[key] = entry
+        return entry
+
+    def merge(self, other: opening_book.Book) -> "Book":
+        for key, e in other.entries.items():
+            self.add(key, e.lo, e.hi, e.moves, e.all_moves)
+        return self
+
+    def to_json(self) -> dict:
+        positions = {}
+        for k in sorted(self.entries, key=lambda k: (_ply(k), k)):
+            e = self.entries[k]
+            positions[k] = {"bounds": [e.lo, e.hi]}
+            if e.moves:
+                positions[k]["moves"] = sorted(set(e.moves))
+            if e.all_moves:
+                positions[k]["all_moves"] = True
+        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "meta": self.meta, "positions": positions}
+
+    def save(self, path: str | Path) -> None:
+        from highway_env.atomic_files import atomic_write_bytes
+
+        data = json.dumps(self.to_json(), separators=(",", ":")).encode()
+        atomic_write_bytes(path, gzip.compress(data, mtime=0))
+
+    def summary(self) -> dict:
+        by_ply: dict[int, dict] = {}
+        for key, e in self.entries.items():
+            row = by_ply.setdefault(_ply(key), {"positions": 0, "won_a": 0, "draw": 0, "won_b": 0, "unknown": 0,
+                                                "with_moves": 0})
+            row["positions"] += 1
+            row[{1: "won_a", 0: "draw", -1: "won_b", None: "unknown"}[e.value]] += 1
+            row["with_moves"] += bool(e.moves)
+        return {"path": self.path, "positions": len(self), "meta": self.meta, "by_ply": dict(sorted(by_ply.items()))}
+
 
 # ----------------------------------------------------------------------------- from the proof
 
@@ -225,7 +292,7 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
     """
     from tqdm import tqdm
 
-    from highway_env.solver.oracle import Oracle
+    from highway_env.solver.oracle import Deadline, Oracle
 
     if moves not in ("keeping", "one", "none"):
         raise BookError(f"moves must be keeping, one or none; got {moves!r}")
@@ -239,7 +306,7 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
     if st is not None and from_store_max_ply is not None:
         copied = 0
         for key, (lo, hi) in st.items():
-            if 16 - key.split(",").count("0") <= from_store_max_ply:
+            if _ply(key) <= from_store_max_ply:
                 book.add(key, lo, hi)
                 copied += 1
         book.meta.setdefault("sources", []).append({"store": st.path, "max_ply": from_store_max_ply,
@@ -267,8 +334,8 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
             if have is not None and have.value is not None and (
                     have.moves or moves == "none" or have.value == (1 if board.to_move == 1 else -1)):
                 continue  # already settled (e.g. from the certificate)
-            deadline = None if time_limit is None else time.monotonic() + time_limit
-            value = oracle.value(board.cells, deadline=deadline)
+            budget = Deadline(None if time_limit is None else time.monotonic() + time_limit)
+            value = oracle.value(board.cells, budget)
             if value is None:
                 skipped += 1
                 continue
@@ -277,7 +344,7 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
             keep: list[int] = []
             complete = False
             if moves != "none" and not mover_lost:
-                found = oracle.keeping_moves(board, value, first_only=(moves == "one"), deadline=deadline)
+                found = oracle.keeping_moves(board, value, first_only=(moves == "one"), budget=budget)
                 if found is None:
                     skipped += 1
                     continue

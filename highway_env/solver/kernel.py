@@ -57,7 +57,7 @@ SHARED = np.array([[PATH_MASK[q] & PATH_MASK[20 + p] for p in range(20)] for q i
 SYM_INV = np.array([[list(perm).index(j) for j in range(16)] for perm in SYMMETRIES.values()], dtype=np.int64)
 
 # stats array slots
-S_NODES, S_ABORTED, S_NODE_LIMIT, S_DEADLINE, S_TT_HITS, S_TT_STORES, S_ETC_CUTS = range(7)
+S_NODES, S_ABORTED, S_NODE_LIMIT, S_DEADLINE, S_ETC_CUTS = range(5)
 
 
 def new_context(tt_bits: int = 22):
@@ -241,7 +241,7 @@ def _bucket(k1, k2, nbuckets):
 
 
 @njit(cache=True)
-def _tt_probe(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2):
+def _tt_probe(tt_k1, tt_k2, tt_empty, k1, k2):
     """Slot index of the key, or -1."""
     base = _bucket(k1, k2, tt_k1.shape[0] // 2)
     for i in range(base, base + 2):
@@ -410,9 +410,8 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
     with_tt = use_tt and n_empty >= TT_MIN_EMPTY
     if with_tt:
         k1, k2 = canonical_key(cells)
-        slot = _tt_probe(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2)
+        slot = _tt_probe(tt_k1, tt_k2, tt_empty, k1, k2)
         if slot >= 0:
-            stats[S_TT_HITS] += 1
             if tt_lo[slot] > lo:
                 lo = tt_lo[slot]
             if tt_hi[slot] < hi:
@@ -445,14 +444,11 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
         number = mv_num[depth, i]
         cell = mv_cell[depth, i]
         _place(cells, sums, emp, number, cell)
-        if a_to_move:
-            v = _search(max(alpha, best), beta, n_empty - 1, unused & ~(1 << (number - 1)),
-                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key, pref,
-                        tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
-        else:
-            v = _search(alpha, min(beta, best), n_empty - 1, unused & ~(1 << (number - 1)),
-                        empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key, pref,
-                        tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
+        child_alpha = max(alpha, best) if a_to_move else alpha
+        child_beta = beta if a_to_move else min(beta, best)
+        v = _search(child_alpha, child_beta, n_empty - 1, unused & ~(1 << (number - 1)),
+                    empty_mask & ~(1 << cell), cells, sums, emp, mv_num, mv_cell, mv_key, pref,
+                    tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt)
         _unplace(cells, sums, emp, number, cell)
         if stats[S_ABORTED]:
             return 0
@@ -476,7 +472,6 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
             _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, best, hi)
         else:
             _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, best, best)
-        stats[S_TT_STORES] += 1
     return best
 
 
@@ -490,7 +485,7 @@ def _etc(a_to_move, alpha, beta, best, nmoves, mv_num, mv_cell, cells, tt_k1, tt
         cells[mv_cell[i]] = mv_num[i]
         k1, k2 = canonical_key(cells)
         cells[mv_cell[i]] = 0
-        slot = _tt_probe(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2)
+        slot = _tt_probe(tt_k1, tt_k2, tt_empty, k1, k2)
         if slot < 0:
             continue
         if a_to_move and tt_lo[slot] >= beta:
@@ -598,6 +593,16 @@ def _load(board, cells, sums, emp):
 
 
 @njit(cache=True)
+def _fresh(board):
+    """A new incremental state of a board: (cells, sums, emp, n_empty, unused, empty_mask)."""
+    cells = np.zeros(16, np.int64)
+    sums = np.zeros(40, np.int64)
+    emp = np.zeros(40, np.int64)
+    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    return cells, sums, emp, n_empty, unused, empty_mask
+
+
+@njit(cache=True)
 def search_board(board, alpha, beta, cells, sums, emp, mv_num, mv_cell, mv_key, pref,
                  tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, stats, use_pair, use_tt):
     n_empty, unused, empty_mask = _load(board, cells, sums, emp)
@@ -656,10 +661,7 @@ def _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats):
 
 @njit(cache=True)
 def plain_alphabeta(board, alpha, beta, stats):
-    cells = np.zeros(16, np.int64)
-    sums = np.zeros(40, np.int64)
-    emp = np.zeros(40, np.int64)
-    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    cells, sums, emp, n_empty, unused, empty_mask = _fresh(board)
     return _plain(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp, stats)
 
 
@@ -687,10 +689,7 @@ def _minimax(n_empty, unused, empty_mask, cells, sums, emp):
 @njit(cache=True)
 def brute_force_margin(board):
     """Full minimax with no pruning at all: the independent check for small positions."""
-    cells = np.zeros(16, np.int64)
-    sums = np.zeros(40, np.int64)
-    emp = np.zeros(40, np.int64)
-    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    cells, sums, emp, n_empty, unused, empty_mask = _fresh(board)
     return _minimax(n_empty, unused, empty_mask, cells, sums, emp)
 
 
@@ -698,10 +697,7 @@ def brute_force_margin(board):
 def ordered_moves(board, to_move_is_a):
     """Every legal move of the board, best first for the side to move by the child's static bounds
     (the search's own ordering, without its pruning). Returns (numbers, cells)."""
-    cells = np.zeros(16, np.int64)
-    sums = np.zeros(40, np.int64)
-    emp = np.zeros(40, np.int64)
-    n_empty, unused, empty_mask = _load(board, cells, sums, emp)
+    cells, sums, emp, n_empty, unused, empty_mask = _fresh(board)
     small = np.empty(17, np.int64)
     large = np.empty(17, np.int64)
     _prefix_tables(unused, small, large)

@@ -23,11 +23,9 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from highway_env.core import SYMMETRIES, Board, HighwayError, inverse_perm, parse_board, transform_action
-from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, canonical_cells, canonical_key, intersect,
-                                      value_from_bounds)
+from highway_env.solver.store import canonical_cells, canonical_key, value_from_bounds
 
 FORMAT_NAME = "highway-opening-book"
 FORMAT_VERSION = 1
@@ -50,23 +48,10 @@ class BookEntry:
     def value(self) -> int | None:
         return value_from_bounds(self.lo, self.hi)
 
-    def to_json(self) -> dict:
-        out = {"bounds": [self.lo, self.hi]}
-        if self.moves:
-            out["moves"] = sorted(set(self.moves))
-        if self.all_moves:
-            out["all_moves"] = True
-        return out
-
-
-def _static_clamp(key: str, lo: int, hi: int) -> tuple[int, int]:
-    """Bounds clamped to what the position's static bounds allow (so 'unknown' becomes finite)."""
-    s_lo, s_hi = parse_board(key).bounds().margin
-    return max(lo, s_lo), min(hi, s_hi)
-
 
 class Book:
-    """A read-only opening book: canonical key -> :class:`BookEntry`."""
+    """A read-only opening book: canonical key -> :class:`BookEntry` (:class:`highway_env.solver.book.Book`
+    adds the building methods)."""
 
     def __init__(self, entries: dict[str, BookEntry] | None = None, meta: dict | None = None,
                  path: str | None = None):
@@ -78,17 +63,8 @@ class Book:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def __contains__(self, board) -> bool:
-        return self._key(board) in self.entries
-
-    @staticmethod
-    def _key(board) -> str:
-        if isinstance(board, str):
-            return board
-        return canonical_key(board)
-
-    def entry(self, board) -> BookEntry | None:
-        return self.entries.get(self._key(board))
+    def entry(self, board: Board) -> BookEntry | None:
+        return self.entries.get(canonical_key(board))
 
     def bounds(self, key: str) -> tuple[int, int] | None:
         e = self.entries.get(key)
@@ -116,44 +92,6 @@ class Book:
         if len(legal) != len(out):
             raise BookError(f"book {self.path or '(in memory)'}: a move for {board.to_string()} is illegal")
         return legal, e.all_moves
-
-    # -- building
-    def add(self, board_or_key, lo: int = UNKNOWN_LO, hi: int = UNKNOWN_HI, moves: Iterable[int] = (),
-            all_moves: bool = False, frame: Board | None = None) -> BookEntry:
-        """Merge bounds and moves into the entry of a position. ``moves`` are in the frame of
-        ``board_or_key`` when it is a Board (they are mapped to the canonical frame), else canonical."""
-        if isinstance(board_or_key, Board):
-            canon, perm = canonical_cells(board_or_key.cells)
-            key = ",".join(map(str, canon))
-            moves = [transform_action(a, perm) for a in moves]
-        else:
-            key = board_or_key
-        lo, hi = _static_clamp(key, lo, hi)
-        old = self.entries.get(key)
-        if old is not None:
-            lo, hi = intersect((old.lo, old.hi), (lo, hi))
-        if lo > hi:
-            raise BookError(f"book: contradictory bounds for {key}: {(old.lo, old.hi) if old else None} and new")
-        entry = BookEntry(lo, hi, sorted(set((old.moves if old else []) + list(moves))),
-                          all_moves or (old.all_moves if old else False))
-        self.entries[key] = entry
-        return entry
-
-    def merge(self, other: "Book") -> "Book":
-        for key, e in other.entries.items():
-            self.add(key, e.lo, e.hi, e.moves, e.all_moves)
-        return self
-
-    # -- files
-    def to_json(self) -> dict:
-        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "meta": self.meta,
-                "positions": {k: self.entries[k].to_json() for k in sorted(self.entries, key=_ply_sort)}}
-
-    def save(self, path: str | Path) -> None:
-        from highway_env.atomic_files import atomic_write_bytes
-
-        data = json.dumps(self.to_json(), separators=(",", ":")).encode()
-        atomic_write_bytes(path, gzip.compress(data, mtime=0))
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "Book":
@@ -186,21 +124,6 @@ class Book:
         except (KeyError, TypeError, ValueError) as e:
             raise BookError(f"opening book {str(path)!r} is malformed ({type(e).__name__}: {e})") from e
         return cls(entries, doc.get("meta", {}), str(path))
-
-    def summary(self) -> dict:
-        by_ply: dict[int, dict] = {}
-        for key, e in self.entries.items():
-            ply = 16 - key.split(",").count("0")
-            row = by_ply.setdefault(ply, {"positions": 0, "won_a": 0, "draw": 0, "won_b": 0, "unknown": 0,
-                                          "with_moves": 0})
-            row["positions"] += 1
-            row[{1: "won_a", 0: "draw", -1: "won_b", None: "unknown"}[e.value]] += 1
-            row["with_moves"] += bool(e.moves)
-        return {"path": self.path, "positions": len(self), "meta": self.meta, "by_ply": dict(sorted(by_ply.items()))}
-
-
-def _ply_sort(key: str):
-    return (16 - key.split(",").count("0"), key)
 
 
 _LOADED: dict[str, Book] = {}

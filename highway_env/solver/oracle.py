@@ -7,33 +7,68 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-import numpy as np
-
 from highway_env.core import CELLS, Board, HighwayError
-from highway_env.solver import kernel
 from highway_env.solver.opening_book import Book
-from highway_env.solver.solver import Solver
+from highway_env.solver.solver import Solver, ordered_actions
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, canonical_key, intersect,
                                       value_from_bounds)
 
 
-def _seconds_left(deadline: float | None) -> float | None:
-    """Seconds until ``deadline`` (a time.monotonic() value); None for no deadline."""
-    return None if deadline is None else deadline - time.monotonic()
+class Deadline:
+    """A wall-clock search budget: searches stop at ``at`` (a ``time.monotonic()`` value; None:
+    never). They use the oracle's cache, book, store and solver."""
+
+    fresh = False  # answers may come from what the oracle already knows
+    solver = None  # the oracle's own solver
+
+    def __init__(self, at: float | None = None):
+        self.at = at
+
+    @property
+    def limited(self) -> bool:
+        return self.at is not None
+
+    def limits(self) -> dict | None:
+        """The solver's limit for the next search, or None when the budget is spent."""
+        if self.at is None:
+            return {}
+        left = self.at - time.monotonic()
+        return None if left <= 0 else {"time_limit": left}
+
+    def spend(self, nodes: int, done: bool) -> None:
+        pass
+
+    def extend(self, seconds: float) -> None:
+        """Do not count ``seconds`` spent on other work."""
+        if self.at is not None:
+            self.at += seconds
 
 
 class NodeBudget:
-    """A move's search budget in solver nodes, from :meth:`Oracle.node_budget`; pass it where a
-    ``deadline`` goes. Searches under it ignore the cache, book and store and use a transposition
-    table of their own, emptied for each new budget, so whether the budget suffices depends on the
-    position and the questions asked alone, not on what was searched before nor on the machine's
-    load: moves chosen under it are reproducible."""
+    """A search budget in solver nodes, from :meth:`Oracle.node_budget`. Searches under it ignore
+    the cache, book and store and use a solver of their own whose table is emptied for each new
+    budget, so whether the budget suffices depends on the position and the questions asked alone,
+    not on what was searched before nor on the machine's load: moves chosen under it are
+    reproducible."""
 
-    def __init__(self, nodes: int):
+    fresh = True
+    limited = True
+
+    def __init__(self, nodes: int, solver: Solver):
         self.left = nodes
+        self.solver = solver
+
+    def limits(self) -> dict | None:
+        return None if self.left <= 0 else {"node_limit": self.left}
 
     def spend(self, nodes: int, done: bool) -> None:
         self.left = self.left - nodes if done else 0
+
+    def extend(self, seconds: float) -> None:
+        pass
+
+
+NO_LIMIT = Deadline()
 
 #: transposition table of the node-budgeted searches (2**18 buckets, cleared for every budget)
 SCRATCH_TT_BITS = 18
@@ -48,8 +83,10 @@ def _ply(cells: Sequence[int]) -> int:
 
 class Oracle:
     """Exact answers about positions from a cache, a book, a store and a solver; every bound learned
-    is cached (and stored for plies <= ``store_max_ply``). ``deadline`` arguments are
-    ``time.monotonic()`` values or a :class:`NodeBudget`; a search cut by one returns None."""
+    is cached (and stored for plies <= ``store_max_ply``). ``budget`` arguments are a
+    :class:`Deadline` or a :class:`NodeBudget` (default: no limit), asked only through their common
+    interface (``fresh``, ``solver``, ``limited``, ``limits``, ``spend``, ``extend``); a search cut by
+    one returns None."""
 
     def __init__(self, book: Book | None = None, store: PositionStore | None = None,
                  solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
@@ -71,7 +108,7 @@ class Oracle:
             self._scratch = Solver(tt_bits=SCRATCH_TT_BITS)
         else:
             self._scratch.clear()
-        return NodeBudget(nodes)
+        return NodeBudget(nodes, self._scratch)
 
     # -- bounds
     def known(self, cells: Sequence[int], key: str | None = None) -> tuple[int, int]:
@@ -119,12 +156,8 @@ class Oracle:
             return UNKNOWN_LO, UNKNOWN_HI
         lo, hi = UNKNOWN_LO, UNKNOWN_HI
         a_moved_last = ply % 2 == 1  # the parent has ply - 1 filled cells; A moves at even plies
-        for i, v in enumerate(cells):
-            if v == 0:
-                continue
-            parent = list(cells)
-            parent[i] = 0
-            pb = self.book.bounds(position_key(parent))
+        for parent in parent_keys(cells):
+            pb = self.book.bounds(parent)
             if pb is None:
                 continue
             if a_moved_last:
@@ -148,85 +181,78 @@ class Oracle:
         return new
 
     # -- questions
-    def at_least(self, cells: Sequence[int], t: int, deadline: float | None = None,
-                 key: str | None = None) -> bool | None:
-        """Can A force margin >= t?"""
-        key = key or position_key(cells)
-        if isinstance(deadline, NodeBudget):
-            if deadline.left <= 0:
-                return None
-            ans, nodes = self._scratch.counted_at_least(Board(tuple(cells)), t, node_limit=deadline.left)
-            deadline.spend(nodes, ans is not None)
-            if ans is not None:
-                self.record(cells, t, UNKNOWN_HI, key) if ans else self.record(cells, UNKNOWN_LO, t - 1, key)
-            return ans
-        lo, hi = self.known(cells, key)
-        if lo >= t:
-            return True
-        if hi < t:
-            return False
-        limit = _seconds_left(deadline)
-        if limit is not None and limit <= 0:
+    def _search(self, budget, question, cells: Sequence[int], *args):
+        """``question(solver, board, *args, **limits)`` -> (answer, nodes) under ``budget``; None
+        once it is spent or the search was cut."""
+        limits = budget.limits()
+        if limits is None:
             return None
         self.searches += 1
-        ans = self.solver.at_least(Board(tuple(cells)), t, time_limit=limit)
-        if ans is None:
-            return None
-        self.record(cells, t, UNKNOWN_HI, key) if ans else self.record(cells, UNKNOWN_LO, t - 1, key)
+        ans, nodes = question(budget.solver or self.solver, Board(tuple(cells)), *args, **limits)
+        budget.spend(nodes, ans is not None)
         return ans
 
-    def value(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
+    def at_least(self, cells: Sequence[int], t: int, budget=NO_LIMIT, key: str | None = None) -> bool | None:
+        """Can A force margin >= t?"""
         key = key or position_key(cells)
-        v = None if isinstance(deadline, NodeBudget) else value_from_bounds(*self.known(cells, key))
-        if v is not None:
-            return v
-        win = self.at_least(cells, 1, deadline, key)
+        if not budget.fresh:
+            lo, hi = self.known(cells, key)
+            if lo >= t:
+                return True
+            if hi < t:
+                return False
+        ans = self._search(budget, Solver.counted_at_least, cells, t)
+        if ans is not None:
+            self.record(cells, t, UNKNOWN_HI, key) if ans else self.record(cells, UNKNOWN_LO, t - 1, key)
+        return ans
+
+    def value(self, cells: Sequence[int], budget=NO_LIMIT, key: str | None = None) -> int | None:
+        key = key or position_key(cells)
+        if not budget.fresh:
+            v = value_from_bounds(*self.known(cells, key))
+            if v is not None:
+                return v
+        win = self.at_least(cells, 1, budget, key)
         if win is None:
             return None
         if win:
             return 1
-        draw = self.at_least(cells, 0, deadline, key)
+        draw = self.at_least(cells, 0, budget, key)
         if draw is None:
             return None
         return 0 if draw else -1
 
-    def margin(self, cells: Sequence[int], deadline: float | None = None, key: str | None = None) -> int | None:
+    def margin(self, cells: Sequence[int], budget=NO_LIMIT, key: str | None = None) -> int | None:
         key = key or position_key(cells)
-        if isinstance(deadline, NodeBudget):
-            if deadline.left <= 0:
-                return None
-            r = self._scratch.solve(Board(tuple(cells)), margin=True, node_limit=deadline.left)
-            deadline.spend(r.nodes, r.value is not None)
-            if r.value is not None:
-                self.record(cells, r.margin, r.margin, key)
-            return r.margin
-        lo, hi = self.known(cells, key)
-        if lo == hi:
-            return lo
-        limit = _seconds_left(deadline)
-        if limit is not None and limit <= 0:
-            return None
-        self.searches += 1
-        r = self.solver.solve(Board(tuple(cells)), margin=True, time_limit=limit)
-        if r.value is None:
-            return None
-        self.record(cells, r.margin, r.margin, key)
-        return r.margin
+        if not budget.fresh:
+            lo, hi = self.known(cells, key)
+            if lo == hi:
+                return lo
+        m = self._search(budget, _counted_margin, cells)
+        if m is not None:
+            self.record(cells, m, m, key)
+        return m
 
-    def keeps(self, cells: Sequence[int], value: int, a_moved: bool, deadline: float | None = None,
+    def keeps(self, cells: Sequence[int], value: int, a_moved: bool, budget=NO_LIMIT,
               key: str | None = None) -> bool | None:
         """Does the child ``cells`` (after a move of A if ``a_moved``) keep the parent's ``value``?"""
+        if value == (-1 if a_moved else 1):
+            return True  # the mover was lost: every move keeps the value
+        return self.reaches(cells, value, a_moved, budget, key)
+
+    def reaches(self, cells: Sequence[int], t: int, a_moved: bool, budget=NO_LIMIT,
+                key: str | None = None) -> bool | None:
+        """Does the child ``cells`` still give the mover margin ``t``: at least t after a move of A
+        (``a_moved``), at most t after one of B?"""
         if a_moved:
-            return True if value == -1 else self.at_least(cells, value, deadline, key)
-        if value == 1:
-            return True
-        ans = self.at_least(cells, value + 1, deadline, key)
+            return self.at_least(cells, t, budget, key)
+        ans = self.at_least(cells, t + 1, budget, key)
         return None if ans is None else not ans
 
     def keeping_moves(self, board: Board, value: int, first_only: bool = False,
-                      deadline: float | None = None) -> list[int] | None:
+                      budget=NO_LIMIT) -> list[int] | None:
         """Value-keeping moves of ``board`` (of value ``value``): all of them, or the first in the
-        solver's order; None if the deadline passed."""
+        solver's order; None if the budget ran out."""
         a_moves = board.to_move == 0
         out = []
         seen: dict[str, bool] = {}
@@ -234,7 +260,7 @@ class Oracle:
             child = cells_after(board.cells, action)
             k = position_key(child)
             if k not in seen:
-                ok = self.keeps(child, value, a_moves, deadline, k)
+                ok = self.keeps(child, value, a_moves, budget, k)
                 if ok is None:
                     return None
                 seen[k] = ok
@@ -245,14 +271,23 @@ class Oracle:
         return out
 
 
+def parent_keys(cells: Sequence[int]):
+    """The keys of the positions one move before ``cells`` (each filled cell taken back in turn)."""
+    for i, v in enumerate(cells):
+        if v:
+            parent = list(cells)
+            parent[i] = 0
+            yield position_key(parent)
+
+
+def _counted_margin(solver: Solver, board: Board, **limits) -> tuple[int | None, int]:
+    r = solver.solve(board, margin=True, **limits)
+    return r.margin, r.nodes
+
+
 def cells_after(cells: Sequence[int], action: int) -> tuple[int, ...]:
     """The cells after ``action`` (no legality check: for moves already known to be legal)."""
     c = list(cells)
     c[action % CELLS] = action // CELLS + 1
     return tuple(c)
 
-
-def ordered_actions(board: Board) -> list[int]:
-    """Every legal action, best first by the solver's static ordering for the side to move."""
-    nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
-    return [(int(n) - 1) * CELLS + int(c) for n, c in zip(nums, cells)]

@@ -12,33 +12,16 @@ value-keeping moves a tie-break picks one:
   equals): every grandchild is classified. When the mover is winning, every reply of the (lost)
   opponent keeps the value, so all moves tie and this is the random tie-break.
 
-Where the answers come from, cheapest first: an in-memory cache, the opening book
-(:mod:`highway_env.solver.opening_book`, the first plies, where the solver needs minutes), the persistent
-:class:`~highway_env.solver.store.PositionStore` (if given), then the exact :class:`Solver` (its
-transposition table persists across moves). Children equal up to symmetry are solved once. Every
-bound learned is cached, and written to the store for positions with at most ``store_max_ply``
-filled cells.
+Answers come from the :class:`~highway_env.solver.oracle.Oracle`: a cache, the opening book (the
+first plies, where the solver needs minutes), the optional position store, then the exact solver.
 
-Honest limits. The value of the position and one value-keeping move are always computed exactly,
-however long it takes: positions with one number placed that are not in the book take the solver
-~0.5-1 minute (more where A wins), two numbers placed seconds to a few minutes, three up to a
-minute, the empty board far longer. The shipped book (``highway_env/data/book.json.gz``) is what
-makes the first plies instant: every position at plies 0-1, A's answers at ply 2 along the proof,
-the value after every book move, and every ply-3 position a perfect B can face after A's winning
-or drawing first moves. Positions one ply past a book entry are bounded by it (a child of a position
-where A moved is worth at most the parent, where B moved at least), so after a losing first move and
-B's book reply every ply-3 position is known lost for A without a search. Build the book with
-:mod:`highway_env.solver.book`.
-
-The tie-break is exact only when affordable. It is attempted from ply ``exact_min_ply[tiebreak]``
-on (default: random 3, margin 5, hardest 7), within ``budget`` seconds (default 2) per move. Before
-plies where every child is cheap (< 8 filled), the player first secures one value-keeping move the
-way the plain solver finds one (first in the solver's move order), then gives the tie-break the
-budget. When the budget runs out, or the ply is earlier, it plays a value-keeping move found cheaply
-(the best candidate fully evaluated so far, else a value-keeping move already found, else the first
-in the solver's order) and sets ``last_info["exact"] = False``. Book positions use the book's moves
-(exact for "random" only when the book lists them all). So a move takes at most about: value +
-one value-keeping move + ``budget``.
+The value of the position and one value-keeping move are always computed exactly, however long it
+takes. The tie-break is attempted from ply ``exact_min_ply[tiebreak]`` on, within ``budget``
+seconds per move; before plies where every child is cheap, the player first secures a
+value-keeping move (the first in the solver's order), then gives the tie-break the budget. When
+the budget runs out, or the ply is earlier, it plays a value-keeping move found cheaply (the best
+candidate fully evaluated, else one already found, else the first in the solver's order) and sets
+``last_info["exact"] = False``. Book positions use the book's moves.
 
 Options for opponents that must answer fast from the start (the evaluation's perfect player):
 
@@ -47,16 +30,12 @@ Options for opponents that must answer fast from the start (the evaluation's per
   that runs out, plays the solver's first move in its static order and counts the move as
   *unproven* (``unproven_moves``; ``moves`` counts every move).
 - ``budget_nodes`` / ``early_budget_nodes`` (default None: the budgets are in seconds): the two
-  budgets counted in solver nodes instead. The searches under a node budget start from nothing
-  (:class:`~highway_env.solver.oracle.NodeBudget`), so the moves depend on the position and the
-  seed alone, not on the machine's speed or load: what the evaluation uses.
+  budgets counted in solver nodes instead (:class:`~highway_env.solver.oracle.NodeBudget`): the
+  moves then depend on the position and the seed alone, not on the machine: what the evaluation uses.
 - ``inherit_max_ply`` (default 0: off): after its own move to a position of value v (up to this
-  ply), the value of the position after any reply is bounded by v (the replier cannot do better);
-  a won position stays won whatever the loser replies, so e.g. after the book's 16@r0c3 the player
-  knows every ply-2 position is won without a search.
-- ``first_moves`` (default None): a ``proof/first_moves.json`` (complete or not) whose values of the
-  positions after A's first moves and B's refuting replies are loaded into the oracle: B's answer
-  to a first move listed there is then immediate.
+  ply), the value of the position after any reply is bounded by v (the replier cannot do better).
+- ``first_moves`` (default None): a ``proof/first_moves.json`` whose values after A's first moves
+  and B's refuting replies are loaded into the oracle.
 
 ``last_info`` after each ``act``: value, candidates (number of moves among which the tie-break chose,
 None when not enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source
@@ -76,7 +55,8 @@ import numpy as np
 from agents.base import Agent
 from highway_env.core import CELLS, SYMMETRIES, Board, HighwayError, transform_action
 from highway_env.solver.opening_book import Book, load_book
-from highway_env.solver.oracle import NodeBudget, Oracle, cells_after, ordered_actions, position_key  # noqa: F401
+from highway_env.solver.oracle import (Deadline, Oracle, cells_after, ordered_actions,  # noqa: F401
+                                      parent_keys, position_key)
 from highway_env.solver.solver import Solver
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bounds_from_value, open_store,
                                       value_from_bounds)
@@ -97,6 +77,22 @@ OPPONENT_OPTIONS = {"budget_nodes": 300_000, "early_budget_nodes": 2_000_000, "i
 
 class _OutOfTime(Exception):
     pass
+
+
+def _memo(child_key: dict, child_cells: dict, cache: dict, question) -> Callable[[int], bool]:
+    """A predicate on actions asking ``question(child cells, child key)`` once per symmetry class of
+    the child (answers kept in ``cache``); a question the budget cannot answer raises _OutOfTime."""
+
+    def pred(action: int) -> bool:
+        k = child_key[action]
+        if k not in cache:
+            ans = question(child_cells[k], k)
+            if ans is None:
+                raise _OutOfTime
+            cache[k] = ans
+        return cache[k]
+
+    return pred
 
 
 def _default_game():
@@ -244,13 +240,8 @@ class PerfectPlayer(Agent):
         source = "cache" if had and o.origin.get(key) not in ("book", "store") else o.origin.get(key, "solver")
         info = {"ply": board.ply, "mover": "AB"[board.to_move], "tiebreak": self.tiebreak, "value": value,
                 "candidates": None, "exact": False, "source": source, "move_source": None}
-        t_value = time.monotonic()
-        info["value_seconds"] = t_value - start
-        if self.budget_nodes is not None:
-            deadline = self.oracle.node_budget(self.budget_nodes)
-        else:
-            deadline = None if self.budget is None else t_value + self.budget
-        action = self._choose(board, value, rng, deadline, info)
+        info["value_seconds"] = time.monotonic() - start
+        action = self._choose(board, value, rng, self._budget(self.budget, self.budget_nodes), info)
         end = time.monotonic()
         info["seconds"] = end - start
         if "fallback_at" in info:
@@ -260,16 +251,19 @@ class PerfectPlayer(Agent):
         self._remember(board, action, value)
         return int(action)
 
+    def _budget(self, seconds: float | None, nodes: int | None):
+        """A move's budget: ``nodes`` solver nodes if given, else ``seconds`` from now (None: none)."""
+        if nodes is not None:
+            return self.oracle.node_budget(nodes)
+        return Deadline(None if seconds is None else time.monotonic() + seconds)
+
     # -- before exact_from_ply, and what the player knows from its own moves
     def _early_move(self, board: Board) -> int:
         """A value-keeping move if the oracle finds one within ``early_budget`` seconds, else the
         solver's first move in its static order (counted in ``unproven_moves``)."""
         o = self.oracle
-        if self.early_budget_nodes is not None:
-            deadline = o.node_budget(self.early_budget_nodes)
-        else:
-            deadline = time.monotonic() + self.early_budget
-        v = o.value(board.cells, deadline)
+        budget = self._budget(self.early_budget, self.early_budget_nodes)
+        v = o.value(board.cells, budget)
         action = None
         if v is not None:
             if v == (-1 if board.to_move == 0 else 1):  # the mover is lost: every move keeps the value
@@ -277,7 +271,7 @@ class PerfectPlayer(Agent):
             elif board.ply == 1:
                 action = self._known_reply(board, v)
             if action is None:
-                keep = o.keeping_moves(board, v, first_only=True, deadline=deadline)
+                keep = o.keeping_moves(board, v, first_only=True, budget=budget)
                 action = keep[0] if keep else None
         self.last_info = {"ply": board.ply, "mover": "AB"[board.to_move], "value": v,
                           "exact": action is not None, "move_source": "early"}
@@ -294,17 +288,14 @@ class PerfectPlayer(Agent):
         if board.ply > self.inherit_max_ply or not self._after:
             return
         we_are_a = board.to_move == 0
-        for c in range(len(board.cells)):
-            if board.cells[c]:
-                parent = list(board.cells)
-                parent[c] = 0
-                v = self._after.get(position_key(parent))
-                if v is None:
-                    continue
-                if we_are_a and v >= 0:
-                    self.oracle.record(board.cells, v, UNKNOWN_HI)
-                elif not we_are_a and v <= 0:
-                    self.oracle.record(board.cells, UNKNOWN_LO, v)
+        for parent in parent_keys(board.cells):
+            v = self._after.get(parent)
+            if v is None:
+                continue
+            if we_are_a and v >= 0:
+                self.oracle.record(board.cells, v, UNKNOWN_HI)
+            elif not we_are_a and v <= 0:
+                self.oracle.record(board.cells, UNKNOWN_LO, v)
 
     def _remember(self, board: Board, action: int, value) -> None:
         if value is None or board.ply + 1 > self.inherit_max_ply:
@@ -348,7 +339,7 @@ class PerfectPlayer(Agent):
                     return transform_action(action, perm)
         return None
 
-    def _choose(self, board: Board, value: int, rng, deadline, info) -> int:
+    def _choose(self, board: Board, value: int, rng, budget, info) -> int:
         o = self.oracle
         cells = board.cells
         a_moves = board.to_move == 0
@@ -377,80 +368,59 @@ class PerfectPlayer(Agent):
 
         keep_cache: dict[str, bool] = {}
 
-        def keeps(k, dl):
-            if k not in keep_cache:
-                ans = o.keeps(child_cells[k], value, a_moves, dl, k)
-                if ans is None:
-                    raise _OutOfTime
-                keep_cache[k] = ans
-            return keep_cache[k]
+        def keeps_value(child, k):
+            return o.keeps(child, value, a_moves, budget, k)
 
+        keeps = _memo(child_key, child_cells, keep_cache, keeps_value)
         tb = self.tiebreak
         if tb == "hardest" and mover_wins:
             tb = "random"  # every reply of the lost opponent keeps the value: all moves tie
             info["note"] = "mover wins: every opponent reply keeps the value, hardest = random"
         if board.ply >= self.exact_min_ply[tb]:
-            if board.ply < ENUMERATE_MIN_PLY and deadline is not None:
+            if board.ply < ENUMERATE_MIN_PLY and budget.limited:
                 # Expensive region: first secure a value-keeping move the way the plain solver finds
                 # one (its order, its fresh table), then give the exact tie-break the whole budget.
                 t = time.monotonic()
                 self._first_keeper(board, value, child_key, child_cells, keep_cache)
-                if not isinstance(deadline, NodeBudget):
-                    deadline += time.monotonic() - t
+                budget.extend(time.monotonic() - t)
             try:
+                if tb == "random" and mover_lost:
+                    info.update(move_source="tiebreak", exact=True, candidates=len(actions))
+                    return int(rng.choice(actions))
                 if tb == "random":
-                    if mover_lost:
-                        info.update(move_source="tiebreak", exact=True, candidates=len(actions))
-                        return int(rng.choice(actions))
-                    if board.ply >= ENUMERATE_MIN_PLY:
-                        good = [a for a in actions if keeps(child_key[a], deadline)]
-                        info.update(move_source="tiebreak", exact=True, candidates=len(good))
-                        return int(rng.choice(good))
-                    a = self._first_random(actions, lambda a: keeps(child_key[a], deadline), rng)
-                    info.update(move_source="tiebreak", exact=True)
-                    return a
+                    return self._uniform(board, actions, keeps, rng, info)
                 if tb == "margin":
-                    m = o.margin(cells, deadline)
+                    m = o.margin(cells, budget)
                     if m is None:
                         raise _OutOfTime
                     info["margin"] = m
-                    best_cache: dict[str, bool] = {}
 
-                    def best(a):
-                        k = child_key[a]
-                        if k not in best_cache:
-                            if a_moves:
-                                ans = o.at_least(child_cells[k], m, deadline, k)
-                            else:
-                                ans = o.at_least(child_cells[k], m + 1, deadline, k)
-                                ans = None if ans is None else not ans
-                            if ans is None:
-                                raise _OutOfTime
-                            best_cache[k] = ans
-                        return best_cache[k]
+                    def reaches_margin(child, k):
+                        return o.reaches(child, m, a_moves, budget, k)
 
-                    if board.ply >= ENUMERATE_MIN_PLY:
-                        good = [a for a in actions if best(a)]
-                        info.update(move_source="tiebreak", exact=True, candidates=len(good))
-                        return int(rng.choice(good))
-                    a = self._first_random(actions, best, rng)
-                    info.update(move_source="tiebreak", exact=True)
-                    return a
+                    best = _memo(child_key, child_cells, {}, reaches_margin)
+                    return self._uniform(board, actions, best, rng, info)
                 # hardest, mover not winning: count the opponent's value-keeping replies
-                return self._hardest(board, value, actions, child_key, child_cells, keeps, rng, deadline, info)
+                return self._hardest(board, value, actions, child_key, child_cells, keeps, rng, budget, info)
             except _OutOfTime:
                 pass
         return self._fallback(board, value, child_key, child_cells, keep_cache, rng, info)
 
     @staticmethod
-    def _first_random(actions, pred: Callable[[int], bool], rng) -> int:
-        """Uniform among the actions satisfying pred: the first one in a random order."""
+    def _uniform(board: Board, actions, pred: Callable[[int], bool], rng, info) -> int:
+        """Uniform among the actions satisfying ``pred``: from ENUMERATE_MIN_PLY on all of them are
+        listed, earlier the first in a random order is taken (the same choice, cheaper)."""
+        if board.ply >= ENUMERATE_MIN_PLY:
+            good = [a for a in actions if pred(a)]
+            info.update(move_source="tiebreak", exact=True, candidates=len(good))
+            return int(rng.choice(good))
         for i in rng.permutation(len(actions)):
             if pred(actions[i]):
+                info.update(move_source="tiebreak", exact=True)
                 return int(actions[i])
         raise AssertionError("no action satisfies the predicate")  # a value-keeping move always exists
 
-    def _hardest(self, board, value, actions, child_key, child_cells, keeps, rng, deadline, info) -> int:
+    def _hardest(self, board, value, actions, child_key, child_cells, keeps, rng, budget, info) -> int:
         o = self.oracle
         opp_is_a = board.to_move == 1
         order = ordered_actions(board)
@@ -459,7 +429,7 @@ class PerfectPlayer(Agent):
         self._partial_counts = counts
         for a in order:
             k = child_key[a]
-            if k in counts or not keeps(k, deadline):
+            if k in counts or not keeps(a):
                 continue
             child = child_cells[k]
             n = 0
@@ -468,7 +438,7 @@ class PerfectPlayer(Agent):
                 gc = cells_after(child, r)
                 gk = position_key(gc)
                 if gk not in seen:
-                    ans = o.keeps(gc, value, opp_is_a, deadline, gk)
+                    ans = o.keeps(gc, value, opp_is_a, budget, gk)
                     if ans is None:
                         raise _OutOfTime
                     seen[gk] = ans
@@ -486,7 +456,7 @@ class PerfectPlayer(Agent):
     def _fallback(self, board, value, child_key, child_cells, keep_cache, rng, info) -> int:
         """A value-keeping move found cheaply (no deadline: correctness first)."""
         info.update(move_source="fallback", exact=False, fallback_at=time.monotonic())
-        counts = getattr(self, "_partial_counts", None)
+        counts = self._partial_counts
         self._partial_counts = None
         if self.tiebreak == "hardest" and counts:
             # the best among the children fully counted (counts that stopped early are > best)
@@ -504,7 +474,7 @@ class PerfectPlayer(Agent):
         for a in ordered_actions(board):
             k = child_key[a]
             if k not in keep_cache:
-                keep_cache[k] = self.oracle.keeps(child_cells[k], value, a_moves, None, k)
+                keep_cache[k] = self.oracle.keeps(child_cells[k], value, a_moves, key=k)
             if keep_cache[k]:
                 return int(a)
         raise AssertionError(f"no value-keeping move in {board.to_string()}")  # unreachable

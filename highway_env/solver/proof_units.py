@@ -16,21 +16,17 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from highway_env.core import SYMMETRIES, Board, decode_action, parse_board, transform_action
-from highway_env.solver import kernel
+from highway_env.solver.solver import ordered_actions
 
 
 def distinct_moves(board: Board) -> list[tuple[int, int]]:
     """(representative action, orbit size) for the legal moves of ``board`` modulo the symmetries
     that fix it; representatives in the solver's move order."""
     stabiliser = [p for p in SYMMETRIES.values() if board.transform(p) == board]
-    nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
     seen: dict[int, int] = {}
     order: list[int] = []
-    for n, c in zip(nums, cells):
-        action = (int(n) - 1) * 16 + int(c)
+    for action in ordered_actions(board):
         orbit = {transform_action(action, p) for p in stabiliser}
         rep = min(orbit)
         if rep not in seen:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from highway_env.core import Board, HighwayError, decode_action
 from highway_env.atomic_files import atomic_write_text
+from highway_env.parent_watch import exit_with_parent
 from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_row, predicted_wall
 
 
@@ -35,27 +36,12 @@ from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_
 _SOLVER = None
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this worker when its parent ends: the search is compiled code that holds
-    the interpreter, so no Python-level watcher could run; elsewhere this is a no-op."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux
-        pass
-
-
 def _init_worker(tt_bits: int, parent_pid: int | None = None) -> None:
     global _SOLVER
     if parent_pid is not None:  # a local worker process (not a Ray task, not the tests' direct call)
         # Ctrl-C reaches the whole process group: the driver alone handles it, so workers print nothing
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _die_with_parent()
-        if os.getppid() != parent_pid:  # the parent died before prctl took effect
-            os._exit(1)
+        exit_with_parent(parent_pid)  # the search holds the interpreter: the kernel must kill it
     from highway_env.solver.solver import Solver
 
     _SOLVER = Solver(tt_bits=tt_bits)
@@ -407,27 +393,3 @@ def write_certificate(certificate: dict, path: str) -> None:
         '"replies": []', '"replies": [\n  ' + rows + '\n ]', 1)
     atomic_write_text(path, text + "\n")
 
-
-# The six cell orbits under the four symmetries, by their least cell (names for the table).
-CELL_ORBITS = {0: "0/15 (A corners)", 3: "3/12 (B corners)", 1: "1/4/11/14", 2: "2/7/8/13",
-               5: "5/10", 6: "6/9"}
-
-
-def first_moves_table(result: dict, certificate: dict | None = None) -> str:
-    """Markdown table of first-move values: a row per number, a column per cell orbit
-    (+1 A wins, 0 draw, -1 B wins, ? not yet solved); the proof's first move counts as solved."""
-    from highway_env.core import SYMMETRIES
-
-    moves = list(result["moves"])
-    if certificate is not None and certificate.get("threshold", 1) == 1:
-        moves.append({**certificate["first_move"], "value": 1})
-    value = {}
-    for m in moves:
-        for perm in SYMMETRIES.values():
-            value[(m["number"], perm[m["cell"]])] = m["value"]
-    head = "| number | " + " | ".join(CELL_ORBITS.values()) + " |"
-    lines = [head, "|" + "---|" * (len(CELL_ORBITS) + 1)]
-    for number in range(16, 0, -1):
-        cells = [value.get((number, cell)) for cell in CELL_ORBITS]
-        lines.append(f"| {number} | " + " | ".join("?" if v is None else f"{v:+d}" for v in cells) + " |")
-    return "\n".join(lines)

@@ -24,12 +24,9 @@ import numpy as np
 
 from highway_env.core import Board, HighwayError, decode_action, encode_action, parse_board
 from highway_env.solver import kernel
+from highway_env.solver.store import canonical_key
 
 INF = kernel.INF
-
-
-def sign(x: int) -> int:
-    return (x > 0) - (x < 0)
 
 
 @dataclass
@@ -96,6 +93,12 @@ def as_board(position) -> Board:
     raise TypeError(f"a position must be a Board, a board string or 16 integers, got "
                     f"{type(position).__name__}" + (f" of dtype {position.dtype}" if isinstance(position, np.ndarray)
                                                     else ""))
+
+
+def ordered_actions(board: Board) -> list[int]:
+    """Every legal action, best first by the solver's static ordering for the side to move."""
+    nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
+    return [encode_action(int(n), int(c)) for n, c in zip(nums, cells)]
 
 
 class LimitReached(Exception):
@@ -189,14 +192,10 @@ class Solver:
                 lower = guess
         return lower
 
-    def _ordered_children(self, board: Board) -> list[int]:
-        nums, cells = kernel.ordered_moves(np.asarray(board.cells, dtype=np.int64), board.to_move == 0)
-        return [encode_action(int(n), int(c)) for n, c in zip(nums, cells)]
-
     def _best_move(self, board: Board, value: int, budget: _Budget) -> int:
         """The first move, in search order, whose child keeps ``value``."""
         a_to_move = board.to_move == 0
-        for action in self._ordered_children(board):
+        for action in ordered_actions(board):
             child = board.apply(action)
             if a_to_move:
                 keeps = self._at_least(child, value, budget) if value > -1 else True
@@ -252,11 +251,11 @@ class Solver:
     def _move_values(self, board: Board, margin: bool, budget: _Budget) -> list[MoveValue]:
         """Every legal move with its value (and margin), in action order; children that are the same
         position up to symmetry are solved once."""
-        seen: dict[Board, MoveValue] = {}
+        seen: dict[str, MoveValue] = {}
         out = []
         for action in sorted(board.legal_actions()):
             child = board.apply(action)
-            key = child.canonical()
+            key = canonical_key(child)
             if key not in seen:
                 value = self._value(child, budget)
                 m = self._margin(child, budget, value) if margin else None
@@ -289,7 +288,7 @@ class Solver:
             return None
         budget = _Budget(None, None)
         holds = self._at_least(board, threshold, budget)
-        for action in self._ordered_children(board):
+        for action in ordered_actions(board):
             if self._at_least(board.apply(action), threshold, budget) == holds:
                 return action
         return None

@@ -1,30 +1,16 @@
 """A persistent store of solved positions: bounds on the exact margin, in an embedded SQLite file.
 
-Key: the canonical board string (``board.canonical().to_string()``, see :func:`canonical_key`), so
-the four symmetric images of a position share one row. Value: bounds ``(lo, hi)`` on the exact
-margin minB - minA under perfect play. A solved question leaves a bound: "A can force margin >= t"
-gives ``lo >= t``, its negation ``hi <= t - 1``. From the bounds (see :func:`value_from_bounds`):
+Key: the canonical board string (:func:`canonical_key`), shared by the four symmetric images of a
+position. Value: bounds ``(lo, hi)`` on the exact margin minB - minA under perfect play; "A can
+force margin >= t" gives ``lo >= t``, its negation ``hi <= t - 1`` (:func:`value_from_bounds`
+turns bounds into a game value). Writes are merged in SQL (the intersection of old and new), so
+several processes may share one file (WAL mode, a busy timeout, writes buffered and committed
+``batch_size`` at a time); bounds that do not intersect raise :class:`StoreConflictError`.
 
-    value +1  <=>  lo >= 1        value -1  <=>  hi <= -1        value 0  <=>  lo >= 0 and hi <= 0
-    margin known  <=>  lo == hi
-
-Writes are merged: the stored bounds become the intersection of old and new (``max`` of the lows,
-``min`` of the highs), in SQL, so several processes writing to one file merge correctly. Two bounds
-that do not intersect mean a bug somewhere (or a damaged file) and raise :class:`StoreConflictError`
-instead of being stored.
-
-Integrity: each row records the :data:`~highway_env.solver.version.SOLVER_VERSION` that wrote it and
-a checksum of (key, lo, hi, version). A row from another solver version, or whose checksum does not
-match (an edited or damaged entry), is ignored on reading and replaced on the next write. The checksum
-catches edits and damage, not a forger who recomputes it. ``python -m highway_env.solver store verify``
-re-solves a sample of entries.
-
-Speed and safety: the file is in WAL mode (readers never block the writer), a busy timeout lets
-several processes share it, and writes are buffered in memory and committed in one transaction per
-``batch_size`` positions (or at :meth:`PositionStore.flush` / :meth:`PositionStore.close` / exit).
-Reads see this process's buffered writes. A file that is not a store or cannot be read raises
-:class:`StoreCorruptError` naming the file; ``PositionStore(path, reset_if_corrupt=True)`` moves
-the bad file aside (``<name>.corrupt-<time>``) and starts an empty one instead.
+Each row records the :data:`SOLVER_VERSION` that wrote it and a checksum
+of (key, lo, hi, version): a row from another solver version or with a wrong checksum (an edit, damage)
+is ignored on reading and replaced on the next write. An unreadable file raises
+:class:`StoreCorruptError` naming it, or with ``reset_if_corrupt=True`` is moved aside.
 
     >>> store = PositionStore(":memory:")
     >>> from highway_env.core import parse_board
@@ -47,8 +33,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from highway_env.core import SYMMETRIES, Board, HighwayError, inverse_perm
-from highway_env.solver.version import SOLVER_VERSION
 
+#: The version of the solver's results: bump it whenever a change could alter what the search
+#: returns, so that stores ignore the entries an older solver wrote.
+SOLVER_VERSION = 1
 #: Bounds meaning "nothing known" (the solver's infinity; real margins are far inside).
 UNKNOWN_LO, UNKNOWN_HI = -1000, 1000
 
@@ -230,14 +218,11 @@ class PositionStore:
                 raise StoreError(f"position store {self.path!r} does not exist (opened read-only)")
             if not self.readonly:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        read_only_uri = self.readonly and not memory
+        target = Path(self.path).resolve().as_uri() + "?mode=ro" if read_only_uri else self.path
         try:
-            if self.readonly and not memory:
-                uri = Path(self.path).resolve().as_uri() + "?mode=ro"
-                conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, check_same_thread=False,
-                                       isolation_level=None)
-            else:
-                conn = sqlite3.connect(self.path, timeout=self.timeout, check_same_thread=False,
-                                       isolation_level=None)
+            conn = sqlite3.connect(target, uri=read_only_uri, timeout=self.timeout, check_same_thread=False,
+                                   isolation_level=None)
         except sqlite3.Error as e:
             raise StoreError(f"cannot open position store {self.path!r}: {e}") from e
         self._conn = conn
@@ -326,9 +311,6 @@ class PositionStore:
     def value(self, board) -> int | None:
         b = self.get(board)
         return None if b is None else value_from_bounds(*b)
-
-    def __contains__(self, board) -> bool:
-        return self.get(board) is not None
 
     def __len__(self) -> int:
         with self._lock:
