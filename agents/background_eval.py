@@ -49,7 +49,7 @@ def _evaluator_main(conn, parent_pid: int, cfg_dict: dict) -> None:
 
     torch.set_num_threads(1)  # one core beside the learner and the self-play workers
     cfg = TrainConfig.from_dict(cfg_dict)
-    game = get_game(cfg.game, cfg.game_config())
+    game = get_game(cfg.game, cfg.game_options())
     net = build_network(cfg.net_config(game.obs_shape, game.num_actions))
     opponents = cfg.eval_agents()
     while True:

@@ -217,6 +217,7 @@ class HighwayGame(Game):
     #: features, which carry no game config, use it)
     OBS = {"features": FEATURE_CHANNELS, "planes": NUMBERS}
     legacy_config = {"obs": "planes"}
+    view_options = ("obs",)
 
     def __init__(self, obs: str = "features"):
         if obs not in self.OBS:

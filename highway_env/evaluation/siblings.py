@@ -14,7 +14,8 @@ Per agent:
 - a **round robin** between the agents (colours alternating) and its Elo with bootstrap CIs.
 
 The games run in this process (``--workers`` is not used); sizes are small enough for that on the
-default boards (Black Path 4x4 from A1:top, Jumping n = 4).
+default boards (Black Path 4x4 from A1:top, Jumping n = 4) and on Black Path 5x5; the board is
+``args.game_options`` (``evaluate.py --game-config``, or the az: agents' checkpoints).
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def evaluate(args, log=print) -> dict:
     from highway_env.evaluation.elo import elo_with_ci
 
     t0 = time.monotonic()
-    game = get_game(args.game)
+    game = get_game(args.game, getattr(args, "game_options", {}))
     from tqdm import tqdm
 
     states = sample_positions(game, args.positions, args.seed)
@@ -166,7 +167,7 @@ def evaluate(args, log=print) -> dict:
     return {
         "game": args.game, "board": board,
         "start_value": start_value,
-        "config": {"agents": args.agent, "games": args.games, "rr_games": args.rr_games,
+        "config": {"agents": args.agent, "game_config": game.config(), "games": args.games, "rr_games": args.rr_games,
                    "positions": int(len(states)), "critical_positions": crit, "conversion": 0,
                    "seed": args.seed, "workers": 1, "name": args.name, "perfect_tiebreak": "random",
                    "random_shares": list(RANDOM_SHARES)},

@@ -10,6 +10,9 @@ The values come from :class:`Oracle`: the solver's full search from the empty bo
 reachable non-terminal state whose first move is one of the symmetry orbit representatives; 0.3 s
 and ~1M states for n = 4), kept in memory and shared by every agent of the process. A position
 whose first move was elsewhere is looked up through the board symmetry mapping it into the table.
+Boards above n = 4 are too large for that: there the same search runs from each position asked
+about (and its subtree joins the shared memo), which is fast late in the game and out of reach in
+the first plies (measured in the README's sibling section).
 :meth:`Oracle.move_values` agrees with the pure-Python ``solver.move_values`` (checked in tests).
 """
 
@@ -20,6 +23,11 @@ import numpy as np
 from agents.base import BestValueAgent
 
 _ORACLES: dict[int, "Oracle"] = {}
+
+
+#: boards whose whole game tree :class:`Oracle` solves up front (n = 4: 0.3 s, ~1M states); larger
+#: ones (n = 5: billions of states, beyond memory here) are solved lazily from each position asked
+FULL_SOLVE_MAX_N = 4
 
 
 class Oracle:
@@ -33,10 +41,11 @@ class Oracle:
         self.cells = n * n
         self.ray_sq, self.ray_len = jg.rays_array(n)
         self.rays = jg.rays(n)
-        roots = np.array(jg.orbit_representatives(n), dtype=np.int64)
-        stats = np.zeros(3, dtype=np.int64)
-        _, _, self.table = _search(n, self.ray_sq, self.ray_len, roots, False, np.zeros(1 << 16, np.int64),
-                                   0, stats)
+        self.table = np.zeros(1 << 16, dtype=np.int64)
+        if n <= FULL_SOLVE_MAX_N:
+            roots = np.array(jg.orbit_representatives(n), dtype=np.int64)
+            _, _, self.table = _search(n, self.ray_sq, self.ray_len, roots, np.zeros_like(roots), 0, 0, False,
+                                       self.table, 0, np.zeros(3, dtype=np.int64))
         self.perms = [np.asarray(p, dtype=np.int64) for p in jg.symmetries(n)]  # old sq -> new sq
 
     @classmethod
@@ -45,14 +54,16 @@ class Oracle:
             _ORACLES[n] = cls(n)
         return _ORACLES[n]
 
-    def _has_moves(self, occ: int, last: int) -> bool:
-        return any(not occ >> sq & 1 for line in self.rays[last] for sq in line)
+    def _moves(self, occ: int, last: int) -> list[tuple[int, int]]:
+        """[(target square, jump length)] from ``last``."""
+        return [(sq, k + 1) for line in self.rays[last] for k, sq in enumerate(line) if not occ >> sq & 1]
 
     def future(self, occ: int, last: int, jump: int) -> int:
         """Exact future score difference for the player to move in (occ, last, jump)."""
-        from highway_env.jumping.solver import _lookup
+        from highway_env.jumping.solver import _insert, _lookup, _search
 
-        if not self._has_moves(occ, last):
+        moves = self._moves(occ, last)
+        if not moves:
             return 0
         squares = [sq for sq in range(self.cells) if occ >> sq & 1]
         for p in self.perms:
@@ -62,7 +73,13 @@ class Oracle:
             got = _lookup(self.table, (o * self.cells + int(p[last])) * self.n + jump)
             if got >= 0:
                 return int(got) - 128
-        raise KeyError(f"state (occ={occ}, last={last}, jump={jump}) not reachable / not in the solver table")
+        if self.n <= FULL_SOLVE_MAX_N:
+            raise KeyError(f"state (occ={occ}, last={last}, jump={jump}) not reachable / not in the solver table")
+        sq, d = (np.array(c, dtype=np.int64) for c in zip(*moves))
+        v, _, self.table = _search(self.n, self.ray_sq, self.ray_len, sq, d, occ, jump, False, self.table, 0,
+                                   np.zeros(3, dtype=np.int64))
+        _insert(self.table, (occ * self.cells + last) * self.n + jump, v)  # the table is at most half full
+        return int(v)
 
     def move_values(self, rules_state) -> dict[int, int]:
         """{target square: the mover's points now minus the opponent's future minus ...}: the exact

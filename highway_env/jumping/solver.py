@@ -75,8 +75,10 @@ def _grow(table):
 
 
 @numba.njit(cache=True)
-def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
-    """Depth-first search from the empty board. Returns (value, best root index, table);
+def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, max_states, stats):
+    """Depth-first search from the state ``(occ0, jump0)`` whose moves are ``roots`` with jump
+    lengths ``root_d`` (the empty board: orbit representatives, lengths 0). Returns (value, best
+    root index, table); every non-terminal state below the root is in the table, the root is not.
     ``stats`` gets [states stored, nodes expanded, aborted]."""
     cells = n * n
     depth = cells + 2
@@ -95,15 +97,14 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
     best_root = -1
     limit = table.shape[0] // 2
 
-    # root: the empty board, moves = orbit representatives, no jump
     sp = 0
-    occ_s[0] = 0
+    occ_s[0] = occ0
     last_s[0] = -1
-    jump_s[0] = 0
+    jump_s[0] = jump0
     mv_n[0] = roots.shape[0]
     for i in range(roots.shape[0]):
         mv_t[0, i] = roots[i]
-        mv_d[0, i] = 0
+        mv_d[0, i] = root_d[i]
     mv_i[0] = 0
     best_s[0] = -1000
 
@@ -392,7 +393,8 @@ def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capa
     cap = 1 << max(4, int(initial_capacity - 1).bit_length())
     table = np.zeros(cap, dtype=np.int64)
     stats = np.zeros(3, dtype=np.int64)
-    v, bi, table = _search(n, ray_sq, ray_len, roots, bool(solitaire), table, int(max_states), stats)
+    v, bi, table = _search(n, ray_sq, ray_len, roots, np.zeros_like(roots), 0, 0, bool(solitaire), table,
+                           int(max_states), stats)
     secs = time.perf_counter() - t0
     aborted = bool(stats[2])
     return SolveResult(
