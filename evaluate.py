@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(blackpath: rows, cols, start; jumping: n). Default: the board of the first az: "
                         "agent's checkpoint, else the game's default (Black Path 4x4 from A1:top, Jumping n = 4); "
                         "an az: agent trained on another board is an error naming both")
+    p.add_argument("--label-from-ply", type=int, default=0, metavar="K",
+                   help="sibling games: grade only positions at ply K or later (the moves before K random), "
+                        "and skip the value from the start: for boards the solver labels late but cannot solve "
+                        "from the start (Jumping n = 5 needs K >= 8 and --games 0, see the README) (default: %(default)s)")
     p.add_argument("--agent", action="append", metavar="SPEC", default=[],
                    help="an agent to evaluate (repeat the flag for several): random, greedy, mcts:N, "
                         "az:PATH[:SIMS], perfect[:random|margin|hardest]")
@@ -215,6 +219,7 @@ def game_options(args) -> dict:
     ``--game blackpath --agent az:5x5.pt`` plays 5x5), else the defaults; set as ``args.game_options``."""
     from agents.checkpoint import CheckpointError
     from agents.games import game_options as parse
+    from highway_env.jumping.perfect import FULL_SOLVE_MAX_N
     from agents.registry import AgentSpecError, make_agent
 
     if args.game == "highway":
@@ -239,6 +244,13 @@ def game_options(args) -> dict:
                 opts = trained.config()
                 break
     args.game_options = opts
+    if args.label_from_ply < 0:
+        raise UsageError(f"--label-from-ply must be >= 0, got {args.label_from_ply}")
+    if args.game == "jumping" and opts.get("n", 4) > FULL_SOLVE_MAX_N and (args.label_from_ply < 8 or args.games
+                                                                             or args.rr_perfect):
+        raise UsageError(f"Jumping n = {opts['n']} cannot be solved from the start here (the perfect player has "
+                         "no first moves): give --label-from-ply 8 or more (labels take ~12 s a position at ply 8, "
+                         "~0.1 s from ply 12), --games 0 and no --rr-perfect")
     return opts
 
 

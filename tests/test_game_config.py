@@ -76,3 +76,17 @@ def test_help_explains_the_flag(capsys):
         text = parser.format_help()
         assert "--game-config" in text and "rows" in text and "n" in text
     assert get_game("jumping", {"n": 5}).config() == {"n": 5}
+
+
+def test_label_from_ply_grades_late_positions_only(tmp_path, capsys):
+    argv = ["--game", "jumping", "--game-config", '{"n": 3}', "--agent", "greedy", "--label-from-ply", "4",
+            "--games", "0", "--rr-games", "0", "--positions", "10", "--out", str(tmp_path), "--no-progress",
+            "--no-plots", "--json"]
+    assert evaluate.main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["start_value"] is None and doc["config"]["label_from_ply"] == 4
+    plies = [int(line.split(",")[1]) for line in (tmp_path / "accuracy_by_ply.csv").read_text().splitlines()[1:]]
+    assert plies and min(plies) >= 4
+    # n = 5 cannot be solved from the start: the evaluation says what to give instead of hanging
+    assert evaluate.main(["--game", "jumping", "--game-config", '{"n": 5}', "--agent", "greedy"]) == 2
+    assert "--label-from-ply 8 or more" in capsys.readouterr().err
