@@ -42,10 +42,11 @@ class Oracle:
         self.ray_sq, self.ray_len = jg.rays_array(n)
         self.rays = jg.rays(n)
         self.table = np.zeros(1 << 16, dtype=np.int64)
+        self.stats = np.zeros(3, dtype=np.int64)  # stats[0]: entries in the table (kept at most half full)
         if n <= FULL_SOLVE_MAX_N:
             roots = np.array(jg.orbit_representatives(n), dtype=np.int64)
             _, _, self.table = _search(n, self.ray_sq, self.ray_len, roots, np.zeros_like(roots), 0, 0, False,
-                                       self.table, 0, np.zeros(3, dtype=np.int64))
+                                       self.table, 0, self.stats)
         self.perms = [np.asarray(p, dtype=np.int64) for p in jg.symmetries(n)]  # old sq -> new sq
 
     @classmethod
@@ -60,7 +61,7 @@ class Oracle:
 
     def future(self, occ: int, last: int, jump: int) -> int:
         """Exact future score difference for the player to move in (occ, last, jump)."""
-        from highway_env.jumping.solver import _insert, _lookup, _search
+        from highway_env.jumping.solver import _grow, _insert, _lookup, _search
 
         moves = self._moves(occ, last)
         if not moves:
@@ -77,8 +78,11 @@ class Oracle:
             raise KeyError(f"state (occ={occ}, last={last}, jump={jump}) not reachable / not in the solver table")
         sq, d = (np.array(c, dtype=np.int64) for c in zip(*moves))
         v, _, self.table = _search(self.n, self.ray_sq, self.ray_len, sq, d, occ, jump, False, self.table, 0,
-                                   np.zeros(3, dtype=np.int64))
-        _insert(self.table, (occ * self.cells + last) * self.n + jump, v)  # the table is at most half full
+                                   self.stats)
+        if self.stats[0] + 1 >= len(self.table) // 2:
+            self.table = _grow(self.table)
+        _insert(self.table, (occ * self.cells + last) * self.n + jump, v)
+        self.stats[0] += 1
         return int(v)
 
     def move_values(self, rules_state) -> dict[int, int]:

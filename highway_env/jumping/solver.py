@@ -79,7 +79,8 @@ def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, ma
     """Depth-first search from the state ``(occ0, jump0)`` whose moves are ``roots`` with jump
     lengths ``root_d`` (the empty board: orbit representatives, lengths 0). Returns (value, best
     root index, table); every non-terminal state below the root is in the table, the root is not.
-    ``stats`` gets [states stored, nodes expanded, aborted]."""
+    ``stats`` gets [states stored, nodes expanded, aborted]; ``stats[0]`` on entry counts the
+    entries the table already holds (a table shared between searches), so it is grown in time."""
     cells = n * n
     depth = cells + 2
     occ_s = np.zeros(depth, dtype=np.int64)
@@ -92,7 +93,7 @@ def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, ma
     mv_i = np.zeros(depth, dtype=np.int64)
     mv_t = np.zeros((depth, cells), dtype=np.int64)
     mv_d = np.zeros((depth, cells), dtype=np.int64)
-    stored = 0
+    stored = stats[0]
     nodes = 1
     best_root = -1
     limit = table.shape[0] // 2
