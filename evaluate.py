@@ -249,8 +249,8 @@ def game_options(args) -> dict:
     if args.game == "jumping" and opts.get("n", 4) > FULL_SOLVE_MAX_N and (args.label_from_ply < 8 or args.games
                                                                              or args.rr_perfect):
         raise UsageError(f"Jumping n = {opts['n']} cannot be solved from the start here (the perfect player has "
-                         "no first moves): give --label-from-ply 8 or more (labels take ~12 s a position at ply 8, "
-                         "~0.1 s from ply 12), --games 0 and no --rr-perfect")
+                         "no first moves): give --label-from-ply 8 or more (labels take ~1 s a position at ply 8, "
+                         "~0.1 s from ply 10), --games 0 and no --rr-perfect")
     return opts
 
 
