@@ -299,6 +299,8 @@ class TrainConfig:
             raise ConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(known)}")
         cfg = cls()
         for k, v in d.items():
+            if k == "game_config" and isinstance(v, dict):  # a --config file may give the object itself
+                v = json.dumps(v)
             default = getattr(cfg, k)
             if isinstance(default, bool) and not isinstance(v, bool):
                 raise ConfigError(f"{source}: {k} must be true or false, got {v!r}")

@@ -33,6 +33,11 @@ def test_bad_game_config_names_the_key_or_value(game, text, match):
         TrainConfig(game=game, game_config=text, eval_every=0, **extra).validate()
 
 
+def test_config_file_may_hold_the_options_object():
+    cfg = TrainConfig.from_dict({"game": "jumping", "game_config": {"n": 5}, "eval_every": 0}).validate()
+    assert cfg.game_options() == {"n": 5}
+
+
 def test_board_travels_with_the_checkpoint(tmp_path, capsys):
     out = str(tmp_path)
     assert train.main(["--game", "blackpath", "--game-config", '{"rows": 3, "cols": 5}', "--run", "bp",
