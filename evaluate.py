@@ -37,7 +37,10 @@ The two-player sibling games are measured against their own exact solvers with -
     python evaluate.py --game blackpath --agent random --agent greedy --agent mcts:50 --json
     python evaluate.py --game jumping --agent az:checkpoints/jumping_az/latest.pt --agent random
 
-There (default boards: Black Path 4x4 from A1:top, Jumping n = 4) each agent gets move accuracy on
+    python evaluate.py --game blackpath --game-config '{"rows": 5, "cols": 5}' --agent mcts:50
+
+There (default boards: Black Path 4x4 from A1:top, Jumping n = 4; another with --game-config, or
+the board of the az: agents' checkpoints) each agent gets move accuracy on
 --positions positions sampled from varied play and labelled by the solver on the fly, --games games
 per side against the perfect player (a best-value move, random among ties) and the round robin Elo;
 the same outputs (no conversion, no position set, no task cache; runs in this process). See
@@ -65,6 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", default="highway", metavar="GAME",
                    help="highway (default), blackpath or jumping (the two-player sibling games, measured "
                         "against their exact solvers; the Highway-only options are then ignored)")
+    p.add_argument("--game-config", default="", metavar="JSON",
+                   help="options of the sibling game as a JSON object, e.g. '{\"rows\": 5, \"cols\": 5}' "
+                        "(blackpath: rows, cols, start; jumping: n). Default: the board of the first az: "
+                        "agent's checkpoint, else the game's default (Black Path 4x4 from A1:top, Jumping n = 4); "
+                        "an az: agent trained on another board is an error naming both")
+    p.add_argument("--label-from-ply", type=int, default=0, metavar="K",
+                   help="sibling games: grade only positions at ply K or later (the moves before K random), "
+                        "and skip the value from the start: for boards the solver labels late but cannot solve "
+                        "from the start (Jumping n = 5 needs K >= 8 and --games 0, see the README) (default: %(default)s)")
     p.add_argument("--agent", action="append", metavar="SPEC", default=[],
                    help="an agent to evaluate (repeat the flag for several): random, greedy, mcts:N, "
                         "az:PATH[:SIMS], perfect[:random|margin|hardest]")
@@ -184,7 +196,7 @@ def validate(args, argv) -> None:
     from agents.checkpoint import CheckpointError
     from highway_env.benchmark.policy import is_policy_spec, load_spec_object
 
-    game = get_game(args.game)
+    game = get_game(args.game, game_options(args))
     args.policies = {}  # spec -> loaded policy object, graded by highway_env.benchmark
     for spec in args.agent:
         try:
@@ -200,6 +212,46 @@ def validate(args, argv) -> None:
                 make_agent(spec, game, seed=0)
         except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
             raise UsageError(f"bad agent spec {spec!r}: {e}") from None
+
+
+def game_options(args) -> dict:
+    """The game's options: --game-config, else those of the first az: agent's checkpoint (so
+    ``--game blackpath --agent az:5x5.pt`` plays 5x5), else the defaults; set as ``args.game_options``."""
+    from agents.checkpoint import CheckpointError
+    from agents.games import game_options as parse
+    from highway_env.jumping.perfect import FULL_SOLVE_MAX_N
+    from agents.registry import AgentSpecError, make_agent
+
+    if args.game == "highway":
+        if args.game_config.strip():
+            raise UsageError("--game-config is for --game blackpath|jumping (a Highway az: checkpoint "
+                             "carries its own observation options)")
+        args.game_options = {}
+        return {}
+    try:
+        opts = parse(args.game, args.game_config)
+    except ValueError as e:
+        raise UsageError(f"bad --game-config: {e}") from None
+    if not args.game_config.strip():
+        for spec in args.agent:
+            if spec.split(":")[0] == "az":
+                try:
+                    trained = make_agent(spec, None, seed=0).game
+                except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
+                    raise UsageError(f"bad agent spec {spec!r}: {e}") from None
+                if trained.name != args.game:
+                    raise UsageError(f"bad agent spec {spec!r}: an agent of {trained.name!r}, not of {args.game!r}")
+                opts = trained.config()
+                break
+    args.game_options = opts
+    if args.label_from_ply < 0:
+        raise UsageError(f"--label-from-ply must be >= 0, got {args.label_from_ply}")
+    if args.game == "jumping" and opts.get("n", 4) > FULL_SOLVE_MAX_N and (args.label_from_ply < 8 or args.games
+                                                                             or args.rr_perfect):
+        raise UsageError(f"Jumping n = {opts['n']} cannot be solved from the start here (the perfect player has "
+                         "no first moves): give --label-from-ply 8 or more (labels take ~1 s a position at ply 8, "
+                         "~0.1 s from ply 10), --games 0 and no --rr-perfect")
+    return opts
 
 
 def perfect_options(args) -> dict:

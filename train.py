@@ -1,10 +1,11 @@
 #!/usr/bin/env python
-"""Train a Highway AlphaZero agent by self-play.
+"""Train an AlphaZero agent by self-play: Highway, or a sibling game (--game blackpath|jumping).
 
     python train.py --minutes 2            # quick run (smoke test / demo), ~2 minutes
     python train.py                        # default: ~25 minutes on 2 CPU cores, a strong agent
     python train.py --resume               # continue checkpoints/<run>/latest.pt where it stopped
     python train.py --config my.json       # options from a JSON object (flags override it)
+    python train.py --game blackpath --game-config '{"rows": 5, "cols": 5}'   # a sibling game, its board
 
 Writes checkpoints/<run>/latest.pt (resumable), best.pt (best evaluation), log.csv and, if the
 tensorboard package is installed, TensorBoard logs in tb/. Play the result with

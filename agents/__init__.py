@@ -5,6 +5,7 @@ One-line use::
     import agents
     az = agents.load_pretrained()                 # shipped Highway checkpoint
     early = agents.load_pretrained("highway_az_1min")  # the model zoo: agents.pretrained_names()
+    bp = agents.load_pretrained("blackpath_5x5_az")    # a sibling game's agent; bp.game is its board
     action = az.act(board)                        # core.Board, 16 ints or a board string
     opp = agents.make_agent("mcts:200", seed=0)   # random | greedy | mcts:N | az:PATH[:SIMS]
 """
@@ -19,8 +20,13 @@ PRETRAINED = Path(__file__).parent / "pretrained" / "highway_az.pt"
 #: The model zoo: name -> checkpoint. ``highway_az`` is the shipped agent; the ``highway_az_<M>min``
 #: ones are one default run (``python train.py --seed 1 --snapshot-minutes 1,5``) after 1, 5 and 25
 #: minutes of training, for research on learning curves (measured in agents/README.md).
+#: The sibling games' agents (``train.py --game blackpath|jumping``, measured in the README's
+#: sibling section) carry their board in the checkpoint: ``load_pretrained("blackpath_5x5_az").game``
+#: is the 5x5 game.
+SIBLINGS = ("blackpath_4x4_az", "blackpath_5x5_az", "jumping_n4_az")
 ZOO = {"highway_az": PRETRAINED,
-       **{f"highway_az_{m}min": PRETRAINED.parent / "zoo" / f"highway_az_{m}min.pt" for m in (1, 5, 25)}}
+       **{f"highway_az_{m}min": PRETRAINED.parent / "zoo" / f"highway_az_{m}min.pt" for m in (1, 5, 25)},
+       **{name: PRETRAINED.parent / f"{name}.pt" for name in SIBLINGS}}
 
 #: public name -> the module that defines it; imported on first access, so ``import agents`` (and
 #: the solver's use of ``agents.base``) loads neither torch nor numba kernels it does not use
@@ -50,8 +56,9 @@ def pretrained_names() -> list[str]:
 
 def load_pretrained(name: str | None = None, simulations: int | None = None, seed: int | None = None,
                     device: str = "cpu"):
-    """A shipped Highway AlphaZero agent by its zoo name (:func:`pretrained_names`); ``None`` is the
-    shipped agent, ``highway_az`` (agents/pretrained/highway_az.pt)."""
+    """A shipped AlphaZero agent by its zoo name (:func:`pretrained_names`); ``None`` is the shipped
+    Highway agent, ``highway_az`` (agents/pretrained/highway_az.pt). The agent's ``game`` is the game
+    and board it was trained on (e.g. Black Path 5x5 for ``blackpath_5x5_az``)."""
     from agents.alphazero import AlphaZeroAgent
 
     if name is not None and not isinstance(name, str):  # e.g. a call from when simulations came first

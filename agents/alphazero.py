@@ -17,19 +17,26 @@ def checkpoint_game(data: dict, path, game: Game | None = None) -> Game:
     """The game a checkpoint's network was trained on, with its options (``game_config``; older
     checkpoints without one get the default game if its observation shape fits the network, else
     the game's ``legacy_config``). A ``game`` given by the caller is
-    rebuilt with those options when they differ (same rules, the network's observation)."""
+    rebuilt with those options when they differ only in its ``view_options`` (the network's
+    observation); a game with other rules (another board size) is a CheckpointError naming both."""
     config = data.get("game_config")
     shape = tuple(data["net_config"].get("obs_shape", ()))
     if config is None:  # written before game options: the default game if its input fits, else legacy
         base = game if game is not None else get_game(data["game"])
         config = base.config() if tuple(base.obs_shape) == shape else dict(base.legacy_config)
-    if game is None or game.config() != config:
-        name = data["game"] if game is None else getattr(game, "name", data["game"])
-        try:
-            game = get_game(name, config) if game is None else type(game)(**config)
-        except (TypeError, ValueError) as e:
-            raise CheckpointError(f"checkpoint {str(path)!r}: its game options {config} do not fit "
-                                  f"this version of {name!r}: {e}") from e
+    name = data["game"] if game is None else game.name
+    if name != data["game"]:
+        raise CheckpointError(f"checkpoint {str(path)!r} is an agent of {data['game']!r}, not of {name!r}")
+    try:
+        trained = get_game(name, config) if game is None else type(game)(**config)
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint {str(path)!r}: its game options {config} do not fit "
+                              f"this version of {name!r}: {e}") from e
+    if game is not None and game.rules_config() != trained.rules_config():
+        raise CheckpointError(f"checkpoint {str(path)!r} was trained on {name!r} with "
+                              f"{trained.rules_config()}, not on this game ({game.rules_config()})")
+    if game is None or game.config() != trained.config():
+        game = trained
     if shape != tuple(game.obs_shape):
         raise CheckpointError(f"checkpoint {str(path)!r}: its network takes observations of shape "
                               f"{shape}, but game {game.name!r} with options {game.config()} gives "

@@ -41,7 +41,7 @@ def _evaluator_main(conn, parent_pid: int, cfg_dict: dict) -> None:
     from agents.registry import get_game
 
     cfg = TrainConfig.from_dict(cfg_dict)
-    game = get_game(cfg.game, cfg.game_config())
+    game = get_game(cfg.game, cfg.game_options())
     net = build_network(cfg.net_config(game.obs_shape, game.num_actions))
     opponents = cfg.eval_agents()
     for iteration, weights in child_messages(conn):

@@ -29,6 +29,10 @@ class TrainConfig:
     game_obs: str = _f("", "the game's observation variant ('' = its default; highway: 'features' "
                            "(one-hot planes + path-bound features, the default) or 'planes' (one-hot "
                            "numbers only, as checkpoints before the features))")
+    game_config: str = _f("", "the game's options as a JSON object, e.g. '{\"rows\": 5, \"cols\": 5}' "
+                              "(blackpath: rows, cols, start such as \"A1:top\"; jumping: n; highway: obs); "
+                              "stored in the checkpoints, so az:PATH, --resume and evaluate.py rebuild "
+                              "the same game ('' = the game's defaults: blackpath 4x4 from A1:top, jumping n = 4)")
     seed: int = _f(0, "master seed: same seed and config (and a fixed --iterations) -> same result")
     minutes: float = _f(25.0, "wall-clock budget in minutes for the whole run, resumed parts included "
                               "(0 = no limit; then --iterations must be set)")
@@ -165,8 +169,9 @@ class TrainConfig:
         check("game", self.game in GAMES, f"one of {sorted(GAMES)}")
         from agents.registry import get_game
 
+        options = self.game_options()  # ConfigError naming a bad game_config key or value
         try:  # also loads the game's module, which registers its agent kinds (e.g. "perfect")
-            get_game(self.game, self.game_config())
+            get_game(self.game, options)
         except (TypeError, ValueError) as e:
             raise ConfigError(f"game_obs {self.game_obs!r} does not fit game {self.game!r}: {e}") from e
         self.net_config(obs_shape=(1, 1, 1), num_actions=1)
@@ -210,7 +215,7 @@ class TrainConfig:
         from agents.checkpoint import CheckpointError
         from agents.registry import AgentSpecError, get_game, make_agent
 
-        game = get_game(self.game, self.game_config())
+        game = get_game(self.game, self.game_options())
         out = []
         for spec in self.opponents():
             try:
@@ -246,9 +251,20 @@ class TrainConfig:
             raise ConfigError(f"ray_runtime_env must be '', 'none' or a JSON object, got {self.ray_runtime_env!r}")
         return env
 
-    def game_config(self) -> dict:
-        """Keyword options of the game (``agents.registry.get_game(game, config)``)."""
-        return {"obs": self.game_obs} if self.game_obs else {}
+    def game_options(self) -> dict:
+        """Keyword options of the game (``agents.registry.get_game(game, options)``): ``game_config``
+        with ``game_obs``; ConfigError names a key or value the game does not take."""
+        from agents.games import game_options
+
+        try:
+            opts = game_options(self.game, self.game_config)
+        except ValueError as e:
+            raise ConfigError(f"game_config: {e}") from None
+        if self.game_obs:
+            if opts.get("obs", self.game_obs) != self.game_obs:
+                raise ConfigError(f"game_obs {self.game_obs!r} and game_config's obs {opts['obs']!r} disagree")
+            opts["obs"] = self.game_obs
+        return opts
 
     def opponents(self) -> list[str]:
         return [s.strip() for s in self.eval_opponents.split(",") if s.strip()]
@@ -283,6 +299,8 @@ class TrainConfig:
             raise ConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(known)}")
         cfg = cls()
         for k, v in d.items():
+            if k == "game_config" and isinstance(v, dict):  # a --config file may give the object itself
+                v = json.dumps(v)
             default = getattr(cfg, k)
             if isinstance(default, bool) and not isinstance(v, bool):
                 raise ConfigError(f"{source}: {k} must be true or false, got {v!r}")

@@ -47,11 +47,19 @@ class Game(abc.ABC):
     #: the game's exact player as ``"module:factory"``, imported on first use: ``make_agent("perfect[:ARGS]")``
     #: calls ``factory(args, game, seed)`` (None: the game has none)
     perfect_player: str | None = None
+    #: the options of :meth:`config` that change only the network's input, not the rules (Highway's
+    #: ``obs``): a checkpoint's agent may be handed a game differing in these, never in the others
+    view_options: tuple[str, ...] = ()
 
     def config(self) -> dict:
         """Keyword arguments that rebuild this game (``type(game)(**game.config())``), e.g. the
-        observation variant; stored in checkpoints so an agent sees the input it was trained on."""
+        board size or the observation variant; stored in checkpoints so an agent plays the game it
+        was trained on and sees the input it was trained with."""
         return {}
+
+    def rules_config(self) -> dict:
+        """The options of :meth:`config` that change the rules (board size, start, ...)."""
+        return {k: v for k, v in self.config().items() if k not in self.view_options}
 
     # -- core rules, all batched ------------------------------------------------------------
     @abc.abstractmethod

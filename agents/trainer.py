@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from agents.alphazero import checkpoint_game
 from agents.background_eval import BackgroundEvaluator, evaluate_net
 from agents.checkpoint import CheckpointError, atomic_write, load_checkpoint, save_checkpoint
 from agents.config import TrainConfig
@@ -57,7 +58,7 @@ class Trainer:
         self.cfg = cfg.validate()
         torch.set_num_threads(cfg.learner_thread_count())
         self.run_dir = Path(cfg.out_dir) / cfg.run
-        self.game = get_game(cfg.game, cfg.game_config())
+        self.game = get_game(cfg.game, cfg.game_options())
         self.net_config = cfg.net_config(self.game.obs_shape, self.game.num_actions)
         torch.manual_seed(cfg.seed)
         try:
@@ -140,6 +141,7 @@ class Trainer:
         for key in ("optimizer", "counters", "actor_weights", "rng", "config"):
             if key not in data:
                 raise CheckpointError(f"checkpoint {str(path)!r} is not a training checkpoint (no {key!r})")
+        checkpoint_game(data, path, self.game)  # a run of another board (--game-config) fails here, naming both
         if NetConfig.from_dict(data["net_config"]) != self.net_config:
             raise CheckpointError(f"checkpoint {str(path)!r} has net config {data['net_config']}, "
                                   f"which differs from this run's {self.net_config.to_dict()}")

@@ -206,6 +206,7 @@ class HighwayGame(Game):
     #: observation -> channels; checkpoints from before the features carry no game config: "planes"
     OBS = {"features": FEATURE_CHANNELS, "planes": NUMBERS}
     legacy_config = {"obs": "planes"}
+    view_options = ("obs",)
 
     def __init__(self, obs: str = "features"):
         if obs not in self.OBS:

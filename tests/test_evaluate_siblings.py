@@ -52,6 +52,24 @@ def test_jumping_oracle_matches_reference_move_values():
             s, _ = s.apply(mv[rng.integers(len(mv))][0])
 
 
+def test_jumping_oracle_labels_late_n5_positions_lazily():
+    """n = 5 is not solved from the start: each position asked about is searched from, into one
+    shared memo that is grown before it is half full (so lookups stay short)."""
+    from highway_env.jumping import perfect
+
+    o = perfect.Oracle(5)
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        s = jg.initial_state(5)
+        while not s.is_terminal():
+            mv = s.legal_moves()
+            if s.ply >= 15:
+                assert o.move_values(s) == jsolver.move_values(s)
+            s, _ = s.apply(mv[rng.integers(len(mv))][0])
+    entries = int(np.count_nonzero(o.table))
+    assert entries == o.stats[0] > 0 and entries <= len(o.table) // 2
+
+
 @pytest.mark.parametrize("n", [3, 4])
 def test_jumping_perfect_keeps_the_value(n):
     game = JumpingGame(n)

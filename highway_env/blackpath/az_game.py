@@ -145,6 +145,10 @@ class BlackPathGame(Game):
         self._obs_gather = np.stack(obs_g)
         self._action_gather = np.stack(act_g)
 
+    def config(self) -> dict:
+        return {"rows": self.rows, "cols": self.cols,
+                "start": bp.start_name(self.start_square, self.start_side, self.cols)}
+
     # -- conversions
     def as_state(self, state) -> np.ndarray:
         if isinstance(state, bp.State):

@@ -14,7 +14,8 @@ Per agent:
 - a **round robin** between the agents (colours alternating) and its Elo with bootstrap CIs.
 
 The games run in this process (``--workers`` is not used); sizes are small enough for that on the
-default boards (Black Path 4x4 from A1:top, Jumping n = 4).
+default boards (Black Path 4x4 from A1:top, Jumping n = 4) and on Black Path 5x5; the board is
+``args.game_options`` (``evaluate.py --game-config``, or the az: agents' checkpoints).
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ def play_games(game, agent_a, agent_b, games: int, seed) -> np.ndarray:
     return _final_margins(game, states)
 
 
-def sample_positions(game, n: int, seed: int) -> np.ndarray:
-    """``n`` distinct live positions from games mixing random and perfect moves (see the module doc)."""
+def sample_positions(game, n: int, seed: int, from_ply: int = 0) -> np.ndarray:
+    """``n`` distinct live positions from games mixing random and perfect moves (see the module doc);
+    with ``from_ply`` only positions at that ply or later, the moves before it random (the perfect
+    player's first moves are out of reach on boards the solver cannot solve from the start)."""
     from agents.base import RandomAgent
     from agents.registry import make_agent
 
@@ -70,8 +73,10 @@ def sample_positions(game, n: int, seed: int) -> np.ndarray:
         games += 1
         s = game.initial_states(1)
         while not game.terminal(s)[0]:
-            seen.setdefault(s[0].tobytes(), s[0].copy())
-            who = rand if rng.random() < share else perfect
+            early = int(s[0, -1]) < from_ply  # both games store ply last
+            if not early:
+                seen.setdefault(s[0].tobytes(), s[0].copy())
+            who = rand if early or rng.random() < share else perfect
             s = game.apply(s, who.act_batch(s, rng))
     pool = list(seen.values())
     pick = rng.permutation(len(pool))[:n]
@@ -117,12 +122,13 @@ def evaluate(args, log=print) -> dict:
     from highway_env.evaluation.elo import elo_with_ci
 
     t0 = time.monotonic()
-    game = get_game(args.game)
+    game = get_game(args.game, getattr(args, "game_options", {}))
     from tqdm import tqdm
 
-    states = sample_positions(game, args.positions, args.seed)
+    from_ply = getattr(args, "label_from_ply", 0)
+    states = sample_positions(game, args.positions, args.seed, from_ply)
     values, legal = label(game, states)
-    start_value = int(_values_fn(game)(game, game.initial_states(1)[0]).max())
+    start_value = int(_values_fn(game)(game, game.initial_states(1)[0]).max()) if not from_ply else None
     agents = {}
     steps = len(args.agent) * 3
     rr = list(args.agent) + (["perfect"] if args.rr_perfect else [])
@@ -166,9 +172,10 @@ def evaluate(args, log=print) -> dict:
     return {
         "game": args.game, "board": board,
         "start_value": start_value,
-        "config": {"agents": args.agent, "games": args.games, "rr_games": args.rr_games,
+        "config": {"agents": args.agent, "game_config": game.config(), "games": args.games, "rr_games": args.rr_games,
                    "positions": int(len(states)), "critical_positions": crit, "conversion": 0,
                    "seed": args.seed, "workers": 1, "name": args.name, "perfect_tiebreak": "random",
+                   "label_from_ply": from_ply,
                    "random_shares": list(RANDOM_SHARES)},
         "agents": agents, "round_robin": rr_out, "elo": elo, "elo_anchor": anchor,
         "wall_seconds": round(time.monotonic() - t0, 1),
@@ -182,7 +189,10 @@ def markdown(summary: dict, plots: list[str]) -> str:
     g = summary["game"]
     title = {"blackpath": "Black Path", "jumping": "Jumping Farther & Farther"}[g]
     sv = summary["start_value"]
-    if g == "blackpath":
+    if sv is None:
+        outcome, val = "the value was not computed (positions from ply {} on only)".format(c.get("label_from_ply")), \
+            "win/loss" if g == "blackpath" else "the exact future score difference"
+    elif g == "blackpath":
         outcome = f"the {'first' if sv > 0 else 'second'} player ({'A' if sv > 0 else 'B'}) wins with perfect play"
         val = "win/loss"
     else:
@@ -201,7 +211,8 @@ def markdown(summary: dict, plots: list[str]) -> str:
              "has) on *critical* positions, where some legal move has a worse value; acc A / acc B by side "
              "to move. Positions: distinct live positions from games mixing random and perfect moves "
              f"(share of random moves per game cycling through {c['random_shares']}), sampled uniformly "
-             "and labelled by the solver.",
+             "and labelled by the solver" + (f"; only plies {c['label_from_ply']} and later (the moves before "
+                                             "them random)." if c.get("label_from_ply") else "."),
              "- **margin lost** (Jumping): mean points given away, best move's value - chosen move's, "
              "over all sampled positions." if g == "jumping" else
              "- **margin lost**: not applicable (Black Path has no score).",

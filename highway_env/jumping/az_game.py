@@ -122,6 +122,9 @@ class JumpingGame(Game):
         self._obs_gather = np.stack(obs_g)
         self._action_gather = np.stack(act_g)
 
+    def config(self) -> dict:
+        return {"n": self.n}
+
     # -- conversions
     def as_state(self, state) -> np.ndarray:
         if isinstance(state, jg.State):

@@ -4,7 +4,10 @@ exact future score difference, ties broken at random from the seeded generator.
 The values come from :class:`Oracle`: the memo of the solver's full negamax from the empty board
 (no pruning, so it holds the exact value of every reachable state whose first move is an orbit
 representative; 0.3 s and ~1M states for n = 4), shared by every agent of the process. Other
-positions are looked up through the board symmetry that maps them into the table.
+positions are looked up through the board symmetry that maps them into the table. Boards above
+n = 4 are too large for that: there the same search runs from each position asked about (its
+subtree joins the shared memo), fast late in the game and out of reach in the first plies
+(measured in the README's sibling section).
 """
 
 from __future__ import annotations
@@ -14,6 +17,11 @@ import functools
 import numpy as np
 
 from agents.base import BestValueAgent
+
+
+#: boards whose whole game tree :class:`Oracle` solves up front (n = 4: 0.3 s, ~1M states); larger
+#: ones (n = 5: billions of states, beyond memory here) are solved lazily from each position asked
+FULL_SOLVE_MAX_N = 4
 
 
 class Oracle:
@@ -26,7 +34,11 @@ class Oracle:
         self.n = n
         self.cells = n * n
         self.rays = jg.rays(n)
-        _, _, self.table, _ = full_search(n)
+        self.ray_sq, self.ray_len = jg.rays_array(n)
+        if n <= FULL_SOLVE_MAX_N:
+            _, _, self.table, self.stats = full_search(n)
+        else:  # stats[0]: entries in the table (kept at most half full)
+            self.table, self.stats = np.zeros(1 << 16, np.int64), np.zeros(3, np.int64)
         self.perms = jg.symmetries(n)  # old sq -> new sq
 
     @classmethod
@@ -37,7 +49,7 @@ class Oracle:
 
     def future(self, occ: int, last: int, jump: int) -> int:
         """Exact future score difference for the player to move in (occ, last, jump)."""
-        from highway_env.jumping.solver import _lookup
+        from highway_env.jumping.solver import _grow, _lookup, _search, _store
 
         if all(occ >> sq & 1 for line in self.rays[last] for sq in line):
             return 0  # no move left
@@ -49,7 +61,16 @@ class Oracle:
             got = _lookup(self.table, (o * self.cells + p[last]) * self.n + jump)
             if got >= 0:
                 return int(got) - 128
-        raise KeyError(f"state (occ={occ}, last={last}, jump={jump}) not reachable / not in the solver table")
+        if self.n <= FULL_SOLVE_MAX_N:
+            raise KeyError(f"state (occ={occ}, last={last}, jump={jump}) not reachable / not in the solver table")
+        moves = [(sq, k + 1) for line in self.rays[last] for k, sq in enumerate(line) if not occ >> sq & 1]
+        sq, d = (np.array(c, dtype=np.int64) for c in zip(*moves))
+        v, _, self.table = _search(self.n, self.ray_sq, self.ray_len, sq, d, occ, jump, False, self.table, 0,
+                                   self.stats)
+        if self.stats[0] + 1 >= len(self.table) // 2:
+            self.table = _grow(self.table)
+        self.stats[0] += _store(self.table, (occ * self.cells + last) * self.n + jump, v)
+        return int(v)
 
     def move_values(self, rules_state) -> dict[int, int]:
         """{target square: the mover's exact future score difference after the move}."""

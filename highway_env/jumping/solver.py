@@ -80,9 +80,12 @@ def _grow(table):
 
 
 @numba.njit(cache=True)
-def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
-    """Depth-first search from the empty board. Returns (value, best root index, table);
-    ``stats`` gets [states stored, nodes expanded, aborted]."""
+def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, max_states, stats):
+    """Depth-first search from the state ``(occ0, jump0)`` whose moves are ``roots`` with jump
+    lengths ``root_d`` (the empty board: orbit representatives, lengths 0). Returns (value, best
+    root index, table); every non-terminal state below the root is in the table, the root is not.
+    ``stats`` gets [states stored, nodes expanded, aborted]; ``stats[0]`` on entry counts the
+    entries the table already holds (a table shared between searches), so it is grown in time."""
     cells = n * n
     depth = cells + 2
     occ_s = np.zeros(depth, dtype=np.int64)
@@ -94,19 +97,18 @@ def _search(n, ray_sq, ray_len, roots, solitaire, table, max_states, stats):
     mv_i = np.zeros(depth, dtype=np.int64)
     mv_t = np.zeros((depth, cells), dtype=np.int64)
     mv_d = np.zeros((depth, cells), dtype=np.int64)
-    stored = 0
+    stored = stats[0]
     nodes = 1
     best_root = -1
     limit = table.shape[0] // 2
 
-    # root: the empty board, moves = orbit representatives, no jump
     sp = 0
-    occ_s[0] = 0
-    jump_s[0] = 0
+    occ_s[0] = occ0
+    jump_s[0] = jump0
     mv_n[0] = roots.shape[0]
     for i in range(roots.shape[0]):
         mv_t[0, i] = roots[i]
-        mv_d[0, i] = 0
+        mv_d[0, i] = root_d[i]
     mv_i[0] = 0
     best_s[0] = -1000
 
@@ -364,7 +366,8 @@ def full_search(n: int, solitaire: bool = False, max_states: int = 0, initial_ca
     roots = np.array(orbit_representatives(n), dtype=np.int64)
     stats = np.zeros(3, dtype=np.int64)
     table = np.zeros(_capacity(initial_capacity), dtype=np.int64)
-    v, bi, table = _search(n, ray_sq, ray_len, roots, bool(solitaire), table, int(max_states), stats)
+    v, bi, table = _search(n, ray_sq, ray_len, roots, np.zeros_like(roots), 0, 0, bool(solitaire), table,
+                           int(max_states), stats)
     return int(v), (None if bi < 0 else int(roots[bi])), table, stats
 
 

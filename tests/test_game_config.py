@@ -1,0 +1,97 @@
+"""--game-config: a sibling game's board chosen in train.py and evaluate.py, kept in the checkpoint."""
+
+import json
+
+import pytest
+
+import evaluate
+import train
+from agents.config import TrainConfig
+from agents.checkpoint import CheckpointError, load_checkpoint
+from agents.network import ConfigError
+from agents.registry import get_game, make_agent
+from highway_env.blackpath.az_game import BlackPathGame
+
+TINY = ["--iterations", "1", "--minutes", "0", "--games-per-iter", "8", "--selfplay-batch", "8",
+        "--simulations", "4", "--max-considered", "3", "--min-replay", "20", "--batch-size", "16",
+        "--hidden", "16", "--layers", "1", "--eval-every", "0", "--workers", "0", "--no-progress",
+        "--no-tensorboard", "--grade-every", "0", "--best-by", "score", "--play-simulations", "4"]
+
+
+@pytest.mark.parametrize("game,text,match", [
+    ("blackpath", '{"rowz": 5}', r"no option\(s\) \['rowz'\].*known: \['rows', 'cols', 'start'\]"),
+    ("blackpath", '{"rows": "5"}', r"rejects .*'5'"),
+    ("blackpath", '{"rows": 5, "start": "B2:top"}', r"rejects .*B2:top"),
+    ("jumping", '{"n": 9}', r"rejects .*9"),
+    ("jumping", "[4]", "must be a JSON object"),
+    ("jumping", "{n: 4}", "is not JSON"),
+    ("highway", '{"obs": "planes"}', "disagree"),
+])
+def test_bad_game_config_names_the_key_or_value(game, text, match):
+    extra = {"game_obs": "features"} if game == "highway" else {}
+    with pytest.raises(ConfigError, match=match):
+        TrainConfig(game=game, game_config=text, eval_every=0, **extra).validate()
+
+
+def test_config_file_may_hold_the_options_object():
+    cfg = TrainConfig.from_dict({"game": "jumping", "game_config": {"n": 5}, "eval_every": 0}).validate()
+    assert cfg.game_options() == {"n": 5}
+
+
+def test_board_travels_with_the_checkpoint(tmp_path, capsys):
+    out = str(tmp_path)
+    assert train.main(["--game", "blackpath", "--game-config", '{"rows": 3, "cols": 5}', "--run", "bp",
+                       "--out-dir", out, *TINY]) == 0
+    latest = tmp_path / "bp" / "latest.pt"
+    assert load_checkpoint(latest)["game_config"] == {"rows": 3, "cols": 5, "start": "A1:top"}
+    agent = make_agent(f"az:{latest}", seed=0)  # no game given: the checkpoint's board
+    assert (agent.game.rows, agent.game.cols) == (3, 5)
+    with pytest.raises(CheckpointError, match=r"'rows': 3, 'cols': 5.*'rows': 4, 'cols': 4"):
+        make_agent(f"az:{latest}", BlackPathGame(4, 4), seed=0)
+    # --resume keeps the board; resuming it as another board is an error naming both
+    assert train.main(["--run", "bp", "--out-dir", out, "--resume", "--iterations", "2"]) == 0
+    assert load_checkpoint(latest)["counters"]["iteration"] == 2
+    assert train.main(["--run", "bp", "--out-dir", out, "--resume", "--iterations", "3",
+                       "--game-config", '{"rows": 4, "cols": 4}']) == 2
+    assert "'rows': 3, 'cols': 5" in capsys.readouterr().err
+    # evaluate.py plays the checkpoint's board, and refuses a baseline board that differs
+    argv = ["--game", "blackpath", "--agent", f"az:{latest}:4", "--agent", "random", "--games", "1",
+            "--rr-games", "0", "--positions", "10", "--out", str(tmp_path / "ev"), "--no-progress",
+            "--no-plots", "--json"]
+    assert evaluate.main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["board"].startswith("3x5") and doc["config"]["game_config"]["cols"] == 5
+    assert evaluate.main([*argv, "--game-config", '{"rows": 4, "cols": 4}']) == 2
+    assert "not on this game" in capsys.readouterr().err
+
+
+def test_evaluate_game_config_for_baselines(tmp_path, capsys):
+    argv = ["--game", "jumping", "--game-config", '{"n": 3}', "--agent", "greedy", "--games", "1",
+            "--rr-games", "0", "--positions", "10", "--out", str(tmp_path), "--no-progress", "--no-plots", "--json"]
+    assert evaluate.main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["board"] == "n = 3"
+    assert evaluate.main(["--game", "jumping", "--game-config", '{"m": 3}', "--agent", "greedy"]) == 2
+    assert "no option(s) ['m']" in capsys.readouterr().err
+    assert evaluate.main(["--game-config", '{"n": 3}', "--agent", "greedy"]) == 2  # highway
+    assert "--game blackpath|jumping" in capsys.readouterr().err
+
+
+def test_help_explains_the_flag(capsys):
+    for parser in (train.build_parser(), evaluate.build_parser()):
+        text = parser.format_help()
+        assert "--game-config" in text and "rows" in text and "n" in text
+    assert get_game("jumping", {"n": 5}).config() == {"n": 5}
+
+
+def test_label_from_ply_grades_late_positions_only(tmp_path, capsys):
+    argv = ["--game", "jumping", "--game-config", '{"n": 3}', "--agent", "greedy", "--label-from-ply", "4",
+            "--games", "0", "--rr-games", "0", "--positions", "10", "--out", str(tmp_path), "--no-progress",
+            "--no-plots", "--json"]
+    assert evaluate.main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["start_value"] is None and doc["config"]["label_from_ply"] == 4
+    plies = [int(line.split(",")[1]) for line in (tmp_path / "accuracy_by_ply.csv").read_text().splitlines()[1:]]
+    assert plies and min(plies) >= 4
+    # n = 5 cannot be solved from the start: the evaluation says what to give instead of hanging
+    assert evaluate.main(["--game", "jumping", "--game-config", '{"n": 5}', "--agent", "greedy"]) == 2
+    assert "--label-from-ply 8 or more" in capsys.readouterr().err
