@@ -47,8 +47,9 @@ class Game(abc.ABC):
     #: the game's exact player as ``"module:factory"``, imported on first use: ``make_agent("perfect[:ARGS]")``
     #: calls ``factory(args, game, seed)`` (None: the game has none)
     perfect_player: str | None = None
-    #: the options of :meth:`config` that change only the network's input, not the rules (Highway's
-    #: ``obs``): a checkpoint's agent may be handed a game differing in these, never in the others
+    #: the options of :meth:`config` that change only the network's input or training target, not the
+    #: rules (Highway's ``obs``, Jumping's ``value``): a checkpoint's agent may be handed a game
+    #: differing in these, never in the others
     view_options: tuple[str, ...] = ()
 
     def config(self) -> dict:

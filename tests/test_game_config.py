@@ -2,12 +2,15 @@
 
 import json
 
+import numpy as np
+
 import pytest
 
 import evaluate
 import train
 from agents.config import TrainConfig
 from agents.checkpoint import CheckpointError, load_checkpoint
+from agents.game import sample_legal
 from agents.network import ConfigError
 from agents.registry import get_game, make_agent
 from highway_env.blackpath.az_game import BlackPathGame
@@ -95,3 +98,22 @@ def test_label_from_ply_grades_late_positions_only(tmp_path, capsys):
     # n = 5 cannot be solved from the start: the evaluation says what to give instead of hanging
     assert evaluate.main(["--game", "jumping", "--game-config", '{"n": 5}', "--agent", "greedy"]) == 2
     assert "--label-from-ply 8 or more" in capsys.readouterr().err
+
+
+def test_jumping_margin_value_target_keeps_the_result_and_orders_margins():
+    from highway_env.jumping.az_game import JumpingGame
+
+    plain, margin = JumpingGame(4), JumpingGame(4, value="margin")
+    assert plain.config() == {"n": 4} and margin.config() == {"n": 4, "value": "margin"}
+    assert margin.rules_config() == plain.rules_config()  # an agent of either plays the other's game
+    rng = np.random.default_rng(0)
+    s = margin.initial_states(64)
+    while not margin.terminal(s).all():
+        live = ~margin.terminal(s)
+        s[live] = margin.apply(s[live], sample_legal(margin.legal_masks(s[live]), rng))
+    m, r = margin.margins(s), margin.returns(s)
+    assert np.array_equal(np.sign(r), plain.returns(s)) and len(set(m.tolist())) > 2
+    order = np.argsort(m, kind="stable")
+    assert np.all(np.diff(r[order]) >= 0) and np.all(np.abs(r) < 1)
+    with pytest.raises(ConfigError, match="value must be .*'sign'"):
+        TrainConfig(game="jumping", game_config='{"value": "sign"}', eval_every=0).validate()

@@ -100,8 +100,13 @@ class JumpingGame(Game):
     name = "jumping"
     perfect_player = "highway_env.jumping.perfect:JumpingPerfect.from_spec"
     state_dtype = np.int8
+    view_options = ("value",)
 
-    def __init__(self, n: int = 4):
+    def __init__(self, n: int = 4, value: str = "result"):
+        if value not in ("result", "margin"):
+            raise ValueError(f"value must be 'result' (the value target is win/draw/loss) or 'margin' "
+                             f"(tanh of the margin / score_scale), got {value!r}")
+        self.value = value
         self.n = n = jg.check_n(n)
         self.cells = n * n
         self.num_actions = self.cells
@@ -123,7 +128,7 @@ class JumpingGame(Game):
         self._action_gather = np.stack(act_g)
 
     def config(self) -> dict:
-        return {"n": self.n}
+        return {"n": self.n} if self.value == "result" else {"n": self.n, "value": self.value}
 
     # -- conversions
     def as_state(self, state) -> np.ndarray:
@@ -172,6 +177,10 @@ class JumpingGame(Game):
         return s[:, self.cells + 2] - s[:, self.cells + 3]
 
     def returns(self, states):
+        # "margin": the value head learns the score difference the accuracy is graded on (the sign is
+        # unchanged, so wins, draws and losses count as before)
+        if self.value == "margin":
+            return np.tanh(self.scores(states)).astype(np.float32)
         return np.sign(self.margins(states)).astype(np.float32)
 
     def scores(self, states):
