@@ -219,7 +219,6 @@ def game_options(args) -> dict:
     ``--game blackpath --agent az:5x5.pt`` plays 5x5), else the defaults; set as ``args.game_options``."""
     from agents.checkpoint import CheckpointError
     from agents.games import game_options as parse
-    from highway_env.jumping.perfect import FULL_SOLVE_MAX_N
     from agents.registry import AgentSpecError, make_agent
 
     if args.game == "highway":
@@ -246,12 +245,19 @@ def game_options(args) -> dict:
     args.game_options = opts
     if args.label_from_ply < 0:
         raise UsageError(f"--label-from-ply must be >= 0, got {args.label_from_ply}")
-    if args.game == "jumping" and opts.get("n", 4) > FULL_SOLVE_MAX_N and (args.label_from_ply < 8 or args.games
-                                                                             or args.rr_perfect):
+    if args.game == "jumping" and _beyond_full_solve(opts) and (args.label_from_ply < 8 or args.games
+                                                                 or args.rr_perfect):
         raise UsageError(f"Jumping n = {opts['n']} cannot be solved from the start here (the perfect player has "
                          "no first moves): give --label-from-ply 8 or more (labels take ~1 s a position at ply 8, "
                          "~0.1 s from ply 10), --games 0 and no --rr-perfect")
     return opts
+
+
+def _beyond_full_solve(jumping_options: dict) -> bool:
+    """Whether the Jumping board is too large for the perfect player to solve from the start."""
+    from highway_env.jumping.perfect import FULL_SOLVE_MAX_N
+
+    return jumping_options.get("n", 4) > FULL_SOLVE_MAX_N
 
 
 def perfect_options(args) -> dict:

@@ -51,8 +51,7 @@ FIELDS = ["ablation", "change", "accuracy_v1", "v1_ci", "accuracy_v2", "v2_ci", 
 def train(name: str, flags: str, args) -> Path:
     """Train OUT/checkpoints/<name> (resumed if interrupted, skipped if finished); its directory."""
     run = Path(args.out) / "checkpoints" / name
-    log = run / "log.csv"
-    if log.exists() and _iterations_done(log) >= args.iterations:
+    if (run / "log.csv").exists() and int(_last_log_row(run)["iteration"]) >= args.iterations:
         return run
     cmd = [sys.executable, str(ROOT / "train.py"), "--out-dir", str(run.parent), "--run", name,
            "--iterations", str(args.iterations), "--minutes", "0", "--seed", str(args.seed),
@@ -63,9 +62,11 @@ def train(name: str, flags: str, args) -> Path:
     return run
 
 
-def _iterations_done(log: Path) -> int:
-    rows = list(csv.DictReader(log.open(newline="")))
-    return int(rows[-1]["iteration"]) if rows else 0
+def _last_log_row(run: Path) -> dict:
+    """The last row of the run's log.csv (iteration 0 when it has none)."""
+    with (run / "log.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    return rows[-1] if rows else {"iteration": "0", "elapsed_s": "0"}
 
 
 def grade(name: str, spec: str, args) -> dict:
@@ -119,8 +120,8 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in TRAINED and n not in PLAY_TIME]
     if unknown:
         p.error(f"unknown ablation(s) {unknown}; known: {', '.join([*TRAINED, *PLAY_TIME])}")
-    if args.iterations < 1 or args.positions < 1 or args.workers < 0:
-        p.error("--iterations and --positions must be >= 1 and --workers >= 0, got "
+    if args.iterations < 1 or args.positions < 1 or args.workers < 1:
+        p.error("--iterations, --positions and --workers must be >= 1, got "
                 f"{args.iterations}, {args.positions}, {args.workers}")
 
     from highway_env.atomic_files import atomic_write_text
@@ -134,8 +135,7 @@ def main(argv=None) -> int:
             change, flags = TRAINED[name]
             run = train(name, flags, args)
             spec = f"az:{run / 'best.pt'}"
-            with (run / "log.csv").open(newline="") as f:
-                minutes = f"{float(list(csv.DictReader(f))[-1]['elapsed_s']) / 60:.1f}"
+            minutes = f"{float(_last_log_row(run)['elapsed_s']) / 60:.1f}"
         else:
             change, sims = PLAY_TIME[name]
             spec, minutes = f"az:{base_run / 'best.pt'}:{sims}", "-"
