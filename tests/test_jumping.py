@@ -137,6 +137,38 @@ def test_known_values():
     assert solver.solve(4, solitaire=True).value == 10
 
 
+def _is_over(n, occ, last, jump):
+    return not any(not occ >> q & 1 for line in game.rays(n)[last] for q in line)
+
+
+def _canonical_value(n, table, occ, last, jump, tables):
+    got = solver._lookup(table, solver._canon_key(n, occ, last, jump, *tables))
+    return None if got < 0 else int(got) - 128
+
+
+@pytest.mark.parametrize("solitaire", [False, True])
+def test_canonical_memo_holds_every_states_exact_value(solitaire):
+    """The full search's memo is keyed on the symmetry-canonical state: every live state of the
+    plain-Python reference (n = 3, all first moves, no symmetry) finds its exact value there, and
+    on n = 4 so does every sampled state of the memo keyed on the state itself, which is over 5x larger."""
+    _, memo = solver.solve_reference(3, solitaire)
+    _, _, table, _ = solver.full_search(3, solitaire)
+    live = [(k, v) for k, v in memo.items() if not _is_over(3, *k)]
+    assert len(live) > 100
+    tables = solver.symmetry_tables(3)
+    for (occ, last, jump), v in live:
+        assert _canonical_value(3, table, occ, last, jump, tables) == v
+    v_plain, best_plain, plain, st_plain = solver.full_search(4, solitaire, canonical=False)
+    v_canon, best_canon, canon, st_canon = solver.full_search(4, solitaire)
+    assert (v_plain, best_plain) == (v_canon, best_canon) and st_plain[0] > 5 * st_canon[0]
+    entries = plain[plain != 0]
+    entries = entries[np.random.default_rng(0).choice(len(entries), 20000, replace=False)]
+    tables = solver.symmetry_tables(4)
+    for e in entries.tolist():
+        key, v = e >> 8, (e & 255) - 128
+        assert _canonical_value(4, canon, key // 64, key // 4 % 16, key % 4, tables) == v
+
+
 def test_two_player_n4_matches_reference_from_midgame():
     # the pure-Python reference on a few n=4 positions after 3 moves (fast) vs numba values via
     # move_values consistency: playing the best move keeps the value

@@ -1,13 +1,12 @@
 """The perfect player of two-player Jumping Farther & Farther: a move that maximises the mover's
 exact future score difference, ties broken at random from the seeded generator.
 
-The values come from :class:`Oracle`: the memo of the solver's full negamax from the empty board
-(no pruning, so it holds the exact value of every reachable state whose first move is an orbit
-representative; 0.3 s and ~1M states for n = 4), shared by every agent of the process. Other
-positions are looked up through the board symmetry that maps them into the table. Boards above
-n = 4 are too large for that: there the same search runs from each position asked about (its
-subtree joins the shared memo), fast late in the game and out of reach in the first plies
-(measured in the README's sibling section).
+The values come from :class:`Oracle`: a memo of the solver's negamax (no pruning, so exact values)
+keyed on the symmetry-canonical state, shared by every agent of the process and kept across moves
+and games. n <= 4 is solved from the empty board up front (0.05 s, 146k states for n = 4); larger
+boards are searched from each position asked about whose value the memo lacks (its subtree joins
+the memo): fast late in the game and out of reach in the first plies of n = 5 (measured in the README's
+sibling section).
 """
 
 from __future__ import annotations
@@ -19,8 +18,8 @@ import numpy as np
 from agents.base import BestValueAgent
 
 
-#: boards whose whole game tree :class:`Oracle` solves up front (n = 4: 0.3 s, ~1M states); larger
-#: ones (n = 5: billions of states, beyond memory here) are solved lazily from each position asked
+#: boards whose whole game tree :class:`Oracle` solves up front (n = 4: 0.05 s, 146k states); larger
+#: ones are solved lazily from each position asked
 FULL_SOLVE_MAX_N = 4
 
 
@@ -29,17 +28,17 @@ class Oracle:
 
     def __init__(self, n: int):
         from highway_env.jumping import game as jg
-        from highway_env.jumping.solver import full_search
+        from highway_env.jumping.solver import full_search, symmetry_tables
 
         self.n = n
         self.cells = n * n
         self.rays = jg.rays(n)
         self.ray_sq, self.ray_len = jg.rays_array(n)
+        self.symtab, self.symperm = symmetry_tables(n)
         if n <= FULL_SOLVE_MAX_N:
             _, _, self.table, self.stats = full_search(n)
         else:  # stats[0]: entries in the table (kept at most half full)
             self.table, self.stats = np.zeros(1 << 16, np.int64), np.zeros(3, np.int64)
-        self.perms = jg.symmetries(n)  # old sq -> new sq
 
     @classmethod
     @functools.cache
@@ -49,27 +48,21 @@ class Oracle:
 
     def future(self, occ: int, last: int, jump: int) -> int:
         """Exact future score difference for the player to move in (occ, last, jump)."""
-        from highway_env.jumping.solver import _grow, _lookup, _search, _store
+        from highway_env.jumping.solver import _canon_key, _grow, _lookup, _search, _store
 
-        if all(occ >> sq & 1 for line in self.rays[last] for sq in line):
-            return 0  # no move left
-        squares = [sq for sq in range(self.cells) if occ >> sq & 1]
-        for p in self.perms:
-            o = 0
-            for sq in squares:
-                o |= 1 << p[sq]
-            got = _lookup(self.table, (o * self.cells + p[last]) * self.n + jump)
-            if got >= 0:
-                return int(got) - 128
-        if self.n <= FULL_SOLVE_MAX_N:
-            raise KeyError(f"state (occ={occ}, last={last}, jump={jump}) not reachable / not in the solver table")
         moves = [(sq, k + 1) for line in self.rays[last] for k, sq in enumerate(line) if not occ >> sq & 1]
+        if not moves:
+            return 0  # no move left
+        key = _canon_key(self.n, occ, last, jump, self.symtab, self.symperm)
+        got = _lookup(self.table, key)
+        if got >= 0:
+            return int(got) - 128
         sq, d = (np.array(c, dtype=np.int64) for c in zip(*moves))
         v, _, self.table = _search(self.n, self.ray_sq, self.ray_len, sq, d, occ, jump, False, self.table, 0,
-                                   self.stats)
+                                   self.stats, self.symtab, self.symperm, True)
         if self.stats[0] + 1 >= len(self.table) // 2:
             self.table = _grow(self.table)
-        self.stats[0] += _store(self.table, (occ * self.cells + last) * self.n + jump, v)
+        self.stats[0] += _store(self.table, key, v)
         return int(v)
 
     def move_values(self, rules_state) -> dict[int, int]:

@@ -5,11 +5,13 @@
 * solitaire: the maximum total score.
 
 Both search the game tree depth first with a memo keyed on ``(occupancy, last square, last jump)``
-(the side to move is the parity of the occupancy, so it is implied). The value stored is the
-*future* score (difference) from that state: the score so far is not part of it. The memo is an
-open-addressing hash table (int64 entries = ``key << 8 | (value + 128)``, 0 = empty) over reachable
-states only, grown by doubling inside the numba kernel. The first move is restricted to one square
-per orbit of the 8 board symmetries (the game is invariant under them).
+(the side to move is the parity of the occupancy, so it is implied), taken at its smallest over
+the 8 board symmetries (``_canon_key``): the game is invariant under them, so the 8 images of a
+state share one entry (n = 4: 146k entries instead of 930k, 5x faster;
+``bench/bench_jumping_solve.py``). The value stored is the *future* score (difference) from that
+state: the score so far is not part of it. The memo is an open-addressing hash table (int64
+entries = ``key << 8 | (value + 128)``, 0 = empty) over reachable states only, grown by doubling
+inside the numba kernel. The first move is restricted to one square per orbit of the symmetries.
 
 Solitaire instead runs a bounded search by default (see ``_sol_rec``): "can the future score reach
 >= need" with a memo of proved upper bounds keyed on the symmetry-canonical state, iterated from a
@@ -79,13 +81,54 @@ def _grow(table):
     return new
 
 
+def _symmetry_row_tables(n: int) -> np.ndarray:
+    """``tab[s, r, chunk]`` = the occupancy image under symmetry ``s`` of row ``r``'s bits ``chunk``."""
+    syms = symmetries(n)
+    tab = np.zeros((8, n, 1 << n), dtype=np.int64)
+    for s, perm in enumerate(syms):
+        for r in range(n):
+            for chunk in range(1 << n):
+                img = 0
+                for c in range(n):
+                    if chunk >> c & 1:
+                        img |= 1 << perm[r * n + c]
+                tab[s, r, chunk] = img
+    return tab
+
+
+@numba.njit(cache=True, inline="always")
+def _canon_key(n, occ, last, jump, symtab, symperm):
+    cells = n * n
+    rmask = (np.int64(1) << n) - 1
+    best = np.int64(-1)
+    for s in range(8):
+        o = np.int64(0)
+        for r in range(n):
+            o |= symtab[s, r, (occ >> (r * n)) & rmask]
+        k = (o * cells + symperm[s, last]) * n + jump
+        if best < 0 or k < best:
+            best = k
+    return best
+
+
+@numba.njit(cache=True, inline="always")
+def _state_key(n, occ, last, jump, symtab, symperm, canonical):
+    """The memo key of a state: its symmetry-canonical key, or the plain one."""
+    if canonical:
+        return _canon_key(n, occ, last, jump, symtab, symperm)
+    return (occ * (n * n) + last) * n + jump
+
+
 @numba.njit(cache=True)
-def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, max_states, stats):
+def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, max_states, stats, symtab, symperm,
+            canonical):
     """Depth-first search from the state ``(occ0, jump0)`` whose moves are ``roots`` with jump
     lengths ``root_d`` (the empty board: orbit representatives, lengths 0). Returns (value, best
     root index, table); every non-terminal state below the root is in the table, the root is not.
     ``stats`` gets [states stored, nodes expanded, aborted]; ``stats[0]`` on entry counts the
-    entries the table already holds (a table shared between searches), so it is grown in time."""
+    entries the table already holds (a table shared between searches), so it is grown in time.
+    ``canonical``: key the memo on the symmetry-canonical state (``_canon_key``), so the 8 images
+    of a state share one entry (a symmetry keeps the future score and score difference)."""
     cells = n * n
     depth = cells + 2
     occ_s = np.zeros(depth, dtype=np.int64)
@@ -120,7 +163,7 @@ def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, ma
             d = mv_d[sp, i]
             gain_s[sp] = 1 if (jump_s[sp] > 0 and d > jump_s[sp]) else 0
             cocc = occ_s[sp] | (np.int64(1) << t)
-            key = (cocc * cells + t) * n + d
+            key = _state_key(n, cocc, t, d, symtab, symperm, canonical)
             got = _lookup(table, key)
             if got >= 0:
                 cv = got - 128
@@ -197,36 +240,6 @@ def _static_bounds(n: int) -> np.ndarray:
     return b
 
 
-def _symmetry_row_tables(n: int) -> np.ndarray:
-    """``tab[s, r, chunk]`` = the occupancy image under symmetry ``s`` of row ``r``'s bits ``chunk``."""
-    syms = symmetries(n)
-    tab = np.zeros((8, n, 1 << n), dtype=np.int64)
-    for s, perm in enumerate(syms):
-        for r in range(n):
-            for chunk in range(1 << n):
-                img = 0
-                for c in range(n):
-                    if chunk >> c & 1:
-                        img |= 1 << perm[r * n + c]
-                tab[s, r, chunk] = img
-    return tab
-
-
-@numba.njit(cache=True, inline="always")
-def _canon_key(n, occ, last, jump, symtab, symperm):
-    cells = n * n
-    rmask = (np.int64(1) << n) - 1
-    best = np.int64(-1)
-    for s in range(8):
-        o = np.int64(0)
-        for r in range(n):
-            o |= symtab[s, r, (occ >> (r * n)) & rmask]
-        k = (o * cells + symperm[s, last]) * n + jump
-        if best < 0 or k < best:
-            best = k
-    return best
-
-
 _FULL = -1000  # table full: unwind, grow, retry the iteration (the memo is kept)
 _ABORT = -2000  # max_states reached
 
@@ -286,8 +299,7 @@ class _Bounded:
         self.n = n
         self.ray_sq, self.ray_len = rays_array(n)
         self.bound = _static_bounds(n)
-        self.symtab = _symmetry_row_tables(n)
-        self.symperm = np.array(symmetries(n), dtype=np.int64)
+        self.symtab, self.symperm = symmetry_tables(n)
         self.table = np.zeros(_capacity(capacity), dtype=np.int64)
         self.stats = np.zeros(5, dtype=np.int64)
         self.stats[3] = max_states
@@ -359,15 +371,22 @@ class SolveResult:
         }
 
 
-def full_search(n: int, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16):
+def symmetry_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row images ``_symmetry_row_tables(n)``, square permutations (8, n*n)): what ``_canon_key`` reads."""
+    return _symmetry_row_tables(n), np.array(symmetries(n), dtype=np.int64)
+
+
+def full_search(n: int, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16,
+                canonical: bool = True):
     """The plain full-memo search from the empty board: (value, best first square or None, memo
-    table, stats [states stored, nodes expanded, aborted])."""
+    table, stats [states stored, nodes expanded, aborted]). ``canonical``: the memo keyed on the
+    symmetry-canonical state (up to 8x fewer entries); else on the state itself."""
     ray_sq, ray_len = rays_array(n)
     roots = np.array(orbit_representatives(n), dtype=np.int64)
     stats = np.zeros(3, dtype=np.int64)
     table = np.zeros(_capacity(initial_capacity), dtype=np.int64)
     v, bi, table = _search(n, ray_sq, ray_len, roots, np.zeros_like(roots), 0, 0, bool(solitaire), table,
-                           int(max_states), stats)
+                           int(max_states), stats, *symmetry_tables(n), bool(canonical))
     return int(v), (None if bi < 0 else int(roots[bi])), table, stats
 
 
