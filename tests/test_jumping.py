@@ -158,6 +158,9 @@ def test_canonical_memo_holds_every_states_exact_value(solitaire):
     tables = solver.symmetry_tables(3)
     for (occ, last, jump), v in live:
         assert _canonical_value(3, table, occ, last, jump, tables) == v
+    ref_first = solver.move_values(initial_state(3), solitaire)
+    firsts = solver.solve(3, solitaire, exhaustive=True).first_move_values
+    assert firsts == {sq: ref_first[sq] for sq in game.orbit_representatives(3)}
     v_plain, best_plain, plain, st_plain = solver.full_search(4, solitaire, canonical=False)
     v_canon, best_canon, canon, st_canon = solver.full_search(4, solitaire)
     assert (v_plain, best_plain) == (v_canon, best_canon) and st_plain[0] > 5 * st_canon[0]

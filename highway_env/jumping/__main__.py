@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--n", type=_size, default=4, help=f"board size n (grid n x n), {MIN_N}..{MAX_N}; default 4")
     s.add_argument("--solitaire", action="store_true", help="one player makes every move; value = max score")
     s.add_argument("--json", action="store_true",
-                   help='print one JSON object {"value", "best_first_move", "states", "seconds", ...}')
+                   help='print one JSON object {"value", "best_first_move", "first_move_values", "states", '
+                        '"seconds", ...}')
     s.add_argument("--max-states", type=_nonneg, default=0,
                    help="abort after storing this many memo states (0 = no limit); value is null then")
     return p
@@ -49,6 +50,9 @@ def main(argv=None) -> int:
         what = "max solitaire score" if args.solitaire else "value (player 1 - player 2)"
         print(f"n={args.n} {what}: {d['value']}" + ("  [aborted at --max-states]" if res.aborted else ""))
         print(f"best first move: {d['best_first_move']} (row, col) = {d['best_first_move_rc']}")
+        if res.first_move_values:
+            print("first moves (one per symmetry orbit), square (row, col): value  "
+                  + ", ".join(f"{sq} {divmod(sq, args.n)}: {v:+d}" for sq, v in res.first_move_values.items()))
         print(f"states: {d['states']}  seconds: {d['seconds']}")
     return 3 if res.aborted else 0
 

@@ -355,6 +355,8 @@ class SolveResult:
     nodes: int
     seconds: float
     aborted: bool = False
+    #: the value of each first square, one per symmetry orbit (the full search only; else None)
+    first_move_values: dict[int, int] | None = None
 
     def to_dict(self) -> dict:
         n = self.n
@@ -368,6 +370,8 @@ class SolveResult:
             "nodes": self.nodes,
             "seconds": round(self.seconds, 4),
             "aborted": self.aborted,
+            "first_move_values": None if self.first_move_values is None else
+            {str(sq): v for sq, v in self.first_move_values.items()},
         }
 
 
@@ -403,12 +407,26 @@ def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capa
         search = _Bounded(n, int(max_states), initial_capacity, max_table_bytes)
         v, best = _solve_solitaire_bounded(search)
         stats = search.stats
+        firsts = None
     else:
-        v, best, _, stats = full_search(n, solitaire, max_states, initial_capacity)
+        v, best, table, stats = full_search(n, solitaire, max_states, initial_capacity)
+        firsts = None if stats[2] else _first_move_values(n, solitaire, table)
     aborted = bool(stats[2])
     return SolveResult(n=n, solitaire=bool(solitaire), value=None if aborted else int(v),
                        best_first_move=None if aborted else best, states=int(stats[0]), nodes=int(stats[1]),
-                       seconds=time.perf_counter() - t0, aborted=aborted)
+                       seconds=time.perf_counter() - t0, aborted=aborted, first_move_values=firsts)
+
+
+def _first_move_values(n: int, solitaire: bool, table: np.ndarray) -> dict[int, int]:
+    """{orbit representative: its value as first square}, read from a full search's memo (the first
+    move scores nothing; a state missing from the memo is terminal, future 0)."""
+    symtab, symperm = symmetry_tables(n)
+    out = {}
+    for sq in orbit_representatives(n):
+        got = _lookup(table, _canon_key(n, 1 << sq, sq, 0, symtab, symperm))
+        future = 0 if got < 0 else int(got) - 128
+        out[sq] = future if solitaire else -future
+    return out
 
 
 def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[int]]:
