@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label-from-ply", type=int, default=0, metavar="K",
                    help="sibling games: grade only positions at ply K or later (the moves before K random), "
                         "and skip the value from the start: for boards the solver labels late but cannot solve "
-                        "from the start (Jumping n = 5 needs K >= 8 and --games 0, see the README) (default: %(default)s)")
+                        "from the start (Jumping n >= 6 needs K >= n*n - 17 and --games 0, see the README) "
+                        "(default: %(default)s)")
     p.add_argument("--agent", action="append", metavar="SPEC", default=[],
                    help="an agent to evaluate (repeat the flag for several): random, greedy, mcts:N, "
                         "az:PATH[:SIMS], perfect[:random|margin|hardest]")
@@ -197,6 +198,8 @@ def validate(args, argv) -> None:
     from highway_env.benchmark.policy import is_policy_spec, load_spec_object
 
     game = get_game(args.game, game_options(args))
+    if args.game != "highway":
+        check_perfect_reach(args, game)
     args.policies = {}  # spec -> loaded policy object, graded by highway_env.benchmark
     for spec in args.agent:
         try:
@@ -245,19 +248,20 @@ def game_options(args) -> dict:
     args.game_options = opts
     if args.label_from_ply < 0:
         raise UsageError(f"--label-from-ply must be >= 0, got {args.label_from_ply}")
-    if args.game == "jumping" and _beyond_full_solve(opts) and (args.label_from_ply < 8 or args.games
-                                                                 or args.rr_perfect):
-        raise UsageError(f"Jumping n = {opts['n']} cannot be solved from the start here (the perfect player has "
-                         "no first moves): give --label-from-ply 8 or more (labels take ~1 s a position at ply 8, "
-                         "~0.1 s from ply 10), --games 0 and no --rr-perfect")
     return opts
 
 
-def _beyond_full_solve(jumping_options: dict) -> bool:
-    """Whether the Jumping board is too large for the perfect player to solve from the start."""
-    from highway_env.jumping.perfect import FULL_SOLVE_MAX_N
+def check_perfect_reach(args, game) -> None:
+    """A sibling game's perfect player may be exact only from some ply on (a board too large to
+    solve from the start): then only positions from that ply can be graded, and no game against it
+    or with it can be played."""
+    from agents.registry import perfect_first_exact_ply
 
-    return jumping_options.get("n", 4) > FULL_SOLVE_MAX_N
+    first = perfect_first_exact_ply(game)
+    if first and (args.label_from_ply < first or args.games or args.rr_perfect):
+        raise UsageError(f"{args.game} {game.config()}: the perfect player is exact only from ply {first} on "
+                         f"here (it cannot solve the start): give --label-from-ply {first} or more, --games 0 "
+                         "and no --rr-perfect")
 
 
 def perfect_options(args) -> dict:

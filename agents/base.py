@@ -89,6 +89,12 @@ class BestValueAgent(Agent):
             raise ValueError(f"perfect for {game.name} takes no tie-break (ties are random), got {args}")
         return cls(game, seed=seed)
 
+    @classmethod
+    def exact_from_ply(cls, game: Game) -> int:
+        """The earliest ply whose positions this player values exactly in reasonable time on
+        ``game``'s board (0: from the start, so it plays whole games)."""
+        return 0
+
     def act(self, state, rng: np.random.Generator | None = None) -> int:
         rng = self._rng(rng)
         v = self.move_values(self.game, self.game.as_states(state)[0])

@@ -98,6 +98,17 @@ def _perfect(args, game, seed):
     return resolve(ref)(args, game, seed)
 
 
+def perfect_first_exact_ply(game: Game) -> int:
+    """The earliest ply from which ``game``'s perfect player gives exact moves here (0: from the
+    start, so it plays whole games), as its class answers ``exact_from_ply(game)`` (0 when it does
+    not ask). The player is not built: building one may solve the game."""
+    ref = type(game).perfect_player
+    if ref is None:
+        raise AgentSpecError(f"game {game.name!r} names no perfect player")
+    ask = getattr(getattr(resolve(ref), "__self__", None), "exact_from_ply", None)
+    return 0 if ask is None else int(ask(game))
+
+
 register_agent("random", _no_args("random", RandomAgent))
 register_agent("greedy", _no_args("greedy", GreedyAgent))
 register_agent("mcts", _mcts)

@@ -115,3 +115,12 @@ def test_evaluate_sibling_json_schema(game, tmp_path, capsys):
 def test_bad_game_exits_2(capsys):
     assert evaluate.main(["--game", "chess", "--agent", "random", "--no-progress"]) == 2
     assert "unknown --game" in capsys.readouterr().err
+
+
+def test_perfect_players_say_from_which_ply_they_are_exact():
+    """evaluate.py asks the game's perfect player (without building it) whether it plays from the
+    start: Jumping up to n = 5 and Black Path do; Jumping n = 6 labels from ply 19 (17 empty squares)."""
+    from agents.registry import perfect_first_exact_ply
+
+    assert perfect_first_exact_ply(BlackPathGame()) == 0
+    assert [perfect_first_exact_ply(JumpingGame(n)) for n in (3, 4, 5, 6, 7)] == [0, 0, 0, 19, 32]

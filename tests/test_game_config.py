@@ -95,9 +95,9 @@ def test_label_from_ply_grades_late_positions_only(tmp_path, capsys):
     assert doc["start_value"] is None and doc["config"]["label_from_ply"] == 4
     plies = [int(line.split(",")[1]) for line in (tmp_path / "accuracy_by_ply.csv").read_text().splitlines()[1:]]
     assert plies and min(plies) >= 4
-    # n = 5 cannot be solved from the start: the evaluation says what to give instead of hanging
-    assert evaluate.main(["--game", "jumping", "--game-config", '{"n": 5}', "--agent", "greedy"]) == 2
-    assert "--label-from-ply 8 or more" in capsys.readouterr().err
+    # n = 6 cannot be solved from the start: the evaluation says what to give instead of hanging
+    assert evaluate.main(["--game", "jumping", "--game-config", '{"n": 6}', "--agent", "greedy"]) == 2
+    assert "--label-from-ply 19 or more" in capsys.readouterr().err
 
 
 def test_jumping_margin_value_target_keeps_the_result_and_orders_margins():

@@ -5,8 +5,9 @@ The values come from :class:`Oracle`: a memo of the solver's negamax (no pruning
 keyed on the symmetry-canonical state, shared by every agent of the process and kept across moves
 and games. n <= 4 is solved from the empty board up front (0.05 s, 146k states for n = 4); larger
 boards are searched from each position asked about whose value the memo lacks (its subtree joins
-the memo): fast late in the game and out of reach in the first plies of n = 5 (measured in the README's
-sibling section).
+the memo): the first move of n = 5 solves the whole game once (4-6 minutes and 6.5 GB, measured
+in the README's sibling section), later positions are looked up. Boards above 5 are solved from the
+middle of the game only (:meth:`JumpingPerfect.exact_from_ply`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ import numpy as np
 from agents.base import BestValueAgent
 
 
-#: boards whose whole game tree :class:`Oracle` solves up front (n = 4: 0.05 s, 146k states); larger
-#: ones are solved lazily from each position asked
-FULL_SOLVE_MAX_N = 4
+#: boards solved from the empty board when the oracle is built (n = 4: 0.05 s, 146k states)
+UPFRONT_MAX_N = 4
+#: boards the perfect player solves from the start (n = 5: the whole game in one memo, see the README)
+FROM_START_MAX_N = 5
+#: on larger boards, positions with at most this many empty squares are labelled (n = 6 from ply 19:
+#: about 1 s a position with a fresh memo, like n = 5 at ply 8; ``bench/bench_jumping_labels.py --n 6``)
+LATE_EMPTY_SQUARES = 17
 
 
 class Oracle:
@@ -35,7 +40,7 @@ class Oracle:
         self.rays = jg.rays(n)
         self.ray_sq, self.ray_len = jg.rays_array(n)
         self.symtab, self.symperm = symmetry_tables(n)
-        if n <= FULL_SOLVE_MAX_N:
+        if n <= UPFRONT_MAX_N:
             _, _, self.table, self.stats = full_search(n)
         else:  # stats[0]: entries in the table (kept at most half full)
             self.table, self.stats = np.zeros(1 << 16, np.int64), np.zeros(3, np.int64)
@@ -89,4 +94,11 @@ class JumpingPerfect(BestValueAgent):
 
     def __init__(self, game, seed: int | None = None):
         super().__init__(game, seed)
-        Oracle.get(game.n)  # the solver's table now, not during the first move
+        Oracle.get(game.n)  # the solver's table now (n <= 4), not during the first move
+
+    @classmethod
+    def exact_from_ply(cls, game) -> int:
+        """0 up to n = 5 (whole games); on larger boards the ply from which at most
+        ``LATE_EMPTY_SQUARES`` squares are empty (its subtrees are the size of n = 5's at ply 8)."""
+        n = game.n
+        return 0 if n <= FROM_START_MAX_N else n * n - LATE_EMPTY_SQUARES
