@@ -143,31 +143,26 @@ def select(candidates: dict[str, np.ndarray], per_ply: dict[int, int], seed: int
     none of the canonical boards in ``exclude`` (bytes). Returns (boards, ply, source) sorted by ply."""
     rng = np.random.default_rng([seed, 9])
     seen = set(exclude)
-    pools: dict[int, dict[int, list]] = {p: {s: [] for s in range(len(sources))} for p in per_ply}
+    pools: dict[int, dict[int, np.ndarray]] = {p: {} for p in per_ply}  # ply -> source -> shuffled boards
     for s, name in enumerate(sources):
-        games = candidates[name]
         for p in per_ply:
-            canon = canonical_array(games[:, p])
-            pools[p][s].extend(canon[rng.permutation(len(canon))])
+            canon = canonical_array(candidates[name][:, p])
+            pools[p][s] = canon[rng.permutation(len(canon))]
     boards, plies, picked_from = [], [], []
     for p in sorted(per_ply):
-        want = per_ply[p]
-        lists = pools[p]
-        pos = {s: 0 for s in lists}
+        queues = {s: iter(pools[p][s]) for s in pools[p]}  # each source's turn in order, while it has boards
         got = 0
-        while got < want and any(pos[s] < len(lists[s]) for s in lists):
-            for s in lists:
-                while pos[s] < len(lists[s]):
-                    b = lists[s][pos[s]]
-                    pos[s] += 1
-                    key = b.tobytes()
-                    if key not in seen:
-                        seen.add(key)
-                        boards.append(b)
-                        plies.append(p)
-                        picked_from.append(s)
-                        got += 1
-                        break
-                if got >= want:
+        while got < per_ply[p] and queues:
+            for s, queue in list(queues.items()):
+                b = next((b for b in queue if b.tobytes() not in seen), None)
+                if b is None:
+                    del queues[s]
+                    continue
+                seen.add(b.tobytes())
+                boards.append(b)
+                plies.append(p)
+                picked_from.append(s)
+                got += 1
+                if got >= per_ply[p]:
                     break
     return np.array(boards, np.int8).reshape(-1, CELLS), np.array(plies, np.int8), np.array(picked_from, np.int8)
