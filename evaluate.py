@@ -197,7 +197,8 @@ def validate(args, argv) -> None:
     from agents.checkpoint import CheckpointError
     from highway_env.benchmark.policy import is_policy_spec, load_spec_object
 
-    game = get_game(args.game, game_options(args))
+    built = {}  # spec -> the agent game_options loaded already (a checkpoint is loaded once)
+    game = get_game(args.game, game_options(args, built))
     if args.game != "highway":
         check_perfect_reach(args, game)
     args.policies = {}  # spec -> loaded policy object, graded by highway_env.benchmark
@@ -211,15 +212,16 @@ def validate(args, argv) -> None:
                 from highway_env.evaluation.perfect import perfect_factory
 
                 perfect_factory(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
-            else:
+            elif spec not in built:
                 make_agent(spec, game, seed=0)
         except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
             raise UsageError(f"bad agent spec {spec!r}: {e}") from None
 
 
-def game_options(args) -> dict:
+def game_options(args, built: dict) -> dict:
     """The game's options: --game-config, else those of the first az: agent's checkpoint (so
-    ``--game blackpath --agent az:5x5.pt`` plays 5x5), else the defaults; set as ``args.game_options``."""
+    ``--game blackpath --agent az:5x5.pt`` plays 5x5; that agent is put in ``built``), else the
+    defaults; set as ``args.game_options``."""
     from agents.checkpoint import CheckpointError
     from agents.games import game_options as parse
     from agents.registry import AgentSpecError, make_agent
@@ -238,9 +240,10 @@ def game_options(args) -> dict:
         for spec in args.agent:
             if spec.split(":")[0] == "az":
                 try:
-                    trained = make_agent(spec, None, seed=0).game
+                    built[spec] = make_agent(spec, None, seed=0)
                 except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
                     raise UsageError(f"bad agent spec {spec!r}: {e}") from None
+                trained = built[spec].game
                 if trained.name != args.game:
                     raise UsageError(f"bad agent spec {spec!r}: an agent of {trained.name!r}, not of {args.game!r}")
                 opts = trained.config()
@@ -501,9 +504,7 @@ def main(argv=None) -> int:
         validate(args, argv)
         if args.game != "highway":
             return _main_sibling(args)
-        from highway_env.evaluation.positions import PositionSetError, load_positions
-
-        from highway_env.evaluation.position_set import V2_PATH
+        from highway_env.evaluation.position_set import V2_PATH, PositionSetError, load_positions
 
         if args.positions_v2 == "default":
             args.positions_v2 = V2_PATH if V2_PATH.exists() else "none"

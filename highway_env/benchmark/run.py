@@ -80,7 +80,7 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     positions persist in the solver store between runs).
     """
     from highway_env.evaluation import metrics
-    from highway_env.evaluation.positions import load_positions
+    from highway_env.evaluation.position_set import load_positions
     from highway_env.evaluation.tasks import get_agent
 
     check_frame(frame)

@@ -5,8 +5,9 @@ Modules, each small:
 - :mod:`~highway_env.evaluation.position_set`: the held-out position set's file and its reader
   (the versioned ``highway_env/data/positions_v1.npz``, its selection / report split, and set v2
   ``positions_v2.npz`` from strong play).
-- :mod:`~highway_env.evaluation.positions`: drawing and solver-labelling that set
-  (``python -m highway_env.evaluation.positions``).
+- :mod:`~highway_env.evaluation.positions`: the build tool of the sets (``python -m
+  highway_env.evaluation.positions``), drawing them (``positions_draw``) and labelling them
+  (``positions_label``).
 - :mod:`~highway_env.evaluation.perfect`: the perfect opponent used in games (the solver's
   :class:`~highway_env.solver.player.PerfectPlayer`, ``make_agent("perfect")``).
 - :mod:`~highway_env.evaluation.metrics`: move accuracy, margin given away, win/draw/loss tallies.

@@ -1,5 +1,5 @@
 """The held-out position set: positions from varied play, each labelled by the exact solver
-(the reader; drawing, labelling and the CLI are in :mod:`highway_env.evaluation.positions`).
+(the reader; the CLI that builds the sets is :mod:`highway_env.evaluation.positions`).
 
 File ``highway_env/data/positions_v1.npz`` (numpy ``savez_compressed``), arrays:
 
@@ -40,8 +40,8 @@ from highway_env.core import CELLS, NUM_ACTIONS, HighwayError
 
 VERSION = 1
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / f"positions_v{VERSION}.npz"
-#: set v2: critical positions from strong play (highway_env/evaluation/positions.py, ``build --strong``),
-#: the same format; a second yardstick beside v1, reported by evaluate.py, never used in training
+#: set v2: critical positions from strong play (``python -m highway_env.evaluation.positions build
+#: --strong``), the same format; a second yardstick beside v1, reported by evaluate.py, never used in training
 V2_PATH = DEFAULT_PATH.with_name("positions_v2.npz")
 ILLEGAL = -128
 UNKNOWN = -127

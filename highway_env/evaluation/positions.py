@@ -1,4 +1,5 @@
-"""Drawing and solver-labelling the held-out position set (its reader: :mod:`.position_set`).
+"""Building the held-out position sets, v1 and v2 (the CLI; the reader is :mod:`.position_set`, the
+drawing :mod:`.positions_draw`, the labelling :mod:`.positions_label`).
 
 ``build`` plays games from the empty board with four kinds of players and takes every position as
 a candidate: ``random`` (uniform legal moves), ``mcts`` (``mcts:64``, 10 % random moves), ``az``
@@ -42,10 +43,13 @@ from highway_env.cli_args import positive_int
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
 from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH, VERSION,  # noqa: F401
                                                   PositionSet, PositionSetError, load_positions, save_positions)
+from highway_env.evaluation.positions_draw import (SOURCES, STRONG_SOURCES, _play, _strong_games,  # noqa: F401
+                                                   canonical_array, draw_candidates, draw_strong_candidates, select)
+from highway_env.evaluation.positions_label import (_label_chunk, check, early_candidates, label_early,  # noqa: F401
+                                                    empty_labels, label_position, load_first_moves, mover_lost,
+                                                    root_row)
 from highway_env.evaluation.tasks import pool_worker_init
 from highway_env.shipped import refuse_shipped
-
-SOURCES = ("random", "mcts", "az", "perfect")
 
 #: Positions per ply (plies 4..15) of the shipped set; chosen so that the labelling fits ~30 min on
 #: 2 busy cores (measured wall cost per played position on the shared machine: ply 3 ~10 min,
@@ -54,257 +58,8 @@ SOURCES = ("random", "mcts", "az", "perfect")
 DEFAULT_PER_PLY = {4: 6, 5: 40, 6: 300, 7: 800, 8: 2500, 9: 2800, 10: 3000, 11: 3000, 12: 3200,
                    13: 2600, 14: 1500, 15: 400}
 DEFAULT_MARGIN_MIN_PLY = 9
-#: The noisy-perfect games use the solver from this ply on (before: the AlphaZero policy + noise).
-PERFECT_SOLVER_FROM = 7
-
-#: Set v2 (``build --strong``): positions from strong play, where v1's critical positions are easier
-#: than the ones a strong opponent creates. The shipped AlphaZero with search against itself
-#: (``az_self``) and against the perfect player (``az_perfect``, each side in half the games), every
-#: move replaced by a random one with probability STRONG_NOISE so that lines diverge.
-STRONG_SOURCES = ("az_self", "az_perfect")
+#: Set v2's positions per ply (``build --strong``)
 STRONG_PER_PLY = {5: 20, 6: 200, 7: 400, 8: 500, 9: 500, 10: 500, 11: 500}
-STRONG_NOISE = 0.1
-STRONG_SIMULATIONS = 100
-
-
-# ----------------------------------------------------------------------------- labelling
-
-def label_position(solver, cells, with_margin: bool) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """(values (256,), margins (256,), value, margin) of one position by the exact solver."""
-    board = Board(tuple(int(v) for v in cells))
-    r = solver.solve(board, moves=True, margin=with_margin)
-    values = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
-    margins = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
-    for m in r.moves:
-        values[m.action] = m.value
-        margins[m.action] = m.margin if with_margin else UNKNOWN
-    return values, margins, int(r.value), int(r.margin) if with_margin else UNKNOWN
-
-
-_SOLVER = None
-
-
-def _solver():
-    """This worker's solver (its transposition table is kept between tasks)."""
-    global _SOLVER
-    if _SOLVER is None:
-        from highway_env.solver import Solver
-
-        _SOLVER = Solver()
-    return _SOLVER
-
-
-def _label_chunk(args):
-    """Worker: label one chunk, write it to ``path`` (npz), return its timing."""
-    path, boards, margin_min_ply = args
-    t0 = time.monotonic()
-    n = len(boards)
-    values = np.empty((n, NUM_ACTIONS), np.int8)
-    margins = np.empty((n, NUM_ACTIONS), np.int8)
-    value = np.empty(n, np.int8)
-    margin = np.empty(n, np.int8)
-    for i, cells in enumerate(boards):
-        ply = int((cells != 0).sum())
-        values[i], margins[i], value[i], margin[i] = label_position(_solver(), cells, ply >= margin_min_ply)
-    seconds = time.monotonic() - t0
-    buf = io.BytesIO()
-    np.savez(buf, values=values, margins=margins, value=value, margin=margin, seconds=np.float64(seconds))
-    atomic_write_bytes(path, buf.getvalue())
-    return path, n, seconds
-
-
-# ----------------------------------------------------------------------------- drawing positions
-
-def _eps_mix(actions, states, game, rng, eps):
-    from agents.game import sample_legal
-
-    rand = sample_legal(game.legal_masks(states), rng)
-    flip = rng.random(len(states)) < eps
-    return np.where(flip, rand, actions)
-
-
-def _play(game, n, policy, rng) -> np.ndarray:
-    """(n, 17, 16) every position of n games (ply 0..16) with ``policy(states, plies, rng)``."""
-    states = game.initial_states(n)
-    hist = [states.copy()]
-    for ply in range(CELLS):
-        states = game.apply(states, policy(states, ply, rng))
-        hist.append(states.copy())
-    return np.stack(hist, axis=1)
-
-
-def _perfect_games(args):
-    """Worker: ``n`` noisy-perfect games (see the module docstring); returns (n, 17, 16)."""
-    n, seed, solver_from = args
-    import agents
-    from agents.game import sample_legal
-    from agents.registry import get_game
-
-    game = get_game("highway")
-    rng = np.random.default_rng(seed)
-    az = agents.load_pretrained(simulations=0, seed=seed)
-
-    def policy(states, ply, rng):
-        if ply < solver_from:
-            return _eps_mix(az.act_batch(states, rng), states, game, rng, 0.3)
-        out = sample_legal(game.legal_masks(states), rng)
-        for i in range(len(states)):
-            if rng.random() >= 0.2:
-                out[i] = _solver().solve(Board(tuple(int(v) for v in states[i]))).best
-        return out
-
-    return _play(game, n, policy, rng)
-
-
-def _strong_games(args):
-    """Worker: ``n`` games of the shipped AlphaZero (PUCT, ``sims`` simulations) against ``opponent``
-    ("az": itself; "perfect": the perfect player, on B in even games, on A in odd ones), each move
-    random with probability STRONG_NOISE; returns (n, 17, 16)."""
-    n, seed, opponent, sims = args
-    import agents
-    from agents.registry import get_game, make_agent
-
-    game = get_game("highway")
-    rng = np.random.default_rng(seed)
-    az = agents.load_pretrained(simulations=sims, seed=seed)
-    opp = az if opponent == "az" else make_agent("perfect:random", game, seed=seed)
-    az_seat = np.arange(n) % 2  # az is A in even games
-
-    def policy(states, ply, rng):
-        out = np.empty(len(states), np.int64)
-        for who, rows in ((az, az_seat == ply % 2), (opp, az_seat != ply % 2)):
-            if rows.any():
-                out[rows] = who.act_batch(states[rows], rng)
-        return _eps_mix(out, states, game, rng, STRONG_NOISE)
-
-    return _play(game, n, policy, rng)
-
-
-def draw_strong_candidates(games_per_source: int, seed: int, pool=None, progress=True) -> dict[str, np.ndarray]:
-    """source -> (games, 17, 16) positions of the strong-play games of set v2 (STRONG_SOURCES)."""
-    from tqdm import tqdm
-
-    chunk = 25
-    mapper = pool.imap if pool is not None else map
-    out = {}
-    for name, opponent in zip(STRONG_SOURCES, ("az", "perfect")):
-        jobs = [(min(chunk, games_per_source - i), [seed, len(out), i], opponent, STRONG_SIMULATIONS)
-                for i in range(0, games_per_source, chunk)]
-        out[name] = np.concatenate(list(tqdm(mapper(_strong_games, jobs), total=len(jobs),
-                                             desc=f"{name} games", disable=not progress)))
-    return out
-
-
-def draw_candidates(games_per_source: int, seed: int, pool=None, progress=True, perfect_games: int | None = None) -> dict[str, np.ndarray]:
-    """source -> (games, 17, 16) positions of the games played by that source."""
-    import agents
-    from agents.registry import get_game, make_agent
-
-    game = get_game("highway")
-    out = {}
-    rng = np.random.default_rng([seed, 0])
-    from agents.game import sample_legal
-
-    out["random"] = _play(game, games_per_source, lambda s, p, r: sample_legal(game.legal_masks(s), r), rng)
-    rng = np.random.default_rng([seed, 1])
-    mcts = make_agent("mcts:64", game, seed=seed)
-    out["mcts"] = _play(game, games_per_source, lambda s, p, r: _eps_mix(mcts.act_batch(s, r), s, game, r, 0.1), rng)
-    rng = np.random.default_rng([seed, 2])
-    az = agents.load_pretrained(simulations=0, seed=seed)
-    out["az"] = _play(game, games_per_source, lambda s, p, r: _eps_mix(az.act_batch(s, r), s, game, r, 0.15), rng)
-    chunk = 25
-    ng = games_per_source if perfect_games is None else perfect_games
-    jobs = [(min(chunk, ng - i), seed * 100_003 + i, PERFECT_SOLVER_FROM) for i in range(0, ng, chunk)]
-    mapper = pool.imap if pool is not None else map
-    from tqdm import tqdm
-
-    parts = list(tqdm(mapper(_perfect_games, jobs), total=len(jobs), desc="perfect-with-noise games",
-                      disable=not progress))
-    out["perfect"] = np.concatenate(parts)
-    return out
-
-
-def canonical_array(boards: np.ndarray) -> np.ndarray:
-    """(N, 16) -> (N, 16) each board's canonical representative (the position key's cells)."""
-    from highway_env.solver.store import canonical_cells
-
-    return np.array([canonical_cells(b)[0] for b in np.asarray(boards)], np.int8).reshape(-1, CELLS)
-
-
-def select(candidates: dict[str, np.ndarray], per_ply: dict[int, int], seed: int, sources=SOURCES,
-           exclude=()):
-    """Deduplicate modulo symmetry and pick up to per_ply[p] positions per ply, balanced across sources,
-    none of the canonical boards in ``exclude`` (bytes). Returns (boards, ply, source) sorted by ply."""
-    rng = np.random.default_rng([seed, 9])
-    seen = set(exclude)
-    pools: dict[int, dict[int, list]] = {p: {s: [] for s in range(len(sources))} for p in per_ply}
-    for s, name in enumerate(sources):
-        games = candidates[name]
-        for p in per_ply:
-            canon = canonical_array(games[:, p])
-            order = rng.permutation(len(canon))
-            for i in order:
-                pools[p][s].append(canon[i])
-    boards, plies, picked_from = [], [], []
-    for p in sorted(per_ply):
-        want = per_ply[p]
-        lists = pools[p]
-        pos = {s: 0 for s in lists}
-        got = 0
-        while got < want and any(pos[s] < len(lists[s]) for s in lists):
-            for s in lists:
-                while pos[s] < len(lists[s]):
-                    b = lists[s][pos[s]]
-                    pos[s] += 1
-                    key = b.tobytes()
-                    if key not in seen:
-                        seen.add(key)
-                        boards.append(b)
-                        plies.append(p)
-                        picked_from.append(s)
-                        got += 1
-                        break
-                if got >= want:
-                    break
-    return np.array(boards, np.int8).reshape(-1, CELLS), np.array(plies, np.int8), np.array(picked_from, np.int8)
-
-
-# ----------------------------------------------------------------------------- first moves (ply 0)
-
-def load_first_moves(path) -> dict[int, int] | None:
-    """action -> value of the 256 first moves from ``proof/first_moves.json`` if it is complete.
-
-    Accepted shapes: ``{"moves": [{"action": a, "value": v}, ...]}``, ``[{"action":..}, ...]``, or
-    ``{"<action>": v}``; entries may use ``number``/``cell`` instead of ``action``. Symmetric first
-    moves are filled in from their canonical representative. Returns None if incomplete."""
-    from highway_env.core import SYMMETRIES, transform_action
-
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-    rows = doc.get("moves", doc) if isinstance(doc, dict) else doc
-    known: dict[int, int] = {}
-    try:
-        if isinstance(rows, dict):
-            for k, v in rows.items():
-                known[int(k)] = int(v["value"] if isinstance(v, dict) else v)
-        else:
-            for r in rows:
-                a = r["action"] if "action" in r else (int(r["number"]) - 1) * CELLS + int(r["cell"])
-                if r.get("value") is None:
-                    continue
-                known[int(a)] = int(r["value"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    out = {}
-    for a in range(NUM_ACTIONS):
-        for perm in SYMMETRIES.values():
-            b = transform_action(a, perm)
-            if b in known:
-                out[a] = known[b]
-                break
-    return out if len(out) == NUM_ACTIONS else None
 
 
 # ----------------------------------------------------------------------------- build
@@ -366,11 +121,7 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
         if pool is not None:
             pool.close()
             pool.join()
-    n = len(boards)
-    values = np.empty((n, NUM_ACTIONS), np.int8)
-    margins = np.empty((n, NUM_ACTIONS), np.int8)
-    value = np.empty(n, np.int8)
-    margin = np.empty(n, np.int8)
+    values, margins, value, margin = empty_labels(len(boards))
     label_seconds: dict[int, float] = {}
     for path, bs, _ in jobs:
         i, j = (int(x) for x in Path(path).stem.split("_")[1:])
@@ -381,7 +132,7 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
     ps = PositionSet(boards, plies, values, margins, value, margin, source, sources, {})
     fm = load_first_moves(first_moves) if first_moves and not strong else None
     if fm is not None:
-        ps = _joined(ps, _values_only([Board()], [_root_row(fm)], 0, sources), sources, {})
+        ps = _joined(ps, _values_only([Board()], [root_row(fm)], 0, sources), sources, {})
     ps.meta = {
         "format": "highway-position-set", "version": 2 if strong else VERSION, "seed": seed, "games_per_source": games_per_source, "perfect_games": perfect_games,
         "per_ply_target": {str(k): v for k, v in sorted(per_ply.items())}, "margin_min_ply": margin_min_ply,
@@ -396,14 +147,6 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
     }
     save_positions(out, ps)
     return ps
-
-
-def _root_row(first_moves: dict[int, int]) -> np.ndarray:
-    """The empty board's move values (256,) from :func:`load_first_moves`."""
-    row = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
-    for a, v in first_moves.items():
-        row[a] = v
-    return row
 
 
 def _values_only(boards: list, values: list, source: int, sources) -> PositionSet:
@@ -433,52 +176,6 @@ EARLY_PLIES = (0, 1, 2, 3)
 BOOK_SOURCE = "book"
 
 
-def label_early(board: Board, oracle, deadline: float | None) -> np.ndarray | None:
-    """Values (256,) of every move of an early position from the book (and its parent bounds), else
-    the solver; None if a solve did not finish by ``deadline`` (time.monotonic())."""
-    from highway_env.solver.oracle import Deadline
-    from highway_env.solver.store import canonical_key, value_from_bounds
-
-    budget = Deadline(deadline)
-    values = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
-    value = value_from_bounds(*oracle.known(board.cells))
-    mover_lost = value is not None and value == (1 if board.to_move == 1 else -1)
-    seen: dict[str, int] = {}
-    for a in board.legal_actions():
-        if mover_lost:  # every move of a lost side keeps the value: nothing to solve
-            values[a] = value
-            continue
-        child = board.apply(a)
-        key = canonical_key(child)
-        if key not in seen:
-            v = oracle.value(child.cells, budget, key)
-            if v is None:
-                return None
-            seen[key] = v
-        values[a] = seen[key]
-    return values
-
-
-def early_candidates(book) -> list[Board]:
-    """Canonical positions at plies 1-3 whose value the book gives, in a fixed order: the book's
-    entries and, for the positions after the book's ply-1 replies, their children."""
-    from highway_env.solver.book import positions_at
-    from highway_env.solver.store import canonical_key
-
-    out: dict[str, Board] = {}
-    for key, e in sorted(book.entries.items()):
-        b = Board(tuple(int(v) for v in key.split(",")))
-        if 1 <= b.ply <= 3 and e.value is not None:
-            out.setdefault(key, b)
-    for key, b in list(out.items()):
-        if b.ply == 2:
-            for c in positions_at(1, b):
-                k = canonical_key(c)
-                if k in book.entries and book.entries[k].value is not None:
-                    out.setdefault(k, c)
-    return [out[k] for k in sorted(out, key=lambda k: (16 - k.split(",").count("0"), k))]
-
-
 def add_early(ps: PositionSet, book, first_moves: str | None, solve_per_ply: dict[int, int], time_limit: float,
               seed: int = 0, progress: bool = True) -> PositionSet:
     """``ps`` with its plies 0-3 replaced by: ply 0 from the first-moves table, and book positions at
@@ -496,16 +193,15 @@ def add_early(ps: PositionSet, book, first_moves: str | None, solve_per_ply: dic
     rows = []
     fm = load_first_moves(first_moves) if first_moves else None
     if fm is not None:
-        rows.append((Board(), _root_row(fm)))
+        rows.append((Board(), root_row(fm)))
     oracle = Oracle(book=book)
     rng = np.random.default_rng(seed)
     cands = early_candidates(book)
     cheap, costly = [], {p: [] for p in EARLY_PLIES}
     for b in cands:
         value = value_from_bounds(*oracle.known(b.cells))
-        lost = value is not None and value == (1 if b.to_move == 1 else -1)
-        settled = lost or all(value_from_bounds(*oracle.known(b.apply(a).cells)) is not None
-                              for a in b.legal_actions())
+        settled = mover_lost(value, b) or all(value_from_bounds(*oracle.known(b.apply(a).cells)) is not None
+                                              for a in b.legal_actions())
         (cheap if settled else costly[b.ply]).append(b)
     chosen = list(cheap)
     for p, bs in costly.items():
@@ -545,22 +241,6 @@ def _parse_per_ply(text: str) -> dict[int, int]:
             raise argparse.ArgumentTypeError(f"bad --per-ply entry {part!r}: ply in 0..15, count >= 0")
         out[p] = n
     return out
-
-
-def check(ps: PositionSet, sample: int, seed: int = 0) -> int:
-    """Re-solve ``sample`` random positions (plies >= 4) and count label mismatches."""
-    from highway_env.solver import Solver
-
-    s = Solver()
-    rng = np.random.default_rng(seed)
-    idx = np.flatnonzero(ps.ply >= 4)
-    bad = 0
-    for i in rng.choice(idx, size=min(sample, len(idx)), replace=False):
-        with_m = bool((ps.margins[i] != ILLEGAL).any() and (ps.margins[i][ps.margins[i] != ILLEGAL] != UNKNOWN).all())
-        v, m, val, mar = label_position(s, ps.boards[i], with_m)
-        if not (np.array_equal(v, ps.values[i]) and val == ps.value[i] and (not with_m or np.array_equal(m, ps.margins[i]))):
-            bad += 1
-    return bad
 
 
 def main(argv=None) -> int:
