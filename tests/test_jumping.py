@@ -168,8 +168,8 @@ def test_canonical_memo_holds_every_states_exact_value(solitaire):
     entries = entries[np.random.default_rng(0).choice(len(entries), 20000, replace=False)]
     tables = solver.symmetry_tables(4)
     for e in entries.tolist():
-        key, v = e >> 8, (e & 255) - 128
-        assert _canonical_value(4, canon, key // 64, key // 4 % 16, key % 4, tables) == v
+        occ, last, jump, v = solver._unpack(4, e)
+        assert _canonical_value(4, canon, occ, last, jump, tables) == v
 
 
 def test_two_player_n4_matches_reference_from_midgame():

@@ -22,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
-MIN_N, MAX_N = 1, 7  # the solver packs (occupancy, last, jump) into an int64 key
+MIN_N, MAX_N = 1, 7  # the solver packs (occupancy, last, jump, value) into a uint64 (checked there)
 
 
 class JumpingError(ValueError):

@@ -33,7 +33,7 @@ class Oracle:
 
     def __init__(self, n: int):
         from highway_env.jumping import game as jg
-        from highway_env.jumping.solver import full_search, symmetry_tables
+        from highway_env.jumping.solver import full_search, new_table, symmetry_tables
 
         self.n = n
         self.cells = n * n
@@ -43,7 +43,7 @@ class Oracle:
         if n <= UPFRONT_MAX_N:
             _, _, self.table, self.stats = full_search(n)
         else:  # stats[0]: entries in the table (kept at most half full)
-            self.table, self.stats = np.zeros(1 << 16, np.int64), np.zeros(3, np.int64)
+            self.table, self.stats = new_table(1 << 16), np.zeros(3, np.int64)
 
     @classmethod
     @functools.cache

@@ -9,9 +9,10 @@ Both search the game tree depth first with a memo keyed on ``(occupancy, last sq
 the 8 board symmetries (``_canon_key``): the game is invariant under them, so the 8 images of a
 state share one entry (n = 4: 146k entries instead of 930k, 5x faster;
 ``bench/bench_jumping_solve.py``). The value stored is the *future* score (difference) from that
-state: the score so far is not part of it. The memo is an open-addressing hash table (int64
-entries = ``key << 8 | (value + 128)``, 0 = empty) over reachable states only, grown by doubling
-inside the numba kernel. The first move is restricted to one square per orbit of the symmetries.
+state: the score so far is not part of it. The memo is an open-addressing hash table (uint64
+entries = ``key << 7 | (value + 64)``, 0 = empty; exact up to n = 7, see ``_pack_key``) over
+reachable states only, grown by doubling inside the numba kernel. The first move is restricted to
+one square per orbit of the symmetries.
 
 Solitaire instead runs a bounded search by default (see ``_sol_rec``): "can the future score reach
 >= need" with a memo of proved upper bounds keyed on the symmetry-canonical state, iterated from a
@@ -27,8 +28,17 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from highway_env.jumping.game import (check_n, initial_state, orbit_representatives, rays, rays_array,
+from highway_env.jumping.game import (MAX_N, check_n, initial_state, orbit_representatives, rays, rays_array,
                                       symmetries)
+
+# A memo entry is ``key << 7 | (value + 64)``. The key (``_pack_key``) drops the last square's
+# occupancy bit (always set), so key < 2^(cells - 1) * cells * n: for n = 7, 2^48 * 343 < 2^56.5,
+# and the entry < 2^63.5 fits a uint64. A value is a score (difference) over the moves left, so
+# |value| <= cells - 1 = 48 < 64 and value + 64 is in 1..127: no entry is 0 (empty).
+_VALUE_BITS, _VALUE_OFFSET = np.uint64(7), 64
+_VALUE_MASK = np.uint64((1 << 7) - 1)
+if not ((1 << (MAX_N**2 - 1)) * MAX_N**3 << 7 <= 1 << 64 and MAX_N**2 - 1 < _VALUE_OFFSET):
+    raise AssertionError(f"Jumping memo entries cannot hold n = {MAX_N}: widen the uint64 packing")
 
 
 @numba.njit(cache=True, inline="always")
@@ -43,12 +53,13 @@ def _lookup(table, key):
     """The stored value + 128 or -1."""
     mask = table.shape[0] - 1
     i = _hash(key, mask)
+    ukey = np.uint64(key)
     while True:
         e = table[i]
-        if e == 0:
+        if e == np.uint64(0):
             return -1
-        if (e >> 8) == key:
-            return e & 255
+        if (e >> _VALUE_BITS) == ukey:
+            return np.int64(e & _VALUE_MASK) - _VALUE_OFFSET + 128
         i = (i + 1) & mask
 
 
@@ -58,14 +69,15 @@ def _store(table, key, v):
     upper bounds; the other callers store a key once). Returns 1 if a new entry was made."""
     mask = table.shape[0] - 1
     i = _hash(key, mask)
-    entry = (key << 8) | (v + 128)
+    ukey = np.uint64(key)
+    entry = (ukey << _VALUE_BITS) | np.uint64(v + _VALUE_OFFSET)
     while True:
         e = table[i]
-        if e == 0:
+        if e == np.uint64(0):
             table[i] = entry
             return 1
-        if (e >> 8) == key:
-            if v + 128 < (e & 255):
+        if (e >> _VALUE_BITS) == ukey:
+            if v + _VALUE_OFFSET < np.int64(e & _VALUE_MASK):
                 table[i] = entry
             return 0
         i = (i + 1) & mask
@@ -73,12 +85,34 @@ def _store(table, key, v):
 
 @numba.njit(cache=True)
 def _grow(table):
-    new = np.zeros(table.shape[0] * 2, dtype=np.int64)
+    new = np.zeros(table.shape[0] * 2, dtype=np.uint64)
     for i in range(table.shape[0]):
         e = table[i]
-        if e != 0:
-            _store(new, e >> 8, (e & 255) - 128)
+        if e != np.uint64(0):
+            _store(new, np.int64(e >> _VALUE_BITS), np.int64(e & _VALUE_MASK) - _VALUE_OFFSET)
     return new
+
+
+def new_table(capacity: int) -> np.ndarray:
+    """An empty memo table of at least ``capacity`` entries (a power of two, at least 16)."""
+    return np.zeros(_capacity(capacity), dtype=np.uint64)
+
+
+@numba.njit(cache=True, inline="always")
+def _pack_key(n, occ, last, jump):
+    """The memo key of ``(occ, last, jump)``: ``occ`` without its bit ``last`` (always set), then the
+    last square and the jump (< n): below 2^(n*n - 1) * n^3 (the bound above ``_VALUE_BITS``)."""
+    low = occ & ((np.int64(1) << last) - 1)
+    return ((((occ >> (last + 1)) << last) | low) * (n * n) + last) * n + jump
+
+
+def _unpack(n: int, entry: int) -> tuple[int, int, int, int]:
+    """(occ, last, jump, value) of a memo entry: the inverse of ``_store``'s packing."""
+    key, value = divmod(int(entry), 1 << int(_VALUE_BITS))
+    rest, jump = divmod(key, n)
+    packed, last = divmod(rest, n * n)
+    low = packed & ((1 << last) - 1)
+    return ((packed >> last) << (last + 1)) | 1 << last | low, last, jump, value - _VALUE_OFFSET
 
 
 def _symmetry_row_tables(n: int) -> np.ndarray:
@@ -98,14 +132,13 @@ def _symmetry_row_tables(n: int) -> np.ndarray:
 
 @numba.njit(cache=True, inline="always")
 def _canon_key(n, occ, last, jump, symtab, symperm):
-    cells = n * n
     rmask = (np.int64(1) << n) - 1
     best = np.int64(-1)
     for s in range(8):
         o = np.int64(0)
         for r in range(n):
             o |= symtab[s, r, (occ >> (r * n)) & rmask]
-        k = (o * cells + symperm[s, last]) * n + jump
+        k = _pack_key(n, o, symperm[s, last], jump)
         if best < 0 or k < best:
             best = k
     return best
@@ -116,7 +149,7 @@ def _state_key(n, occ, last, jump, symtab, symperm, canonical):
     """The memo key of a state: its symmetry-canonical key, or the plain one."""
     if canonical:
         return _canon_key(n, occ, last, jump, symtab, symperm)
-    return (occ * (n * n) + last) * n + jump
+    return _pack_key(n, occ, last, jump)
 
 
 @numba.njit(cache=True)
@@ -300,7 +333,7 @@ class _Bounded:
         self.ray_sq, self.ray_len = rays_array(n)
         self.bound = _static_bounds(n)
         self.symtab, self.symperm = symmetry_tables(n)
-        self.table = np.zeros(_capacity(capacity), dtype=np.int64)
+        self.table = new_table(capacity)
         self.stats = np.zeros(5, dtype=np.int64)
         self.stats[3] = max_states
         self.stats[4] = len(self.table) // 2
@@ -388,7 +421,7 @@ def full_search(n: int, solitaire: bool = False, max_states: int = 0, initial_ca
     ray_sq, ray_len = rays_array(n)
     roots = np.array(orbit_representatives(n), dtype=np.int64)
     stats = np.zeros(3, dtype=np.int64)
-    table = np.zeros(_capacity(initial_capacity), dtype=np.int64)
+    table = new_table(initial_capacity)
     v, bi, table = _search(n, ray_sq, ray_len, roots, np.zeros_like(roots), 0, 0, bool(solitaire), table,
                            int(max_states), stats, *symmetry_tables(n), bool(canonical))
     return int(v), (None if bi < 0 else int(roots[bi])), table, stats
