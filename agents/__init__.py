@@ -23,7 +23,7 @@ PRETRAINED = Path(__file__).parent / "pretrained" / "highway_az.pt"
 #: The sibling games' agents (``train.py --game blackpath|jumping``, measured in the README's
 #: sibling section) carry their board in the checkpoint: ``load_pretrained("blackpath_5x5_az").game``
 #: is the 5x5 game.
-SIBLINGS = ("blackpath_4x4_az", "blackpath_5x5_az", "jumping_n4_az")
+SIBLINGS = ("blackpath_4x4_az", "blackpath_5x5_az", "jumping_n4_az", "jumping_n5_az")
 ZOO = {"highway_az": PRETRAINED,
        **{f"highway_az_{m}min": PRETRAINED.parent / "zoo" / f"highway_az_{m}min.pt" for m in (1, 5, 25)},
        **{name: PRETRAINED.parent / f"{name}.pt" for name in SIBLINGS}}

@@ -12,7 +12,10 @@ from highway_env.evaluation.siblings import play_games
 #: name -> (game, board options, the seat that wins with perfect play: 0 = first player)
 SHIPPED = {"blackpath_4x4_az": ("blackpath", {"rows": 4, "cols": 4, "start": "A1:top"}, 0),
            "blackpath_5x5_az": ("blackpath", {"rows": 5, "cols": 5, "start": "A1:top"}, 1),
-           "jumping_n4_az": ("jumping", {"n": 4}, 1)}
+           "jumping_n4_az": ("jumping", {"n": 4}, 1),
+           "jumping_n5_az": ("jumping", {"n": 5}, 0)}
+#: the perfect player's first n=5 move solves the whole game (4-6 minutes, 6.5 GB): slow
+SLOW_PERFECT = {"jumping_n5_az"}
 
 
 def test_every_sibling_name_is_described_here():
@@ -20,14 +23,21 @@ def test_every_sibling_name_is_described_here():
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
-def test_sibling_agent_rebuilds_its_board_and_plays_legal_games(name):
-    game_name, board, winning_seat = SHIPPED[name]
+def test_sibling_checkpoint_is_small_and_rebuilds_its_board(name):
+    game_name, board, _ = SHIPPED[name]
     path = agents.ZOO[name]
     assert path.stat().st_size < 2_000_000
     data = load_checkpoint(path)
     assert "optimizer" not in data and data["game"] == game_name and data["game_config"] == board
     agent = agents.load_pretrained(name, seed=0)  # its play search, as shipped
     assert agent.game.name == game_name and agent.game.config() == board
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_PERFECT else n
+                                  for n in sorted(SHIPPED)])
+def test_sibling_agent_wins_legal_games_from_its_winning_seat(name):
+    _, _, winning_seat = SHIPPED[name]
+    agent = agents.load_pretrained(name, seed=0)
     perfect = make_agent("perfect", agent.game, seed=1)
     # arena.play_out applies every move through Game.apply, which raises on an illegal one
     pair = (agent, perfect) if winning_seat == 0 else (perfect, agent)
