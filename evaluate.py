@@ -261,10 +261,12 @@ def check_perfect_reach(args, game) -> None:
     from agents.registry import perfect_first_exact_ply
 
     first = perfect_first_exact_ply(game)
-    if first and (args.label_from_ply < first or args.games or args.rr_perfect):
+    bad = [f"--label-from-ply {args.label_from_ply}" if args.label_from_ply < first else "",
+           f"--games {args.games}" if args.games else "", "--rr-perfect" if args.rr_perfect else ""]
+    if first and any(bad):
         raise UsageError(f"{args.game} {game.config()}: the perfect player is exact only from ply {first} on "
-                         f"here (it cannot solve the start): give --label-from-ply {first} or more, --games 0 "
-                         "and no --rr-perfect")
+                         f"here (it cannot solve the start), got {', '.join(b for b in bad if b)}: give "
+                         f"--label-from-ply {first} or more, --games 0 and no --rr-perfect")
 
 
 def perfect_options(args) -> dict:

@@ -53,7 +53,7 @@ def test_jumping_oracle_matches_reference_move_values():
 
 
 def test_jumping_oracle_labels_late_n5_positions_lazily():
-    """n = 5 is not solved from the start: each position asked about is searched from, into one
+    """Above n = 4 nothing is solved up front: each position asked about is searched from, into one
     shared memo that is grown before it is half full (so lookups stay short)."""
     from highway_env.jumping import perfect
 

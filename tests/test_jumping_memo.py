@@ -17,8 +17,8 @@ def _plain_key(state):
 
 
 def _states_whose_old_keys_agree_in_low_56_bits():
-    """Two n = 7 states whose keys ``(occ * cells + last) * n + jump`` differ by exactly 2^56 (the
-    old ``key << 8`` entries of the two were equal)."""
+    """Two n = 7 states whose plain keys ``(occ * cells + last) * n + jump`` differ by exactly 2^56:
+    an entry ``key << 8`` in an int64 would be the same for both, so the packing must keep them apart."""
     occ1 = (1 << CELLS) - 1 - (1 << 20)
     for last1 in range(CELLS - 1, -1, -1):
         for jump1 in range(1, N):
@@ -58,7 +58,7 @@ def test_n7_late_position_values_and_memo_reuse():
     while CELLS - s.ply > 12:
         moves = s.legal_moves()
         s, _ = s.apply(moves[rng.integers(len(moves))][0])
-    assert not s.is_terminal() and s.occ >> (CELLS - 1) & 1  # the keys of this subtree exceed 2^56
+    assert not s.is_terminal() and s.occ >> (CELLS - 1) & 1  # plain keys of this subtree exceed 2^56
     oracle = Oracle(N)
     assert oracle.move_values(s) == solver.move_values(s)
     stored = int(oracle.stats[0])

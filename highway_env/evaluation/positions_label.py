@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import atomic_write_bytes
-from highway_env.core import CELLS, NUM_ACTIONS, Board
+from highway_env.core import NUM_ACTIONS, Board
 from highway_env.evaluation.position_set import ILLEGAL, UNKNOWN, PositionSet
 
 

@@ -23,8 +23,9 @@ from agents.base import BestValueAgent
 UPFRONT_MAX_N = 4
 #: boards the perfect player solves from the start (n = 5: the whole game in one memo, see the README)
 FROM_START_MAX_N = 5
-#: on larger boards, positions with at most this many empty squares are labelled (n = 6 from ply 19:
-#: about 1 s a position with a fresh memo, like n = 5 at ply 8; ``bench/bench_jumping_labels.py --n 6``)
+#: on larger boards, positions with at most this many empty squares are labelled (measured for n = 6,
+#: from ply 19: about 1 s a position with a fresh memo, like n = 5 at ply 8;
+#: ``bench/bench_jumping_labels.py --n 6``; n = 7's longer rays may make its subtrees larger)
 LATE_EMPTY_SQUARES = 17
 
 
@@ -99,6 +100,6 @@ class JumpingPerfect(BestValueAgent):
     @classmethod
     def exact_from_ply(cls, game) -> int:
         """0 up to n = 5 (whole games); on larger boards the ply from which at most
-        ``LATE_EMPTY_SQUARES`` squares are empty (its subtrees are the size of n = 5's at ply 8)."""
+        ``LATE_EMPTY_SQUARES`` squares are empty (on n = 6 its subtrees are the size of n = 5's at ply 8)."""
         n = game.n
         return 0 if n <= FROM_START_MAX_N else n * n - LATE_EMPTY_SQUARES
