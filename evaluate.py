@@ -187,6 +187,8 @@ def validate(args, argv) -> None:
         args.rr_games = 2 * args.games
     if args.rr_games < 0:
         raise UsageError(f"--rr-games must be >= 0, got {args.rr_games}")
+    if args.label_from_ply < 0:
+        raise UsageError(f"--label-from-ply must be >= 0, got {args.label_from_ply}")
     for name in ("perfect_budget", "perfect_early_budget"):
         if getattr(args, name) <= 0:
             raise UsageError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
@@ -249,8 +251,6 @@ def game_options(args, built: dict) -> dict:
                 opts = trained.config()
                 break
     args.game_options = opts
-    if args.label_from_ply < 0:
-        raise UsageError(f"--label-from-ply must be >= 0, got {args.label_from_ply}")
     return opts
 
 

@@ -74,9 +74,8 @@ def child_messages(conn):
         yield msg
 
 
-def stop_child(proc, conn, busy: bool) -> None:
-    """Ask an idle child to stop, terminate a busy one (its work is of no use any more); kill it if
-    it lingers."""
+def signal_child(proc, conn, busy: bool) -> None:
+    """Ask an idle child to stop, terminate a busy one (its work is of no use any more)."""
     if proc.is_alive():
         if busy:
             proc.terminate()
@@ -85,11 +84,21 @@ def stop_child(proc, conn, busy: bool) -> None:
                 conn.send(None)
             except OSError:
                 pass
+
+
+def reap_child(proc, conn) -> None:
+    """Wait for a signalled child to exit; kill it if it lingers."""
     proc.join(timeout=5)
     if proc.is_alive():
         proc.kill()
         proc.join(timeout=5)
     conn.close()
+
+
+def stop_child(proc, conn, busy: bool) -> None:
+    """Signal one child to stop and wait for it (:func:`signal_child`, :func:`reap_child`)."""
+    signal_child(proc, conn, busy)
+    reap_child(proc, conn)
 
 
 def _worker_main(conn, parent_pid: int) -> None:
@@ -184,8 +193,10 @@ class ProcessPool:
             self._closing = True
             self._cond.notify_all()
         self._thread.join(timeout=5)
+        for w in self._workers:  # signal them all first, so that they exit side by side
+            signal_child(w.proc, w.conn, busy=w.task is not None)
         for w in self._workers:
-            stop_child(w.proc, w.conn, busy=w.task is not None)
+            reap_child(w.proc, w.conn)
 
     def worker_pids(self) -> list[int]:
         with self._cond:

@@ -143,7 +143,7 @@ def early_candidates(book) -> list[Board]:
     """Canonical positions at plies 1-3 whose value the book gives, in a fixed order: the book's
     entries and, for the positions after the book's ply-1 replies, their children."""
     from highway_env.solver.book import positions_at
-    from highway_env.solver.store import canonical_key
+    from highway_env.solver.store import canonical_key, key_ply
 
     out: dict[str, Board] = {}
     for key, e in sorted(book.entries.items()):
@@ -156,4 +156,4 @@ def early_candidates(book) -> list[Board]:
                 k = canonical_key(c)
                 if k in book.entries and book.entries[k].value is not None:
                     out.setdefault(k, c)
-    return [out[k] for k in sorted(out, key=lambda k: (16 - k.split(",").count("0"), k))]
+    return [out[k] for k in sorted(out, key=lambda k: (key_ply(k), k))]

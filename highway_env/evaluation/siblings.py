@@ -122,10 +122,10 @@ def evaluate(args, log=print) -> dict:
     from highway_env.evaluation.elo import elo_with_ci
 
     t0 = time.monotonic()
-    game = get_game(args.game, getattr(args, "game_options", {}))
+    game = get_game(args.game, args.game_options)
     from tqdm import tqdm
 
-    from_ply = getattr(args, "label_from_ply", 0)
+    from_ply = args.label_from_ply
     states = sample_positions(game, args.positions, args.seed, from_ply)
     values, legal = label(game, states)
     start_value = int(_values_fn(game)(game, game.initial_states(1)[0]).max()) if not from_ply else None

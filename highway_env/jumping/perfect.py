@@ -56,13 +56,13 @@ class Oracle:
         """Exact future score difference for the player to move in (occ, last, jump)."""
         from highway_env.jumping.solver import _canon_key, _grow, _lookup, _search, _store
 
+        key = _canon_key(self.n, occ, last, jump, self.symtab, self.symperm)
+        got = _lookup(self.table, key)
+        if got >= 0:  # a hit: terminal states are never stored, so this one has moves
+            return int(got) - 128
         moves = [(sq, k + 1) for line in self.rays[last] for k, sq in enumerate(line) if not occ >> sq & 1]
         if not moves:
             return 0  # no move left
-        key = _canon_key(self.n, occ, last, jump, self.symtab, self.symperm)
-        got = _lookup(self.table, key)
-        if got >= 0:
-            return int(got) - 128
         sq, d = (np.array(c, dtype=np.int64) for c in zip(*moves))
         v, _, self.table = _search(self.n, self.ray_sq, self.ray_len, sq, d, occ, jump, False, self.table, 0,
                                    self.stats, self.symtab, self.symperm, True)

@@ -33,11 +33,7 @@ from highway_env.solver import opening_book
 from highway_env.solver.opening_book import (DEFAULT_BOOK_PATH, FORMAT_NAME, FORMAT_VERSION,  # noqa: F401
                                              BookEntry, BookError, load_book)
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bounds_from_value, canonical_cells,
-                                      canonical_key, intersect)
-
-
-def _ply(key: str) -> int:
-    return 16 - key.split(",").count("0")
+                                      canonical_key, intersect, key_ply)
 
 
 class Book(opening_book.Book):
@@ -73,7 +69,7 @@ class Book(opening_book.Book):
 
     def to_json(self) -> dict:
         positions = {}
-        for k in sorted(self.entries, key=lambda k: (_ply(k), k)):
+        for k in sorted(self.entries, key=lambda k: (key_ply(k), k)):
             e = self.entries[k]
             positions[k] = {"bounds": [e.lo, e.hi]}
             if e.moves:
@@ -91,7 +87,7 @@ class Book(opening_book.Book):
     def summary(self) -> dict:
         by_ply: dict[int, dict] = {}
         for key, e in self.entries.items():
-            row = by_ply.setdefault(_ply(key), {"positions": 0, "won_a": 0, "draw": 0, "won_b": 0, "unknown": 0,
+            row = by_ply.setdefault(key_ply(key), {"positions": 0, "won_a": 0, "draw": 0, "won_b": 0, "unknown": 0,
                                                 "with_moves": 0})
             row["positions"] += 1
             row[{1: "won_a", 0: "draw", -1: "won_b", None: "unknown"}[e.value]] += 1
@@ -306,7 +302,7 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
     if st is not None and from_store_max_ply is not None:
         copied = 0
         for key, (lo, hi) in st.items():
-            if _ply(key) <= from_store_max_ply:
+            if key_ply(key) <= from_store_max_ply:
                 book.add(key, lo, hi)
                 copied += 1
         book.meta.setdefault("sources", []).append({"store": st.path, "max_ply": from_store_max_ply,

@@ -10,7 +10,7 @@ from typing import Sequence
 from highway_env.core import CELLS, Board, HighwayError
 from highway_env.solver.opening_book import Book
 from highway_env.solver.solver import Solver, ordered_actions
-from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, canonical_key, intersect,
+from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, canonical_key, intersect, key_ply,
                                       value_from_bounds)
 
 
@@ -151,7 +151,7 @@ class Oracle:
         book reply, every move of A still loses."""
         ply = _ply(cells)
         if self._book_max_ply is None:
-            self._book_max_ply = max((_ply(tuple(map(int, k.split(",")))) for k in self.book.entries), default=-1)
+            self._book_max_ply = max(map(key_ply, self.book.entries), default=-1)
         if ply == 0 or ply > self._book_max_ply + 1:
             return UNKNOWN_LO, UNKNOWN_HI
         lo, hi = UNKNOWN_LO, UNKNOWN_HI

@@ -32,7 +32,7 @@ import weakref
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from highway_env.core import SYMMETRIES, Board, HighwayError, inverse_perm
+from highway_env.core import CELLS, SYMMETRIES, Board, HighwayError, inverse_perm
 
 #: The version of the solver's results: bump it whenever a change could alter what the search
 #: returns, so that stores ignore the entries an older solver wrote.
@@ -77,6 +77,11 @@ def canonical_key(board: Board | Sequence[int]) -> str:
     """The store/book key of a position: its canonical board string."""
     cells = board.cells if isinstance(board, Board) else board
     return ",".join(map(str, canonical_cells(cells)[0]))
+
+
+def key_ply(key: str) -> int:
+    """The ply (numbers placed) of the position a :func:`canonical_key` names."""
+    return CELLS - key.split(",").count("0")
 
 
 def value_from_bounds(lo: int, hi: int) -> int | None:
