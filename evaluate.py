@@ -223,7 +223,8 @@ def validate(args, argv) -> None:
 def game_options(args, built: dict) -> dict:
     """The game's options: --game-config, else those of the first az: agent's checkpoint (so
     ``--game blackpath --agent az:5x5.pt`` plays 5x5; that agent is put in ``built``), else the
-    defaults; set as ``args.game_options``."""
+    defaults; set as ``args.game_options``. A checkpoint gives only its rules options: its view
+    options (a margin-valued target) are its agent's own and must not change the baselines' game."""
     from agents.checkpoint import CheckpointError
     from agents.games import game_options as parse
     from agents.registry import AgentSpecError, make_agent
@@ -248,7 +249,7 @@ def game_options(args, built: dict) -> dict:
                 trained = built[spec].game
                 if trained.name != args.game:
                     raise UsageError(f"bad agent spec {spec!r}: an agent of {trained.name!r}, not of {args.game!r}")
-                opts = trained.config()
+                opts = trained.rules_config()
                 break
     args.game_options = opts
     return opts

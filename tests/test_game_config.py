@@ -117,3 +117,23 @@ def test_jumping_margin_value_target_keeps_the_result_and_orders_margins():
     assert np.all(np.diff(r[order]) >= 0) and np.all(np.abs(r) < 1)
     with pytest.raises(ConfigError, match="value must be .*'sign'"):
         TrainConfig(game="jumping", game_config='{"value": "sign"}', eval_every=0).validate()
+
+
+def test_margin_valued_checkpoint_leaves_the_baselines_game_alone(tmp_path, capsys):
+    """A checkpoint trained with Jumping's margin value target gives evaluate.py its board only: the
+    baselines play the plain game, exactly as when the board is given with --game-config."""
+    out = str(tmp_path)
+    assert train.main(["--game", "jumping", "--game-config", '{"n": 3, "value": "margin"}', "--run", "jm",
+                       "--out-dir", out, *TINY]) == 0
+    latest = tmp_path / "jm" / "latest.pt"
+    capsys.readouterr()
+    assert make_agent(f"az:{latest}", seed=0).game.config() == {"n": 3, "value": "margin"}
+    argv = ["--game", "jumping", "--agent", f"az:{latest}:4", "--agent", "mcts:8", "--games", "2",
+            "--rr-games", "2", "--positions", "20", "--no-progress", "--no-plots", "--json"]
+    docs = []
+    for extra in ([], ["--game-config", '{"n": 3}']):
+        assert evaluate.main([*argv, *extra, "--out", str(tmp_path / f"ev{len(docs)}")]) == 0
+        docs.append(json.loads(capsys.readouterr().out))
+        docs[-1].pop("wall_seconds")
+    assert docs[0]["config"]["game_config"] == {"n": 3}
+    assert docs[0]["agents"] == docs[1]["agents"] and docs[0]["round_robin"] == docs[1]["round_robin"]
