@@ -143,7 +143,7 @@ def _is_over(n, occ, last, jump):
 
 def _canonical_value(n, table, occ, last, jump, tables):
     got = solver._lookup(table, solver._canon_key(n, occ, last, jump, *tables))
-    return None if got < 0 else int(got) - 128
+    return None if got == solver._ABSENT else int(got)
 
 
 @pytest.mark.parametrize("solitaire", [False, True])

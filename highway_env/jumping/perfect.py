@@ -43,7 +43,7 @@ class Oracle:
         self.symtab, self.symperm = symmetry_tables(n)
         if n <= UPFRONT_MAX_N:
             _, _, self.table, self.stats = full_search(n)
-        else:  # stats[0]: entries in the table (kept at most half full)
+        else:  # stats[0]: entries in the table (kept at most 3/4 full)
             self.table, self.stats = new_table(1 << 16), np.zeros(3, np.int64)
 
     @classmethod
@@ -54,19 +54,19 @@ class Oracle:
 
     def future(self, occ: int, last: int, jump: int) -> int:
         """Exact future score difference for the player to move in (occ, last, jump)."""
-        from highway_env.jumping.solver import _canon_key, _grow, _lookup, _search, _store
+        from highway_env.jumping.solver import _ABSENT, _canon_key, _grow, _lookup, _room, _search, _store
 
         key = _canon_key(self.n, occ, last, jump, self.symtab, self.symperm)
         got = _lookup(self.table, key)
-        if got >= 0:  # a hit: terminal states are never stored, so this one has moves
-            return int(got) - 128
+        if got != _ABSENT:  # a hit: terminal states are never stored, so this one has moves
+            return int(got)
         moves = [(sq, k + 1) for line in self.rays[last] for k, sq in enumerate(line) if not occ >> sq & 1]
         if not moves:
             return 0  # no move left
         sq, d = (np.array(c, dtype=np.int64) for c in zip(*moves))
         v, _, self.table = _search(self.n, self.ray_sq, self.ray_len, sq, d, occ, jump, False, self.table, 0,
                                    self.stats, self.symtab, self.symperm, True)
-        if self.stats[0] + 1 >= len(self.table) // 2:
+        if self.stats[0] + 1 >= _room(self.table):
             self.table = _grow(self.table)
         self.stats[0] += _store(self.table, key, v)
         return int(v)

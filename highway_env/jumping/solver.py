@@ -37,6 +37,7 @@ from highway_env.jumping.game import (MAX_N, check_n, initial_state, orbit_repre
 # |value| <= cells - 1 = 48 < 64 and value + 64 is in 1..127: no entry is 0 (empty).
 _VALUE_BITS, _VALUE_OFFSET = np.uint64(7), 64
 _VALUE_MASK = np.uint64((1 << 7) - 1)
+_ABSENT = -128  # what _lookup returns for a key not in the table (no value is that low)
 if not ((1 << (MAX_N**2 - 1)) * MAX_N**3 << 7 <= 1 << 64 and MAX_N**2 - 1 < _VALUE_OFFSET):
     raise AssertionError(f"Jumping memo entries cannot hold n = {MAX_N}: widen the uint64 packing")
 
@@ -50,16 +51,16 @@ def _hash(key, mask):
 
 @numba.njit(cache=True)
 def _lookup(table, key):
-    """The stored value + 128 or -1."""
+    """The value stored under ``key``, or _ABSENT."""
     mask = table.shape[0] - 1
     i = _hash(key, mask)
     ukey = np.uint64(key)
     while True:
         e = table[i]
         if e == np.uint64(0):
-            return -1
+            return _ABSENT
         if (e >> _VALUE_BITS) == ukey:
-            return np.int64(e & _VALUE_MASK) - _VALUE_OFFSET + 128
+            return np.int64(e & _VALUE_MASK) - _VALUE_OFFSET
         i = (i + 1) & mask
 
 
@@ -81,6 +82,13 @@ def _store(table, key, v):
                 table[i] = entry
             return 0
         i = (i + 1) & mask
+
+
+@numba.njit(cache=True, inline="always")
+def _room(table):
+    """How many entries the table takes before it is doubled: 3/4 of its slots, where linear
+    probing still finds a key in a few probes (half full would double the peak memory)."""
+    return table.shape[0] * 3 // 4
 
 
 @numba.njit(cache=True)
@@ -176,7 +184,7 @@ def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, ma
     stored = stats[0]
     nodes = 1
     best_root = -1
-    limit = table.shape[0] // 2
+    limit = _room(table)
 
     sp = 0
     occ_s[0] = occ0
@@ -198,8 +206,8 @@ def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, ma
             cocc = occ_s[sp] | (np.int64(1) << t)
             key = _state_key(n, cocc, t, d, symtab, symperm, canonical)
             got = _lookup(table, key)
-            if got >= 0:
-                cv = got - 128
+            if got != _ABSENT:
+                cv = got
             else:
                 # generate the child's moves
                 c = sp + 1
@@ -231,7 +239,7 @@ def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, ma
                 return v, best_root, table
             if stored >= limit:
                 table = _grow(table)
-                limit = table.shape[0] // 2
+                limit = _room(table)
             _store(table, key_s[sp], v)
             stored += 1
             if max_states > 0 and stored >= max_states:
@@ -278,9 +286,10 @@ _ABORT = -2000  # max_states reached
 
 
 @numba.njit(cache=True)
-def _sol_rec(n, occ, last, jump, need, empty, ray_sq, ray_len, bound, symtab, symperm, table, stats):
-    """Future score >= need? Returns a value >= need (success) or an upper bound < need (failure),
-    or _FULL / _ABORT. ``stats``: [states stored, nodes expanded, aborted, max_states, limit]."""
+def _sol_rec(n, occ, last, jump, key, need, empty, ray_sq, ray_len, bound, symtab, symperm, table, stats):
+    """Future score >= need from the state with canonical key ``key``? Returns a value >= need
+    (success) or an upper bound < need (failure), or _FULL / _ABORT. ``stats``: [states stored,
+    nodes expanded, aborted, max_states, limit]."""
     if need <= 0:
         return 0
     stats[1] += 1
@@ -296,13 +305,13 @@ def _sol_rec(n, occ, last, jump, need, empty, ray_sq, ray_len, bound, symtab, sy
             cocc = occ | (np.int64(1) << q)
             cb = bound[empty - 1, d]
             if cb >= cneed and cneed > 0:
-                key = _canon_key(n, cocc, q, d, symtab, symperm)
-                got = _lookup(table, key)
-                if got >= 0 and got - 128 < cb:
-                    cb = got - 128
+                ckey = _canon_key(n, cocc, q, d, symtab, symperm)
+                got = _lookup(table, ckey)
+                if got != _ABSENT and got < cb:
+                    cb = got
                 if cb >= cneed:
-                    r = _sol_rec(n, cocc, q, d, cneed, empty - 1, ray_sq, ray_len, bound, symtab, symperm,
-                                 table, stats)
+                    r = _sol_rec(n, cocc, q, d, ckey, cneed, empty - 1, ray_sq, ray_len, bound, symtab,
+                                 symperm, table, stats)
                     if r <= _FULL:
                         return r
                     if r >= cneed:
@@ -317,7 +326,6 @@ def _sol_rec(n, occ, last, jump, need, empty, ray_sq, ray_len, bound, symtab, sy
     # failure: store the proved bound
     if stats[0] >= stats[4]:
         return _FULL
-    key = _canon_key(n, occ, last, jump, symtab, symperm)
     stats[0] += _store(table, key, ub)
     if stats[3] > 0 and stats[0] >= stats[3]:
         stats[2] = 1
@@ -336,13 +344,15 @@ class _Bounded:
         self.table = new_table(capacity)
         self.stats = np.zeros(5, dtype=np.int64)
         self.stats[3] = max_states
-        self.stats[4] = len(self.table) // 2
+        self.stats[4] = _room(self.table)
         self.max_table_bytes = max_table_bytes
 
     def reach(self, occ: int, last: int, jump: int, need: int, empty: int) -> int:
         """``_sol_rec`` from one state; a full memo table is doubled and the search retried."""
+        occ, last = np.int64(occ), np.int64(last)
+        key = _canon_key(self.n, occ, last, jump, self.symtab, self.symperm)
         while True:
-            r = _sol_rec(self.n, np.int64(occ), np.int64(last), jump, need, empty, self.ray_sq, self.ray_len,
+            r = _sol_rec(self.n, occ, last, jump, key, need, empty, self.ray_sq, self.ray_len,
                          self.bound, self.symtab, self.symperm, self.table, self.stats)
             if r != _FULL:
                 return r
@@ -350,7 +360,7 @@ class _Bounded:
                 raise MemoryError(f"solitaire memo table would exceed {self.max_table_bytes} bytes "
                                   f"({int(self.stats[0])} states stored); raise max_table_bytes")
             self.table = _grow(self.table)
-            self.stats[4] = len(self.table) // 2
+            self.stats[4] = _room(self.table)
 
 
 def _capacity(initial_capacity: int) -> int:
@@ -451,15 +461,16 @@ def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capa
 
 
 def _first_move_values(n: int, solitaire: bool, table: np.ndarray) -> dict[int, int]:
-    """{orbit representative: its value as first square}, read from a full search's memo (the first
-    move scores nothing; a state missing from the memo is terminal, future 0)."""
+    """{orbit representative: its value as first square}, read from a full search's memo (a state
+    missing from the memo is terminal, future 0)."""
     symtab, symperm = symmetry_tables(n)
-    out = {}
-    for sq in orbit_representatives(n):
-        got = _lookup(table, _canon_key(n, 1 << sq, sq, 0, symtab, symperm))
-        future = 0 if got < 0 else int(got) - 128
-        out[sq] = future if solitaire else -future
-    return out
+
+    def future(occ: int, last: int, jump: int) -> int:
+        got = _lookup(table, _canon_key(n, occ, last, jump, symtab, symperm))
+        return 0 if got == _ABSENT else int(got)
+
+    values = move_values(initial_state(n), solitaire, future)
+    return {sq: values[sq] for sq in orbit_representatives(n)}
 
 
 def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[int]]:
