@@ -5,7 +5,7 @@ The values come from :class:`Oracle`: a memo of the solver's negamax (no pruning
 keyed on the symmetry-canonical state, shared by every agent of the process and kept across moves
 and games. n <= 4 is solved from the empty board up front (0.05 s, 146k states for n = 4); larger
 boards are searched from each position asked about whose value the memo lacks (its subtree joins
-the memo): the first move of n = 5 solves the whole game once (4-6 minutes and 6.5 GB, measured
+the memo): the first move of n = 5 solves the whole game once (4-6 minutes and 3.3 GB, measured
 in the README's sibling section), later positions are looked up. Boards above 5 are solved from the
 middle of the game only (:meth:`JumpingPerfect.exact_from_ply`).
 """
