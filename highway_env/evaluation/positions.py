@@ -19,11 +19,13 @@ Set v2 (``build --strong``, ``meta["version"]`` 2): the same format drawn from s
 
 Commands (``--help`` explains each flag)::
 
-    python -m highway_env.evaluation.positions build --workers 2          # regenerate (resumable)
-    python -m highway_env.evaluation.positions build --strong --workers 2 # set v2 (resumable)
-    python -m highway_env.evaluation.positions add-early                  # then plies 0-3 (~45 min)
+    python -m highway_env.evaluation.positions build --workers 2 --force          # regenerate (resumable)
+    python -m highway_env.evaluation.positions build --strong --workers 2 --force # set v2 (resumable)
+    python -m highway_env.evaluation.positions add-early --force                  # then plies 0-3 (~45 min)
     python -m highway_env.evaluation.positions info [FILE]
-    python -m highway_env.evaluation.positions check [FILE] --sample 50   # re-solve a sample
+    python -m highway_env.evaluation.positions check [FILE] --sample 50           # re-solve a sample
+
+The shipped sets are replaced only with ``--force`` (or written elsewhere with ``--out``).
 """
 
 from __future__ import annotations
