@@ -7,8 +7,9 @@
     python train.py --config my.json       # options from a JSON object (flags override it)
     python train.py --game blackpath --game-config '{"rows": 5, "cols": 5}'   # a sibling game, its board
 
-Writes checkpoints/<run>/latest.pt (resumable), best.pt (best evaluation), log.csv and, if the
-tensorboard package is installed, TensorBoard logs in tb/. Play the result with
+Writes checkpoints/<run>/latest.pt (resumable), best.pt (the best network by --best-by: the solver
+grading, or the evaluation score), log.csv and, if the tensorboard package is installed, TensorBoard
+logs in tb/. Play the result with
 ``agents.make_agent("az:checkpoints/<run>/best.pt")``.
 """
 
