@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores, %(default)s); 1 = in this process")
     p.add_argument("--seed", type=int, default=0, help="seed of every sample and game (default: %(default)s)")
-    p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>); "
+    p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>, for "
+                                               "--game blackpath|jumping results/eval-<GAME>-<NAME or time>); "
                                                "reuse it to resume an interrupted run")
     p.add_argument("--name", default=None, help="run name for the default --out and the report title")
     p.add_argument("--positions-file", default=None,

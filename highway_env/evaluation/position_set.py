@@ -124,7 +124,7 @@ def load_positions(path: str | os.PathLike | None = None) -> PositionSet:
                          tuple(str(s) for s in d["sources"]), json.loads(str(d["meta"])))
     except FileNotFoundError:
         raise PositionSetError(f"position set {str(path)!r} not found (build it with "
-                               f"'python -m highway_env.evaluation.positions build')") from None
+                               f"'python -m highway_env.evaluation.positions build --out {path}')") from None
     except (KeyError, ValueError, OSError) as e:
         raise PositionSetError(f"position set {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
     n = len(ps.boards)
