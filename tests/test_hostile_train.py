@@ -344,3 +344,12 @@ def test_training_with_a_killed_worker_ends_with_the_undisturbed_weights(tmp_pat
     assert killed and b.counters["iteration"] == 3
     sa, sb = a.net.state_dict(), b.net.state_dict()
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+@pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04" + b"\x00" * 40, bytes(range(256))])
+def test_a_corrupt_checkpoint_is_a_one_line_error_naming_it(tmp_path, content):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(content)
+    with pytest.raises(CheckpointError) as e:
+        load_checkpoint(bad)
+    assert "bad.pt" in str(e.value) and "\n" not in str(e.value)  # torch's own message spans a page
