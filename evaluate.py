@@ -58,13 +58,15 @@ from pathlib import Path
 
 import numpy as np
 
+from highway_env.cli_args import OneLineErrorParser
+
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
 REPLIES = 225  # B's legal replies to any first move of A on the empty board (15 numbers x 15 cells)
 TREE_CHUNK = 15  # ply-1 tree games per task
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--game", default="highway", metavar="GAME",
                    help="highway (default), blackpath or jumping (the two-player sibling games, measured "
                         "against their exact solvers; the Highway-only options are then ignored)")

@@ -22,10 +22,11 @@ import sys
 from pathlib import Path
 
 from agents.config import TrainConfig
+from highway_env.cli_args import OneLineErrorParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineErrorParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
         argument_default=argparse.SUPPRESS)  # only flags given explicitly override the config
     p.add_argument("--config", metavar="FILE.json",

@@ -472,3 +472,18 @@ def test_positions_commands_refuse_the_shipped_default_output(capsys, argv):
     rc = positions_main(argv)
     assert_one_line_error(rc, capsys.readouterr().err, "refusing to overwrite", "--force")
     assert (_digest(DEFAULT_PATH) if DEFAULT_PATH.exists() else None) == before
+
+
+@pytest.mark.parametrize("module, argv, named", [
+    ("train", ["--hidden", "x"], "'x'"), ("train", ["--no-such-flag"], "--no-such-flag"),
+    ("evaluate", ["--games", "x"], "'x'"), ("evaluate", ["--frame", "sideways"], "sideways"),
+    ("highway_env.evaluation.positions", ["info", "--bogus"], "--bogus"),
+    ("highway_env.evaluation.positions", ["build", "--per-ply", "99=1"], "99=1"),
+])
+def test_train_evaluate_positions_usage_errors_are_one_line(capsys, module, argv, named):
+    """argparse's default printed the whole usage (40 lines for train.py) above the error."""
+    import importlib
+
+    with pytest.raises(SystemExit) as exc:
+        importlib.import_module(module).main(argv)
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, "error:", named)

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import atomic_write_bytes
-from highway_env.cli_args import positive_int
+from highway_env.cli_args import OneLineErrorParser, positive_int
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
 from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH, VERSION,  # noqa: F401
                                                   PositionSet, PositionSetError, load_positions, save_positions)
@@ -244,7 +244,7 @@ def _parse_per_ply(text: str) -> dict[int, int]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m highway_env.evaluation.positions", description=__doc__,
+    p = OneLineErrorParser(prog="python -m highway_env.evaluation.positions", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="draw and label a position set (resumable)",
