@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -58,11 +59,13 @@ from pathlib import Path
 
 import numpy as np
 
-from highway_env.cli_args import OneLineErrorParser
+from highway_env.cli_args import MAX_NODE_LIMIT, MAX_TIME_LIMIT, OneLineErrorParser
 
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
 REPLIES = 225  # B's legal replies to any first move of A on the empty board (15 numbers x 15 cells)
 TREE_CHUNK = 15  # ply-1 tree games per task
+MAX_GAMES = 100_000  # per side and agent, or per round-robin pair: more would take years
+MAX_WORKERS = 1024
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,28 +175,29 @@ def validate(args, argv) -> None:
         raise UsageError(f"unknown --game {args.game!r}; known: highway, blackpath, jumping")
     if not args.agent:
         raise UsageError("give at least one --agent SPEC (e.g. --agent greedy)")
-    for name, lo in (("games", 0), ("positions", 0), ("conversion", 0), ("workers", 1), ("chunk", 1),
-                     ("perfect_exact_from_ply", 0), ("perfect_budget_nodes", 0), ("perfect_early_budget_nodes", 0)):
+    if args.rr_games is None:
+        args.rr_games = 2 * args.games
+    # above the caps a run would take years (10**20 games hung building the task list) or overflow
+    for name, lo, hi in (("games", 0, MAX_GAMES), ("rr_games", 0, 2 * MAX_GAMES), ("positions", 0, None),
+                         ("conversion", 0, None), ("workers", 1, MAX_WORKERS), ("chunk", 1, None),
+                         ("seed", 0, MAX_NODE_LIMIT), ("label_from_ply", 0, None), ("reply_tree_max", 0, None),
+                         ("perfect_exact_from_ply", 0, None), ("perfect_budget_nodes", 0, MAX_NODE_LIMIT),
+                         ("perfect_early_budget_nodes", 0, MAX_NODE_LIMIT)):
         v = getattr(args, name)
-        if v < lo:
-            raise UsageError(f"--{name.replace('_', '-')} must be >= {lo}, got {v}")
+        if v < lo or (hi is not None and v > hi):
+            raise UsageError(f"--{name.replace('_', '-')} must be >= {lo}" + (f" and <= {hi}" if hi else "")
+                             + f", got {v}")
     tbs = [t.strip() for t in args.reply_tree_tiebreaks.split(",")]
     bad = [t for t in tbs if t not in ("random", "margin", "hardest")] or ([] if len(set(tbs)) == len(tbs) else tbs)
     if bad or not tbs:
         raise UsageError(f"bad --reply-tree-tiebreaks {args.reply_tree_tiebreaks!r}: give distinct tie-breaks "
                          "from random, margin, hardest, comma-separated")
     args.reply_tree_tiebreaks = tbs
-    if args.reply_tree_max < 0:
-        raise UsageError(f"--reply-tree-max must be >= 0, got {args.reply_tree_max}")
-    if args.rr_games is None:
-        args.rr_games = 2 * args.games
-    if args.rr_games < 0:
-        raise UsageError(f"--rr-games must be >= 0, got {args.rr_games}")
-    if args.label_from_ply < 0:
-        raise UsageError(f"--label-from-ply must be >= 0, got {args.label_from_ply}")
     for name in ("perfect_budget", "perfect_early_budget"):
-        if getattr(args, name) <= 0:
-            raise UsageError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+        v = getattr(args, name)
+        if not (math.isfinite(v) and 0 < v <= MAX_TIME_LIMIT):  # nan passed "<= 0" and reached the solver
+            raise UsageError(f"--{name.replace('_', '-')} must be a number of seconds in (0, {MAX_TIME_LIMIT:.0f}], "
+                             f"got {v}")
     if len(set(args.agent)) != len(args.agent):
         raise UsageError(f"an agent is given twice: {args.agent}")
     # build every agent once here: a bad spec or a missing checkpoint fails now, naming it

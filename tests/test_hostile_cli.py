@@ -487,3 +487,17 @@ def test_train_evaluate_positions_usage_errors_are_one_line(capsys, module, argv
     with pytest.raises(SystemExit) as exc:
         importlib.import_module(module).main(argv)
     assert_one_line_error(exc.value.code, capsys.readouterr().err, "error:", named)
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--perfect-budget", "nan"), ("--perfect-budget", "inf"), ("--perfect-early-budget", "nan"),
+    ("--seed", "-1"), ("--games", "99999999999999999999"), ("--rr-games", "99999999999999999999"),
+    ("--workers", "100000000"), ("--perfect-budget-nodes", "9" * 30),
+])
+def test_evaluate_refuses_non_finite_negative_and_huge_numbers(capsys, flag, value):
+    """nan budgets and 10**20 games were accepted (the task list then never finished); --seed -1 was
+    a numpy traceback."""
+    import evaluate
+
+    rc = evaluate.main(["--agent", "random", "--no-progress", flag, value])
+    assert_one_line_error(rc, capsys.readouterr().err, flag)
