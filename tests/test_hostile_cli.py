@@ -501,3 +501,18 @@ def test_evaluate_refuses_non_finite_negative_and_huge_numbers(capsys, flag, val
 
     rc = evaluate.main(["--agent", "random", "--no-progress", flag, value])
     assert_one_line_error(rc, capsys.readouterr().err, flag)
+
+
+@pytest.mark.parametrize("damage", ["head", "half", "tail", "flip"])
+def test_a_damaged_position_set_is_one_line_error(capsys, tmp_path, damage):
+    """A cut or bit-flipped .npz raised zipfile.BadZipFile / zlib.error as a traceback."""
+    from highway_env.evaluation.positions import main as positions_main
+
+    raw = bytearray((REPO / "highway_env" / "data" / "positions_v1.npz").read_bytes())
+    raw = {"head": raw[:300], "half": raw[:len(raw) // 2], "tail": raw[:-30], "flip": raw}[damage]
+    if damage == "flip":
+        raw[len(raw) // 3] ^= 0xFF
+    path = tmp_path / "cut.npz"
+    path.write_bytes(bytes(raw))
+    rc = positions_main(["info", str(path)])
+    assert_one_line_error(rc, capsys.readouterr().err, "cut.npz", "unreadable")
