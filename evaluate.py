@@ -59,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
+from highway_env.atomic_files import check_writable
 from highway_env.cli_args import MAX_NODE_LIMIT, MAX_TIME_LIMIT, OneLineErrorParser
 
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
@@ -511,8 +512,15 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     try:
         validate(args, argv)
+        args.name = args.name or time.strftime("%Y%m%d-%H%M%S")
+        out_dir = Path(args.out or (f"results/eval-{args.name}" if args.game == "highway"
+                                    else f"results/eval-{args.game}-{args.name}"))
+        try:
+            check_writable(out_dir / "summary.json")
+        except OSError as e:
+            raise UsageError(f"--out {str(out_dir)!r}: cannot write there ({e})") from None
         if args.game != "highway":
-            return _main_sibling(args)
+            return _main_sibling(args, out_dir)
         from highway_env.evaluation.position_set import V2_PATH, PositionSetError, load_positions
 
         if args.positions_v2 == "default":
@@ -532,10 +540,6 @@ def main(argv=None) -> int:
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    name = args.name or time.strftime("%Y%m%d-%H%M%S")
-    args.name = name
-    out_dir = Path(args.out or f"results/eval-{name}")
-    out_dir.mkdir(parents=True, exist_ok=True)
     tasks, info = make_tasks(args, ps, out_dir, ps2)
     try:
         results = run_tasks(tasks, out_dir, args.workers, not args.no_progress)
@@ -573,14 +577,11 @@ def main(argv=None) -> int:
     return 0
 
 
-def _main_sibling(args) -> int:
+def _main_sibling(args, out_dir: Path) -> int:
     """``--game blackpath|jumping`` (see highway_env/evaluation/siblings.py)."""
     from highway_env.evaluation import siblings
     from highway_env.evaluation.report import table
 
-    args.name = args.name or time.strftime("%Y%m%d-%H%M%S")
-    out_dir = Path(args.out or f"results/eval-{args.game}-{args.name}")
-    out_dir.mkdir(parents=True, exist_ok=True)
     summary = siblings.evaluate(args)
     plots = []
     if not args.no_plots:

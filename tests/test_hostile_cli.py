@@ -516,3 +516,17 @@ def test_a_damaged_position_set_is_one_line_error(capsys, tmp_path, damage):
     path.write_bytes(bytes(raw))
     rc = positions_main(["info", str(path)])
     assert_one_line_error(rc, capsys.readouterr().err, "cut.npz", "unreadable")
+
+
+@pytest.mark.parametrize("game, flag", [("highway", "--out"), ("jumping", "--out"), ("highway", "--store")])
+def test_evaluate_output_under_a_file_is_one_line_error(capsys, tmp_path, game, flag):
+    """The --out folder was made after the checks (a FileExistsError traceback), the store's folder
+    inside PositionStore (a FileNotFoundError traceback)."""
+    import evaluate
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    target = blocker if flag == "--out" else blocker / "s.sqlite"
+    extra = [] if flag == "--out" else ["--out", str(tmp_path / "ev")]
+    rc = evaluate.main(["--game", game, "--agent", "random", "--no-progress", flag, str(target), *extra])
+    assert_one_line_error(rc, capsys.readouterr().err, str(target))

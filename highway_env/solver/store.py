@@ -222,7 +222,10 @@ class PositionStore:
             if self.readonly and not os.path.exists(self.path):
                 raise StoreError(f"position store {self.path!r} does not exist (opened read-only)")
             if not self.readonly:
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                except OSError as e:
+                    raise StoreError(f"cannot create the folder of position store {self.path!r}: {e}") from None
         read_only_uri = self.readonly and not memory
         target = Path(self.path).resolve().as_uri() + "?mode=ro" if read_only_uri else self.path
         try:
