@@ -530,3 +530,26 @@ def test_evaluate_output_under_a_file_is_one_line_error(capsys, tmp_path, game, 
     extra = [] if flag == "--out" else ["--out", str(tmp_path / "ev")]
     rc = evaluate.main(["--game", game, "--agent", "random", "--no-progress", flag, str(target), *extra])
     assert_one_line_error(rc, capsys.readouterr().err, str(target))
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["prove", "--out", "{blocker}/c.json", "--estimates", "none"], "a_file"),
+    (["prove", "--out", "{tmp}", "--estimates", "none"], "is a folder"),
+    (["first-moves", "--out", "{blocker}/f.json", "--certificate", ""], "a_file"),
+    (["prove", "--first-move", "256"], "--first-move"), (["prove", "--first-move", "-1"], "--first-move"),
+    (["prove", "--threshold", "9" * 25], "--threshold"),
+])
+def test_prove_and_first_moves_refuse_bad_output_and_values_before_work(capsys, tmp_path, monkeypatch, argv, named):
+    """These were found only after the search: the output at the end of a proof of hours, an
+    impossible first move or a threshold beyond int64 in the workers."""
+    import highway_env.solver.prove as prove_module
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(prove_module, "prove", no_work)
+    monkeypatch.setattr(prove_module, "first_move_values", no_work)
+    (tmp_path / "a_file").write_text("")
+    argv = [a.format(blocker=tmp_path / "a_file", tmp=tmp_path) for a in argv]
+    rc, out, err = run_cli(capsys, *argv, "--no-progress")
+    assert_one_line_error(rc, err, named)
