@@ -315,7 +315,7 @@ class TrainConfig:
     def from_json(cls, path) -> "TrainConfig":
         try:
             d = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as e:
+        except (OSError, ValueError) as e:  # ValueError: not JSON, or not UTF-8 text
             raise ConfigError(f"cannot read config file {str(path)!r}: {e}") from e
         if not isinstance(d, dict):
             raise ConfigError(f"config file {str(path)!r} must hold a JSON object")

@@ -353,3 +353,11 @@ def test_a_corrupt_checkpoint_is_a_one_line_error_naming_it(tmp_path, content):
     with pytest.raises(CheckpointError) as e:
         load_checkpoint(bad)
     assert "bad.pt" in str(e.value) and "\n" not in str(e.value)  # torch's own message spans a page
+
+
+def test_a_config_file_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"run": "caf\xe9"}')
+    rc = train.main(["--config", str(path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "latin1.json" in err and "utf-8" in err
