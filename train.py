@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from agents.config import TrainConfig
+from highway_env.atomic_files import check_writable
 from highway_env.cli_args import OneLineErrorParser
 
 
@@ -98,11 +99,15 @@ def main(argv=None) -> int:
         from agents.trainer import Trainer
 
         resume = getattr(args, "resume", False)
+        trainer = Trainer(cfg, resume=resume)  # first: a device or network it refuses leaves the old run be
         if not resume:
-            keep_previous_run(Path(cfg.out_dir) / cfg.run)
-        trainer = Trainer(cfg, resume=resume)
+            keep_previous_run(trainer.run_dir)
+        check_writable(trainer.run_dir / "latest.pt")  # now, not at the first checkpoint
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: --out-dir {cfg.out_dir!r} / --run {cfg.run!r}: cannot write there ({e})", file=sys.stderr)
         return 2
     from agents.trainer import TrainingDiverged
 

@@ -361,3 +361,20 @@ def test_a_config_file_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys):
     rc = train.main(["--config", str(path)])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "latin1.json" in err and "utf-8" in err
+
+
+@pytest.mark.parametrize("flags, named", [(["--device", "cudaXYZ"], "cudaXYZ"),
+                                          (["--hidden", "9" * 25], "9" * 25),
+                                          (["--out-dir", "{blocker}"], "a_file")])
+def test_a_refused_start_leaves_the_earlier_run_and_is_one_line(tmp_path, capsys, flags, named):
+    """The earlier run was renamed aside before the device was checked; a network past int64 and an
+    --out-dir under a file were tracebacks."""
+    (tmp_path / "a_file").write_text("")
+    earlier = tmp_path / "t" / "log.csv"
+    earlier.parent.mkdir()
+    earlier.write_text("iteration\n")
+    flags = [f.format(blocker=tmp_path / "a_file") for f in flags]
+    rc = train.main(["--out-dir", str(tmp_path), "--run", "t", "--eval-every", "0", "--no-tensorboard", *flags])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and named in err and "Traceback" not in err, err
+    assert earlier.exists() and not list(tmp_path.glob("t.previous-*"))
