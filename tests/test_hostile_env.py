@@ -148,9 +148,9 @@ def test_rush_hour_refuses_non_integral_actions(bad):
         env.step(bad)
 
 
-@pytest.mark.parametrize("game, text, named", [("jumping", '{"n": true}', "True"), ("jumping", '{"n": 4.0}', "4.0"),
-                                               ("jumping", '{"n": "4"}', "'4'"), ("blackpath", '{"rows": true}', "True"),
-                                               ("blackpath", '{"cols": 4.0}', "4.0")])
+@pytest.mark.parametrize("game, text, named", [
+    ("jumping", '{"n": true}', "True"), ("jumping", '{"n": 4.0}', "4.0"), ("jumping", '{"n": "4"}', "'4'"),
+    ("blackpath", '{"rows": true}', "True"), ("blackpath", '{"cols": 4.0}', "4.0")])
 def test_game_config_sizes_of_the_wrong_type_are_refused(game, text, named):
     """{"n": true} built a 1x1 Jumping board (train.py then trained on it) and 4.0 passed as 4."""
     from agents.games import game_options
