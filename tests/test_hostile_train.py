@@ -378,3 +378,14 @@ def test_a_refused_start_leaves_the_earlier_run_and_is_one_line(tmp_path, capsys
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and named in err and "Traceback" not in err, err
     assert earlier.exists() and not list(tmp_path.glob("t.previous-*"))
+
+
+@pytest.mark.parametrize("over, named", [({"learner_threads": 100_000}, "learner_threads"),
+                                         ({"workers": 100_000}, "workers"),
+                                         ({"workers": 100_000, "ray_address": "local"}, "workers")])
+def test_thread_and_process_counts_past_any_machine_are_refused(tmp_path, over, named):
+    """100000 learner threads or local workers exhausted the process table: a traceback, or a run
+    that hung spawning workers."""
+    with pytest.raises(ConfigError, match=f"{named} must be at most .* got 100000"):
+        tiny(tmp_path, **over).validate()
+    tiny(tmp_path, workers=100_000, ray_address="10.0.0.1:6379").validate()  # a cluster may have them
