@@ -204,7 +204,7 @@ def validate(args, argv) -> None:
     # build every agent once here: a bad spec or a missing checkpoint fails now, naming it
     from agents.registry import AgentSpecError, get_game, make_agent
     from agents.checkpoint import CheckpointError
-    from highway_env.benchmark.policy import is_policy_spec, load_spec_object
+    from highway_env.benchmark.policy import as_agent, is_policy_spec, load_spec_object
 
     built = {}  # spec -> the agent game_options loaded already (a checkpoint is loaded once)
     game = get_game(args.game, game_options(args, built))
@@ -217,13 +217,14 @@ def validate(args, argv) -> None:
                 if args.game != "highway":
                     raise ValueError("module:attr and sb3: policies are graded on highway only")
                 args.policies[spec] = load_spec_object(spec)
+                as_agent(args.policies[spec], frame=args.frame, batched=args.batched)  # TypeError: not a policy
             elif spec.split(":")[0] == "perfect" and args.game == "highway":
                 from highway_env.evaluation.perfect import perfect_factory
 
                 perfect_factory(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
             elif spec not in built:
                 make_agent(spec, game, seed=0)
-        except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
+        except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError) as e:
             raise UsageError(f"bad agent spec {spec!r}: {e}") from None
 
 

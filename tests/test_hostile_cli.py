@@ -553,3 +553,11 @@ def test_prove_and_first_moves_refuse_bad_output_and_values_before_work(capsys, 
     argv = [a.format(blocker=tmp_path / "a_file", tmp=tmp_path) for a in argv]
     rc, out, err = run_cli(capsys, *argv, "--no-progress")
     assert_one_line_error(rc, err, named)
+
+
+def test_evaluate_refuses_a_module_attr_that_is_no_policy(capsys):
+    """math:pi passed the checks; the run failed with a TypeError traceback after the other agents' work."""
+    import evaluate
+
+    rc = evaluate.main(["--agent", "random", "--agent", "math:pi", "--no-progress"])
+    assert_one_line_error(rc, capsys.readouterr().err, "math:pi", "give a callable")
