@@ -561,3 +561,26 @@ def test_evaluate_refuses_a_module_attr_that_is_no_policy(capsys):
 
     rc = evaluate.main(["--agent", "random", "--agent", "math:pi", "--no-progress"])
     assert_one_line_error(rc, capsys.readouterr().err, "math:pi", "give a callable")
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["build", "--out", "{blocker}/x.npz", "--no-progress"], "a_file"),
+    (["add-early", "{set}", "--out", "{blocker}/x.npz", "--no-progress"], "a_file"),
+    (["add-early", "{set}", "--out", "{tmp}/x.npz", "--time-limit", "nan"], "--time-limit"),
+    (["build", "--out", "{tmp}/x.npz", "--seed", "-1"], "--seed"),
+    (["build", "--out", "{tmp}/x.npz", "--margin-min-ply", "99"], "--margin-min-ply"),
+])
+def test_positions_commands_refuse_bad_output_and_values_before_work(capsys, tmp_path, argv, named):
+    """An --out under a file failed after the labelling (hours); nan --time-limit and a negative seed
+    were accepted."""
+    from highway_env.evaluation.positions import main as positions_main
+
+    (tmp_path / "a_file").write_text("")
+    argv = [a.format(blocker=tmp_path / "a_file", tmp=tmp_path, set=REPO / "highway_env" / "data" / "positions_v1.npz")
+            for a in argv]
+    try:
+        rc = positions_main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    assert_one_line_error(rc, capsys.readouterr().err, named)
+    assert not (tmp_path / "x.npz").exists()

@@ -17,10 +17,9 @@ import os
 import signal
 import sys
 
-from highway_env.atomic_files import check_writable
 from highway_env.core import NUM_ACTIONS, NUMBERS, PATH_LEN, HighwayError, parse_board
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int, number as number_type
-from highway_env.shipped import refuse_shipped
+from highway_env.shipped import check_output
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
 
@@ -204,20 +203,11 @@ def cmd_solve(args) -> int:
     return 0
 
 
-def _check_out(out: str) -> None:
-    """A path the results cannot be written to fails now, not after hours of search."""
-    try:
-        check_writable(out)
-    except OSError as exc:
-        raise HighwayError(f"--out {out!r}: cannot write there ({exc})") from None
-
-
 def cmd_prove(args) -> int:
     from highway_env.solver.prove import ProofConfig, prove, write_certificate
 
     out = args.out or default_certificate_path(args.threshold, args.first_move)
-    refuse_shipped(out, allowed=args.out is not None or args.force)  # before hours of work, not after
-    _check_out(out)
+    check_output(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          first_move=args.first_move, unit_nodes=args.unit_nodes,
                          estimates=load_estimates(args.estimates, args.threshold))
@@ -268,8 +258,7 @@ def cmd_first_moves(args) -> int:
     from highway_env.solver.prove import ProofConfig, first_move_values
 
     out = args.out or DEFAULT_FIRST_MOVES_PATH
-    refuse_shipped(out, allowed=args.out is not None or args.force)
-    _check_out(out)
+    check_output(out, allowed=args.out is not None or args.force)
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address)
     certificate = None
     if args.certificate and os.path.exists(args.certificate):
