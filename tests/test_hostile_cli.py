@@ -584,3 +584,27 @@ def test_positions_commands_refuse_bad_output_and_values_before_work(capsys, tmp
         rc = exc.code
     assert_one_line_error(rc, capsys.readouterr().err, named)
     assert not (tmp_path / "x.npz").exists()
+
+
+@pytest.mark.parametrize("argv, named", [(["--seed", "-1"], "--seed"), (["--png", ""], "--png ''"),
+                                         (["--png", "{tmp}"], "not a file name")])
+def test_demo_bad_seed_and_png_are_one_line_errors_before_the_game(capsys, tmp_path, argv, named):
+    """--seed -1 was reported as "bad agent spec 'greedy'"; --png '' was ignored and a folder as --png
+    was an IsADirectoryError traceback after the game."""
+    from highway_env.demo import main as demo_main
+
+    try:
+        rc = demo_main([a.format(tmp=tmp_path) for a in argv])
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    assert_one_line_error(rc, err, named)
+    assert "move" not in out
+
+
+def test_demo_png_of_any_suffix_is_a_png(capsys, tmp_path):
+    from highway_env.demo import main as demo_main
+
+    assert demo_main(["--png", str(tmp_path / "board.image")]) == 0
+    assert (tmp_path / "board.image").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["board.image"]  # no temp file left
