@@ -608,3 +608,11 @@ def test_demo_png_of_any_suffix_is_a_png(capsys, tmp_path):
     assert demo_main(["--png", str(tmp_path / "board.image")]) == 0
     assert (tmp_path / "board.image").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in tmp_path.iterdir()] == ["board.image"]  # no temp file left
+
+
+@pytest.mark.parametrize("spec", ["mcts:-1", "mcts:0"])
+def test_mcts_spec_below_one_is_told_the_real_minimum(spec):
+    from agents.registry import AgentSpecError, make_agent
+
+    with pytest.raises(AgentSpecError, match=r"N must be >= 1, got -?\d"):
+        make_agent(spec)
