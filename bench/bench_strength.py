@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float
+
 ROOT = Path(__file__).resolve().parent.parent
 FIELDS = ["iteration", "train_minutes", "games", "accuracy", "accuracy_ci_lo", "accuracy_ci_hi",
           "greedy_accuracy", "ratio_to_greedy", "score_vs_greedy"]
@@ -112,17 +114,15 @@ def plot(rows: list[dict], path: Path) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--log", default=None, help="log.csv of a finished training run (its latest.pt beside it): "
                                                "draw its curve without training")
-    p.add_argument("--minutes", type=float, default=25.0, help="training minutes of the run to train "
+    p.add_argument("--minutes", type=positive_float, default=25.0, help="training minutes of the run to train "
                                                                "(without --log; default 25)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training run and greedy's tie-breaks")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the training run and greedy's tie-breaks")
     p.add_argument("--train-args", default="", help="extra train.py flags, quoted (e.g. \"--workers 2\")")
     p.add_argument("--out", default="results/strength", help="output folder (default results/strength)")
     args = p.parse_args(argv)
-    if args.minutes <= 0:
-        p.error(f"--minutes must be > 0, got {args.minutes}")
 
     from highway_env.atomic_files import atomic_write_text
 

@@ -616,3 +616,23 @@ def test_mcts_spec_below_one_is_told_the_real_minimum(spec):
 
     with pytest.raises(AgentSpecError, match=r"N must be >= 1, got -?\d"):
         make_agent(spec)
+
+
+@pytest.mark.parametrize("script, flag, value", [
+    ("bench_ablations", "--seed", "-1"), ("bench_agents", "--roots", "0"), ("bench_benchmark", "--games", "-1"),
+    ("bench_env", "--seconds", "nan"), ("bench_jumping_labels", "--stop-seconds", "inf"),
+    ("bench_jumping_solve", "--rounds", "0"), ("bench_numba_vs_c", "--tt-bits", "99"),
+    ("bench_perfect", "--budget", "nan"), ("bench_scale", "--workers", "0"), ("bench_solver", "--filled", "16"),
+    ("bench_strength", "--minutes", "nan"),
+])
+def test_bench_scripts_refuse_bad_numbers_in_one_line(capsys, script, flag, value):
+    """The bench scripts took nan seconds, negative seeds and counts unchecked (a traceback or a run
+    measuring nothing) and printed the whole usage above an error."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(script, REPO / "bench" / f"{script}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as exc:
+        module.main([flag, value])
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, flag, repr(value))
