@@ -636,3 +636,19 @@ def test_bench_scripts_refuse_bad_numbers_in_one_line(capsys, script, flag, valu
     with pytest.raises(SystemExit) as exc:
         module.main([flag, value])
     assert_one_line_error(exc.value.code, capsys.readouterr().err, flag, repr(value))
+
+
+@pytest.mark.parametrize("argv, named", [(["--entropy", "nan"], "--entropy"), (["--entropy", "-1"], "--entropy"),
+                                         (["--threads", "100000"], "--threads"), (["--out", "{blocker}"], "a_file")])
+def test_recipe_flags_are_checked_before_training(capsys, tmp_path, monkeypatch, argv, named):
+    """nan --entropy trained to NaN; an --out under a file failed after the training."""
+    pytest.importorskip("torch")
+    monkeypatch.syspath_prepend(str(REPO / "examples"))
+    import recipe_common
+
+    (tmp_path / "a_file").write_text("")
+    p = recipe_common.parser("test")
+    recipe_common.add_model_args(p, lr=1e-3)
+    with pytest.raises(SystemExit) as exc:
+        recipe_common.parse_args(p, [a.format(blocker=tmp_path / "a_file") for a in argv], {}, {})
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, named)
