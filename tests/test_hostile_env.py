@@ -162,3 +162,13 @@ def test_game_config_sizes_of_the_wrong_type_are_refused(game, text, named):
 @pytest.mark.parametrize("n", [4, np.int64(4), np.int8(5)], ids=repr)
 def test_jumping_sizes_of_any_integer_type_work(n):
     assert SolitaireEnv(n=n).n == int(n)
+
+
+@pytest.mark.parametrize("start", [5, ["a", 1], (0.0, 0), (True, 0), (0,), None], ids=repr)
+def test_black_path_start_of_the_wrong_shape_is_named(start):
+    """{"start": 5} in a --game-config was "cannot unpack non-iterable int object"."""
+    from highway_env.blackpath.game import new_game
+
+    with pytest.raises(BlackPathError, match=re.escape(f"bad start {start!r}")):
+        new_game(4, 4, start)
+    assert new_game(4, 4, [0, 0]) == new_game(4, 4, (np.int64(0), np.int8(0))) == new_game(4, 4, "A1:top")
