@@ -652,3 +652,11 @@ def test_recipe_flags_are_checked_before_training(capsys, tmp_path, monkeypatch,
     with pytest.raises(SystemExit) as exc:
         recipe_common.parse_args(p, [a.format(blocker=tmp_path / "a_file") for a in argv], {}, {})
     assert_one_line_error(exc.value.code, capsys.readouterr().err, named)
+
+
+@pytest.mark.parametrize("path", ["", " "])
+def test_an_empty_store_path_is_one_line_error(capsys, path):
+    """--path '' verified the default store instead (minutes of solving); evaluate.py --store '' said
+    "cannot switch to WAL mode (got delete)"."""
+    rc, _, err = run_cli(capsys, "store", "verify", "--path", path)
+    assert_one_line_error(rc, err, "is empty")

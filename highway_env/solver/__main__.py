@@ -280,7 +280,7 @@ def cmd_store(args) -> int:
     from highway_env.solver.store import PositionStore, default_store_path
     from highway_env.solver.store_verify import verify_store
 
-    path = args.path or str(default_store_path())
+    path = str(default_store_path()) if args.path is None else args.path  # '' is an error, not the default
     with PositionStore(path, readonly=True) as store:
         report = verify_store(store, args.sample, seed=args.seed, time_limit=args.time_limit)
     for m in report["mismatches"]:

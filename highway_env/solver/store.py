@@ -214,6 +214,8 @@ class PositionStore:
             f"file, or open it with PositionStore(..., reset_if_corrupt=True) to start a fresh one")
 
     def _open(self) -> None:
+        if not self.path.strip():  # sqlite takes '' as a throwaway temporary database
+            raise StoreError(f"position store path {self.path!r} is empty; give a file path")
         memory = self.path == ":memory:"
         if not memory and os.path.isdir(self.path):
             raise StoreError(f"position store path {self.path!r} is a directory; give a file path such as "
