@@ -82,4 +82,9 @@ def load_checkpoint(path) -> dict:
     for key in ("game", "net_config", "model"):
         if key not in data:
             raise CheckpointError(f"checkpoint {str(path)!r} lacks the {key!r} entry")
+    for key, kind in (("game", str), ("net_config", dict), ("model", dict), ("game_config", (dict, type(None))),
+                      ("search_config", dict)):
+        if key in data and not isinstance(data[key], kind):  # e.g. a str net_config was an AttributeError
+            raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its {key!r} entry is a "
+                                  f"{type(data[key]).__name__}")
     return data

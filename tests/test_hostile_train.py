@@ -389,3 +389,20 @@ def test_thread_and_process_counts_past_any_machine_are_refused(tmp_path, over, 
     with pytest.raises(ConfigError, match=f"{named} must be at most .* got 100000"):
         tiny(tmp_path, **over).validate()
     tiny(tmp_path, workers=100_000, ray_address="10.0.0.1:6379").validate()  # a cluster may have them
+
+
+@pytest.mark.parametrize("damage, named", [({"net_config": "x"}, "'net_config' entry is a str"),
+                                           ({"game_config": [1]}, "'game_config' entry is a list"),
+                                           ({"model": {}}, "Missing key(s)"),
+                                           ({"model": "w"}, "'model' entry is a str")])
+def test_a_checkpoint_with_damaged_entries_is_a_one_line_error(tmp_path, damage, named):
+    """A str net_config was an AttributeError traceback; weights that do not fit printed torch's
+    list of keys, one per line."""
+    from agents.registry import make_agent
+
+    shipped = load_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")
+    path = tmp_path / "odd.pt"
+    save_checkpoint(path, {**shipped, **damage})  # a valid checksum: damaged before it was written
+    with pytest.raises(CheckpointError) as e:
+        make_agent(f"az:{path}")
+    assert "odd.pt" in str(e.value) and named in str(e.value) and "\n" not in str(e.value)
