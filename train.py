@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    from agents.checkpoint import load_checkpoint
+    from agents.checkpoint import CheckpointError, load_checkpoint
 
     given = {k: v for k, v in vars(args).items() if k not in ("config", "resume")}
     base = {}
@@ -60,8 +60,9 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         latest = Path(probe.out_dir) / probe.run / "latest.pt"
         data = load_checkpoint(latest)
         saved = data.get("config")
-        if saved is None:
-            raise SystemExit(f"error: {latest} is not a training checkpoint")
+        if not isinstance(saved, dict):  # a best.pt or snapshot copied there: it has no options to resume
+            raise CheckpointError(f"{latest} is not a training checkpoint (it holds no training options); "
+                                  "start a fresh run without --resume, or restore latest.pt")
         if "game_obs" not in saved:  # a run from before game options: its observation as saved
             from agents.registry import get_game
 

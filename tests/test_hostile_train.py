@@ -406,3 +406,16 @@ def test_a_checkpoint_with_damaged_entries_is_a_one_line_error(tmp_path, damage,
     with pytest.raises(CheckpointError) as e:
         make_agent(f"az:{path}")
     assert "odd.pt" in str(e.value) and named in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("config", [None, [1, 2]])
+def test_resume_from_a_checkpoint_without_training_options_exits_2(tmp_path, capsys, config):
+    """A best.pt copied over latest.pt exited with status 1; a damaged config was a TypeError traceback."""
+    shipped = load_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")
+    entry = {k: v for k, v in shipped.items() if k != "config"}
+    if config is not None:
+        entry["config"] = config
+    save_checkpoint(tmp_path / "t" / "latest.pt", entry)
+    rc = train.main(["--resume", "--out-dir", str(tmp_path), "--run", "t"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "latest.pt is not a training checkpoint" in err, err
