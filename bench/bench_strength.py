@@ -48,12 +48,13 @@ def train(args) -> Path:
 def read_log(path: Path) -> list[dict]:
     """The rows of a training log that carry a graded accuracy."""
     try:
-        rows = list(csv.DictReader(path.open(newline="")))
-    except OSError as e:
-        raise SystemExit(f"error: cannot read the training log {str(path)!r}: {e}") from None
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, ValueError, csv.Error) as e:  # ValueError: not UTF-8
+        raise ValueError(f"cannot read the training log {str(path)!r}: {e}") from None
     graded = [r for r in rows if r.get("grade_accuracy")]
     if not graded:
-        raise SystemExit(f"error: {str(path)!r} has no grade_accuracy values (a run with --grade-every 0, "
+        raise ValueError(f"{str(path)!r} has no grade_accuracy values (a run with --grade-every 0, "
                          "a game without a position set, or a log from before solver grading)")
     return graded
 
@@ -124,12 +125,15 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="results/strength", help="output folder (default results/strength)")
     args = p.parse_args(argv)
 
-    from highway_env.atomic_files import atomic_write_text
+    from highway_env.atomic_files import atomic_write_text, check_writable
 
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    log = Path(args.log) if args.log else train(args)
-    graded = read_log(log)
+    try:  # the output is checked before any training
+        check_writable(out / "strength.csv")
+        log = Path(args.log) if args.log else train(args)
+        graded = read_log(log)
+    except (OSError, ValueError, subprocess.CalledProcessError) as e:  # train.py said why on its own stderr
+        p.error(str(e))
     greedy, n = greedy_accuracy(log.parent, args.seed)
     rows = curve(graded, greedy, n)
     text = io.StringIO()

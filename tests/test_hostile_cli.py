@@ -673,3 +673,20 @@ def test_prove_with_a_ray_address_where_no_head_answers_is_one_line_error(capsys
     rc, _, err = run_cli(capsys, "prove", "--ray-address", f"127.0.0.1:{port}", "--out", str(tmp_path / "c.json"),
                          "--estimates", "none", "--no-progress")
     assert_one_line_error(rc, err, f"--ray-address '127.0.0.1:{port}'", "no Ray head answers")
+
+
+@pytest.mark.parametrize("log, out, named", [("{tmp}/none.csv", "{tmp}/o", "none.csv"),
+                                             ("{tmp}/latin1.csv", "{tmp}/o", "latin1.csv"),
+                                             ("{tmp}/latin1.csv", "{tmp}/a_file", "a_file")])
+def test_bench_strength_bad_log_or_out_exits_2_in_one_line(capsys, tmp_path, log, out, named):
+    """A missing log exited 1; a log that is not UTF-8 and an --out under a file were tracebacks."""
+    import importlib.util
+
+    (tmp_path / "a_file").write_text("")
+    (tmp_path / "latin1.csv").write_bytes(b"iteration,grade_accuracy\n1,0.5\xe9\n")
+    spec = importlib.util.spec_from_file_location("bench_strength", REPO / "bench" / "bench_strength.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--log", log.format(tmp=tmp_path), "--out", out.format(tmp=tmp_path)])
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, named)
