@@ -67,6 +67,7 @@ REPLIES = 225  # B's legal replies to any first move of A on the empty board (15
 TREE_CHUNK = 15  # ply-1 tree games per task
 MAX_GAMES = 100_000  # per side and agent, or per round-robin pair: more would take years
 MAX_WORKERS = 1024
+MAX_POSITIONS = 1_000_000  # a sibling game draws from up to 20 games per position asked for
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -179,8 +180,8 @@ def validate(args, argv) -> None:
     if args.rr_games is None:
         args.rr_games = 2 * args.games
     # above the caps a run would take years (10**20 games hung building the task list) or overflow
-    for name, lo, hi in (("games", 0, MAX_GAMES), ("rr_games", 0, 2 * MAX_GAMES), ("positions", 0, None),
-                         ("conversion", 0, None), ("workers", 1, MAX_WORKERS), ("chunk", 1, None),
+    for name, lo, hi in (("games", 0, MAX_GAMES), ("rr_games", 0, 2 * MAX_GAMES), ("positions", 0, MAX_POSITIONS),
+                         ("conversion", 0, MAX_POSITIONS), ("workers", 1, MAX_WORKERS), ("chunk", 1, None),
                          ("seed", 0, MAX_NODE_LIMIT), ("label_from_ply", 0, None), ("reply_tree_max", 0, None),
                          ("perfect_exact_from_ply", 0, None), ("perfect_budget_nodes", 0, MAX_NODE_LIMIT),
                          ("perfect_early_budget_nodes", 0, MAX_NODE_LIMIT)):

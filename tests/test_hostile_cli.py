@@ -492,11 +492,12 @@ def test_train_evaluate_positions_usage_errors_are_one_line(capsys, module, argv
 @pytest.mark.parametrize("flag, value", [
     ("--perfect-budget", "nan"), ("--perfect-budget", "inf"), ("--perfect-early-budget", "nan"),
     ("--seed", "-1"), ("--games", "99999999999999999999"), ("--rr-games", "99999999999999999999"),
-    ("--workers", "100000000"), ("--perfect-budget-nodes", "9" * 30),
+    ("--workers", "100000000"), ("--perfect-budget-nodes", "9" * 30), ("--positions", "99999999999"),
 ])
 def test_evaluate_refuses_non_finite_negative_and_huge_numbers(capsys, flag, value):
-    """nan budgets and 10**20 games were accepted (the task list then never finished); --seed -1 was
-    a numpy traceback."""
+    """nan budgets and 10**20 games were accepted (the task list then never finished), and 10**11
+    positions (a sibling game plays up to 20 games per position asked for); --seed -1 was a numpy
+    traceback."""
     import evaluate
 
     rc = evaluate.main(["--agent", "random", "--no-progress", flag, value])
