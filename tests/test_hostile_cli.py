@@ -691,3 +691,28 @@ def test_bench_strength_bad_log_or_out_exits_2_in_one_line(capsys, tmp_path, log
     with pytest.raises(SystemExit) as exc:
         module.main(["--log", log.format(tmp=tmp_path), "--out", out.format(tmp=tmp_path)])
     assert_one_line_error(exc.value.code, capsys.readouterr().err, named)
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["build", "--out", "{tmp}/b.json.gz", "--ply", "-1"], "--ply"),
+    (["build", "--out", "{tmp}/b.json.gz", "--ply", "1", "--time-limit", "nan"], "--time-limit"),
+    (["build", "--out", "{tmp}/b.json.gz", "--ply", "1", "--tt-bits", "99"], "--tt-bits"),
+    (["build", "--out", "{tmp}/a_file/b.json.gz", "--ply", "1"], "a_file"),
+    (["merge", "{tmp}/a_file", "--out", "{tmp}"], "is a folder"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_book_cli_refuses_bad_values_and_outputs_before_solving(capsys, tmp_path, monkeypatch, argv, named):
+    """-1 plies, nan seconds and 2**99 table buckets were accepted, an --out under a file failed after
+    the solving, and usage errors printed the whole usage."""
+    import highway_env.solver.book as book
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the build started")
+
+    monkeypatch.setattr(book, "build_book", no_work)
+    (tmp_path / "a_file").write_text("")
+    try:
+        rc = book.main([a.format(tmp=tmp_path) for a in argv])
+    except SystemExit as exc:
+        rc = exc.code
+    assert_one_line_error(rc, capsys.readouterr().err, named)
