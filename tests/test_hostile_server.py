@@ -406,3 +406,17 @@ def test_100_concurrent_clients_2000_requests_lose_none():
 
 def test_bad_request_helpers_are_400():
     assert BadRequest.status == 400 and TooBusy.status == 429
+
+
+@pytest.mark.parametrize("argv, named", [(["{blocker}/shot.png"], "a_file"), (["--seed", "-1"], "--seed")])
+def test_screenshot_bad_output_or_seed_stops_before_the_browser(capsys, tmp_path, argv, named):
+    """An output under a file failed after Chromium and a server had started."""
+    from highway_env.play import screenshot
+
+    (tmp_path / "a_file").write_text("")
+    try:
+        code = screenshot.main([a.format(blocker=tmp_path / "a_file") for a in argv])
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and named in err, err
