@@ -716,3 +716,15 @@ def test_book_cli_refuses_bad_values_and_outputs_before_solving(capsys, tmp_path
     except SystemExit as exc:
         rc = exc.code
     assert_one_line_error(rc, capsys.readouterr().err, named)
+
+
+def test_sb3_recipe_save_path_is_checked_before_training(capsys, tmp_path, monkeypatch):
+    """--save under a file failed after the training."""
+    monkeypatch.syspath_prepend(str(REPO / "examples"))
+    import sb3_maskable_ppo_selfplay as recipe
+
+    monkeypatch.setattr(recipe, "train", lambda *a, **k: pytest.fail("the training started"))
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(SystemExit) as exc:
+        recipe.main(["--tiny", "--save", str(tmp_path / "a_file" / "m.zip")])
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, "--save", "a_file")
