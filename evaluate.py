@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -58,13 +59,19 @@ from pathlib import Path
 
 import numpy as np
 
+from highway_env.atomic_files import check_writable
+from highway_env.cli_args import MAX_NODE_LIMIT, MAX_TIME_LIMIT, OneLineErrorParser
+
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
 REPLIES = 225  # B's legal replies to any first move of A on the empty board (15 numbers x 15 cells)
 TREE_CHUNK = 15  # ply-1 tree games per task
+MAX_GAMES = 100_000  # per side and agent, or per round-robin pair: more would take years
+MAX_WORKERS = 1024
+MAX_POSITIONS = 1_000_000  # a sibling game draws from up to 20 games per position asked for
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--game", default="highway", metavar="GAME",
                    help="highway (default), blackpath or jumping (the two-player sibling games, measured "
                         "against their exact solvers; the Highway-only options are then ignored)")
@@ -171,34 +178,35 @@ def validate(args, argv) -> None:
         raise UsageError(f"unknown --game {args.game!r}; known: highway, blackpath, jumping")
     if not args.agent:
         raise UsageError("give at least one --agent SPEC (e.g. --agent greedy)")
-    for name, lo in (("games", 0), ("positions", 0), ("conversion", 0), ("workers", 1), ("chunk", 1),
-                     ("perfect_exact_from_ply", 0), ("perfect_budget_nodes", 0), ("perfect_early_budget_nodes", 0)):
+    if args.rr_games is None:
+        args.rr_games = 2 * args.games
+    # above the caps a run would take years (10**20 games hung building the task list) or overflow
+    for name, lo, hi in (("games", 0, MAX_GAMES), ("rr_games", 0, 2 * MAX_GAMES), ("positions", 0, MAX_POSITIONS),
+                         ("conversion", 0, MAX_POSITIONS), ("workers", 1, MAX_WORKERS), ("chunk", 1, None),
+                         ("seed", 0, MAX_NODE_LIMIT), ("label_from_ply", 0, None), ("reply_tree_max", 0, None),
+                         ("perfect_exact_from_ply", 0, None), ("perfect_budget_nodes", 0, MAX_NODE_LIMIT),
+                         ("perfect_early_budget_nodes", 0, MAX_NODE_LIMIT)):
         v = getattr(args, name)
-        if v < lo:
-            raise UsageError(f"--{name.replace('_', '-')} must be >= {lo}, got {v}")
+        if v < lo or (hi is not None and v > hi):
+            raise UsageError(f"--{name.replace('_', '-')} must be >= {lo}" + (f" and <= {hi}" if hi else "")
+                             + f", got {v}")
     tbs = [t.strip() for t in args.reply_tree_tiebreaks.split(",")]
     bad = [t for t in tbs if t not in ("random", "margin", "hardest")] or ([] if len(set(tbs)) == len(tbs) else tbs)
     if bad or not tbs:
         raise UsageError(f"bad --reply-tree-tiebreaks {args.reply_tree_tiebreaks!r}: give distinct tie-breaks "
                          "from random, margin, hardest, comma-separated")
     args.reply_tree_tiebreaks = tbs
-    if args.reply_tree_max < 0:
-        raise UsageError(f"--reply-tree-max must be >= 0, got {args.reply_tree_max}")
-    if args.rr_games is None:
-        args.rr_games = 2 * args.games
-    if args.rr_games < 0:
-        raise UsageError(f"--rr-games must be >= 0, got {args.rr_games}")
-    if args.label_from_ply < 0:
-        raise UsageError(f"--label-from-ply must be >= 0, got {args.label_from_ply}")
     for name in ("perfect_budget", "perfect_early_budget"):
-        if getattr(args, name) <= 0:
-            raise UsageError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+        v = getattr(args, name)
+        if not (math.isfinite(v) and 0 < v <= MAX_TIME_LIMIT):  # nan passed "<= 0" and reached the solver
+            raise UsageError(f"--{name.replace('_', '-')} must be a number of seconds in (0, {MAX_TIME_LIMIT:.0f}], "
+                             f"got {v}")
     if len(set(args.agent)) != len(args.agent):
         raise UsageError(f"an agent is given twice: {args.agent}")
     # build every agent once here: a bad spec or a missing checkpoint fails now, naming it
     from agents.registry import AgentSpecError, get_game, make_agent
     from agents.checkpoint import CheckpointError
-    from highway_env.benchmark.policy import is_policy_spec, load_spec_object
+    from highway_env.benchmark.policy import as_agent, is_policy_spec, load_spec_object
 
     built = {}  # spec -> the agent game_options loaded already (a checkpoint is loaded once)
     game = get_game(args.game, game_options(args, built))
@@ -211,13 +219,14 @@ def validate(args, argv) -> None:
                 if args.game != "highway":
                     raise ValueError("module:attr and sb3: policies are graded on highway only")
                 args.policies[spec] = load_spec_object(spec)
+                as_agent(args.policies[spec], frame=args.frame, batched=args.batched)  # TypeError: not a policy
             elif spec.split(":")[0] == "perfect" and args.game == "highway":
                 from highway_env.evaluation.perfect import perfect_factory
 
                 perfect_factory(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
             elif spec not in built:
                 make_agent(spec, game, seed=0)
-        except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
+        except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError) as e:
             raise UsageError(f"bad agent spec {spec!r}: {e}") from None
 
 
@@ -506,8 +515,15 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     try:
         validate(args, argv)
+        args.name = args.name or time.strftime("%Y%m%d-%H%M%S")
+        out_dir = Path(args.out or (f"results/eval-{args.name}" if args.game == "highway"
+                                    else f"results/eval-{args.game}-{args.name}"))
+        try:
+            check_writable(out_dir / "summary.json")
+        except OSError as e:
+            raise UsageError(f"--out {str(out_dir)!r}: cannot write there ({e})") from None
         if args.game != "highway":
-            return _main_sibling(args)
+            return _main_sibling(args, out_dir)
         from highway_env.evaluation.position_set import V2_PATH, PositionSetError, load_positions
 
         if args.positions_v2 == "default":
@@ -527,10 +543,6 @@ def main(argv=None) -> int:
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    name = args.name or time.strftime("%Y%m%d-%H%M%S")
-    args.name = name
-    out_dir = Path(args.out or f"results/eval-{name}")
-    out_dir.mkdir(parents=True, exist_ok=True)
     tasks, info = make_tasks(args, ps, out_dir, ps2)
     try:
         results = run_tasks(tasks, out_dir, args.workers, not args.no_progress)
@@ -568,14 +580,11 @@ def main(argv=None) -> int:
     return 0
 
 
-def _main_sibling(args) -> int:
+def _main_sibling(args, out_dir: Path) -> int:
     """``--game blackpath|jumping`` (see highway_env/evaluation/siblings.py)."""
     from highway_env.evaluation import siblings
     from highway_env.evaluation.report import table
 
-    args.name = args.name or time.strftime("%Y%m%d-%H%M%S")
-    out_dir = Path(args.out or f"results/eval-{args.game}-{args.name}")
-    out_dir.mkdir(parents=True, exist_ok=True)
     summary = siblings.evaluate(args)
     plots = []
     if not args.no_plots:

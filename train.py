@@ -23,10 +23,12 @@ import sys
 from pathlib import Path
 
 from agents.config import TrainConfig
+from highway_env.atomic_files import check_writable
+from highway_env.cli_args import OneLineErrorParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineErrorParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
         argument_default=argparse.SUPPRESS)  # only flags given explicitly override the config
     p.add_argument("--config", metavar="FILE.json",
@@ -48,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    from agents.checkpoint import load_checkpoint
+    from agents.checkpoint import CheckpointError, load_checkpoint
 
     given = {k: v for k, v in vars(args).items() if k not in ("config", "resume")}
     base = {}
@@ -59,8 +61,9 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         latest = Path(probe.out_dir) / probe.run / "latest.pt"
         data = load_checkpoint(latest)
         saved = data.get("config")
-        if saved is None:
-            raise SystemExit(f"error: {latest} is not a training checkpoint")
+        if not isinstance(saved, dict):  # a best.pt or snapshot copied there: it has no options to resume
+            raise CheckpointError(f"{latest} is not a training checkpoint (it holds no training options); "
+                                  "start a fresh run without --resume, or restore latest.pt")
         if "game_obs" not in saved:  # a run from before game options: its observation as saved
             from agents.registry import get_game
 
@@ -98,11 +101,15 @@ def main(argv=None) -> int:
         from agents.trainer import Trainer
 
         resume = getattr(args, "resume", False)
+        trainer = Trainer(cfg, resume=resume)  # first: a device or network it refuses leaves the old run be
         if not resume:
-            keep_previous_run(Path(cfg.out_dir) / cfg.run)
-        trainer = Trainer(cfg, resume=resume)
+            keep_previous_run(trainer.run_dir)
+        check_writable(trainer.run_dir / "latest.pt")  # now, not at the first checkpoint
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: --out-dir {cfg.out_dir!r} / --run {cfg.run!r}: cannot write there ({e})", file=sys.stderr)
         return 2
     from agents.trainer import TrainingDiverged
 

@@ -63,8 +63,10 @@ class AlphaZeroAgent(SearchAgent):
         net = build_network(NetConfig.from_dict(data["net_config"]))
         try:
             net.load_state_dict(data["model"])
-        except RuntimeError as e:
-            raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit its net config: {e}") from e
+        except RuntimeError as e:  # torch lists every key on its own line: one line, cut short
+            detail = " ".join(line.strip() for line in str(e).splitlines())
+            raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit its net config: "
+                                  f"{detail[:300]}") from e
         if search is None:
             search = SearchConfig(**data.get("search_config", {}))
         if simulations is not None:

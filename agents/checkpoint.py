@@ -68,8 +68,9 @@ def load_checkpoint(path) -> dict:
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds (pickle, zip, runtime) for a damaged file
+        first_line = next((line for line in str(e).splitlines() if line.strip()), "")  # torch's run to pages
         raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint "
-                              f"({type(e).__name__}: {e})") from e
+                              f"({type(e).__name__}: {first_line[:200]})") from e
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {str(path)!r} is not an {FORMAT} file")
     if "sha256" in data:
@@ -81,4 +82,9 @@ def load_checkpoint(path) -> dict:
     for key in ("game", "net_config", "model"):
         if key not in data:
             raise CheckpointError(f"checkpoint {str(path)!r} lacks the {key!r} entry")
+    for key, kind in (("game", str), ("net_config", dict), ("model", dict), ("game_config", (dict, type(None))),
+                      ("search_config", dict)):
+        if key in data and not isinstance(data[key], kind):  # e.g. a str net_config was an AttributeError
+            raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its {key!r} entry is a "
+                                  f"{type(data[key]).__name__}")
     return data

@@ -15,6 +15,9 @@ from pathlib import Path
 from agents.mcts import SearchConfig
 from agents.network import ConfigError, NetConfig
 
+MAX_THREADS = 256
+MAX_LOCAL_WORKERS = 1024
+
 
 def _f(default, help: str):
     return field(default=default, metadata={"help": help})
@@ -155,6 +158,12 @@ class TrainConfig:
             check(name, isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                   and v >= 0, "a finite number >= 0")
         check("lr", self.lr > 0, "> 0")
+        # far more threads or local processes than any machine has cores: 100000 exhausted the
+        # process table (the run hung spawning workers, or failed with a traceback)
+        check("learner_threads", self.learner_threads <= MAX_THREADS, f"at most {MAX_THREADS}")
+        check("workers", self.workers <= MAX_LOCAL_WORKERS or self.ray_address not in ("", "local"),
+              f"at most {MAX_LOCAL_WORKERS} on this machine (more only on a Ray cluster: "
+              "--ray-address auto or HOST:PORT)")
         check("random_opening_share", self.random_opening_share <= 1, "in [0, 1]")
         check("replay_ratio", self.replay_ratio > 0, "> 0")
         check("minutes", self.minutes > 0 or self.iterations > 0,
@@ -315,7 +324,7 @@ class TrainConfig:
     def from_json(cls, path) -> "TrainConfig":
         try:
             d = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as e:
+        except (OSError, ValueError) as e:  # ValueError: not JSON, or not UTF-8 text
             raise ConfigError(f"cannot read config file {str(path)!r}: {e}") from e
         if not isinstance(d, dict):
             raise ConfigError(f"config file {str(path)!r} must hold a JSON object")

@@ -11,13 +11,14 @@ import collections
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
-import socket
 import threading
 import time
 import traceback
 
 from agents.network import ConfigError
 from agents.selfplay import ChunkResult, ChunkTask, run_chunk
+from highway_env.core import HighwayError
+from highway_env.ray_address import check_reachable
 
 
 class InlinePool:
@@ -331,7 +332,10 @@ class RayPool:
         self._ray = ray
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
-            _check_reachable(address)
+            try:
+                check_reachable(address, option="ray_address")
+            except HighwayError as e:
+                raise ConfigError(str(e)) from None
             try:  # "local" starts a new instance even where another Ray cluster runs on this machine
                 ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
                          **({"num_cpus": max(workers, 1)} if address == "local" else {}))
@@ -373,18 +377,6 @@ class RayPool:
         self._refs = []
         if self._owns_ray:
             self._ray.shutdown()
-
-
-def _check_reachable(address: str, timeout: float = 10.0) -> None:
-    """A host:port address must answer: Ray itself retries a wrong one for minutes."""
-    if address in ("local", "auto"):
-        return
-    host, _, port = address.split("://", 1)[-1].rpartition(":")
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"ray_address {address!r}: no Ray head answers there ({e}); give the "
-                          "head's host:port (ray start --head prints it), 'auto' or 'local'") from None
 
 
 def _run_chunk_with(task: ChunkTask, weights: dict) -> ChunkResult:

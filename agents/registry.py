@@ -51,13 +51,13 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
         raise AgentSpecError(f"bad agent spec {spec!r}: {e}") from e
 
 
-def _int_arg(spec_name, value, what):
+def _int_arg(spec_name, value, what, minimum=0):
     try:
         v = int(value)
     except ValueError:
         raise AgentSpecError(f"{spec_name}: {what} must be an integer, got {value!r}") from None
-    if v < 0:
-        raise AgentSpecError(f"{spec_name}: {what} must be >= 0, got {v}")
+    if v < minimum:
+        raise AgentSpecError(f"{spec_name}: {what} must be >= {minimum}, got {v}")
     return v
 
 
@@ -72,9 +72,7 @@ def _no_args(kind, cls):
 def _mcts(args, game, seed):
     if len(args) != 1:
         raise AgentSpecError(f"mcts spec is mcts:N (N simulations), got args {args}")
-    n = _int_arg("mcts", args[0], "N")
-    if n < 1:
-        raise AgentSpecError(f"mcts: N must be >= 1, got {n}")
+    n = _int_arg("mcts", args[0], "N", minimum=1)  # mcts:-1 was told ">= 0", then 0 was refused too
     return MCTSAgent(game or get_game(), simulations=n, seed=seed)
 
 

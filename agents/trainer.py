@@ -71,7 +71,12 @@ class Trainer:
         if self.device.type == "cuda" and (self.device.index or 0) >= torch.cuda.device_count():
             raise ConfigError(f"device {cfg.device!r} given but torch sees only "
                               f"{torch.cuda.device_count()} CUDA GPU(s)")
-        self.net = build_network(self.net_config).to(self.device)
+        try:
+            self.net = build_network(self.net_config).to(self.device)
+        except (RuntimeError, TypeError, MemoryError) as e:  # sizes past memory, or past int64
+            raise ConfigError(f"cannot build the network of {self.net_config.to_dict()} ("
+                              f"{str(e).splitlines()[0][:160]}): give smaller --hidden/--layers or "
+                              "--channels/--blocks") from None
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.rng = np.random.default_rng([cfg.seed, 7])
         self.replay = ReplayBuffer(self.game, cfg.replay_size)

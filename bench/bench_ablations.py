@@ -26,6 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_int
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: name -> (what changes, extra train.py flags); "" flags = the default configuration
@@ -106,11 +108,11 @@ def markdown(rows: list[dict], args) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--iterations", type=int, default=40, help="training iterations of every run (default 40)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every run and of the grading (default 0)")
-    p.add_argument("--workers", type=int, default=1, help="self-play / evaluation workers (default 1)")
-    p.add_argument("--positions", type=int, default=1500,
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--iterations", type=positive_int, default=40, help="training iterations of every run (default 40)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of every run and of the grading (default 0)")
+    p.add_argument("--workers", type=positive_int, default=1, help="self-play / evaluation workers (default 1)")
+    p.add_argument("--positions", type=positive_int, default=1500,
                    help="positions sampled from v1's report part for the v1 accuracy (default 1500)")
     p.add_argument("--only", default="", help="comma-separated ablation names (default: all; 'baseline' "
                                                f"is always run): {', '.join([*TRAINED, *PLAY_TIME])}")
@@ -120,9 +122,6 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in TRAINED and n not in PLAY_TIME]
     if unknown:
         p.error(f"unknown ablation(s) {unknown}; known: {', '.join([*TRAINED, *PLAY_TIME])}")
-    if args.iterations < 1 or args.positions < 1 or args.workers < 1:
-        p.error("--iterations, --positions and --workers must be >= 1, got "
-                f"{args.iterations}, {args.positions}, {args.workers}")
 
     from highway_env.atomic_files import atomic_write_text
 

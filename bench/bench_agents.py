@@ -23,6 +23,7 @@ from agents.network import NetConfig, build_network
 from agents.selfplay import play_games
 from highway_env import core
 from highway_env.az_game import HighwayGame
+from highway_env.cli_args import OneLineErrorParser, positive_int
 
 
 # ----------------------------------------------------------------------------- connect four
@@ -185,13 +186,16 @@ def bench_selfplay(games: int, sims: int) -> float:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
-    p.add_argument("--roots", type=int, default=256, help="concurrent searches (batch) (default 256)")
-    p.add_argument("--sims", type=int, default=200, help="simulations per search (default 200)")
-    p.add_argument("--selfplay-games", type=int, default=256, help="games for the self-play rate (default 256)")
-    p.add_argument("--selfplay-sims", type=int, default=32, help="simulations per move in self-play (default 32)")
-    p.add_argument("--openspiel-sims", type=int, default=1000, help="MCTSBot simulations per move (default 1000)")
+    p.add_argument("--roots", type=positive_int, default=256, help="concurrent searches (batch) (default 256)")
+    p.add_argument("--sims", type=positive_int, default=200, help="simulations per search (default 200)")
+    p.add_argument("--selfplay-games", type=positive_int, default=256,
+                   help="games for the self-play rate (default 256)")
+    p.add_argument("--selfplay-sims", type=positive_int, default=32,
+                   help="simulations per move in self-play (default 32)")
+    p.add_argument("--openspiel-sims", type=positive_int, default=1000,
+                   help="MCTSBot simulations per move (default 1000)")
     a = p.parse_args(argv)
     if a.quick:
         a.roots, a.sims, a.selfplay_games, a.openspiel_sims = 64, 50, 32, 200

@@ -17,6 +17,8 @@ import time
 
 import numpy as np
 
+from highway_env.cli_args import OneLineErrorParser, non_negative_int
+
 
 def random_batched(seed: int):
     rng = np.random.default_rng(seed)
@@ -34,11 +36,11 @@ def unbatched(batched_policy):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--positions", type=int, default=3000)
-    p.add_argument("--games", type=int, default=24)
-    p.add_argument("--conversion", type=int, default=60)
-    p.add_argument("--seed", type=int, default=0)
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--positions", type=non_negative_int, default=3000)
+    p.add_argument("--games", type=non_negative_int, default=24)
+    p.add_argument("--conversion", type=non_negative_int, default=60)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     args = p.parse_args(argv)
 
     from highway_env.benchmark import evaluate

@@ -30,6 +30,8 @@ import time
 
 import numpy as np
 
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int
+
 PARTS = ("c4", "aec", "batched")
 
 
@@ -120,17 +122,17 @@ def bench_batched(seconds: float, seed: int, batch: int, parallel: bool) -> dict
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = OneLineErrorParser(
         description="Random-play throughput of PettingZoo connect_four_v3 (baseline), the Highway "
                     "AEC env and the batched Highway engine, measured in the same run.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--seconds", type=float, default=3.0,
+    p.add_argument("--seconds", type=positive_float, default=3.0,
                    help="time to run each measurement (each batch size of the batched part separately)")
-    p.add_argument("--rounds", type=int, default=3,
+    p.add_argument("--rounds", type=positive_int, default=3,
                    help="alternating rounds of the two AEC loops (c4, aec, c4, ...), each reporting "
                         "its best round, so that a change of load hits both")
-    p.add_argument("--batch", type=int, nargs="+", default=[256, 4096], metavar="N",
+    p.add_argument("--batch", type=positive_int, nargs="+", default=[256, 4096], metavar="N",
                    help="number of games held by the batched engine; give several to measure each")
     p.add_argument("--parallel", action="store_true",
                    help="batched engine: split each batch over numba's threads (BatchedHighway("
@@ -138,15 +140,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--skip", choices=PARTS, nargs="+", default=[], metavar="PART",
                    help=f"parts to leave out, any of {', '.join(PARTS)} (c4 = connect_four baseline, "
                         "aec = highway_v0 AEC env, batched = BatchedHighway)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random players and envs")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the random players and envs")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = p.parse_args(argv)
-    if args.seconds <= 0:
-        p.error("--seconds must be positive")
-    if args.rounds < 1:
-        p.error("--rounds must be at least 1")
-    if any(b < 1 for b in args.batch):
-        p.error("--batch sizes must be positive")
     return args
 
 

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int
 from highway_env.jumping import perfect
 from highway_env.jumping.az_game import JumpingGame
 
@@ -36,14 +37,14 @@ def random_position(game: JumpingGame, ply: int, rng: np.random.Generator):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=5, help="board size (default: %(default)s)")
-    p.add_argument("--plies", type=int, nargs="+", default=[16, 14, 12, 11, 10, 9, 8],
+    p.add_argument("--plies", type=non_negative_int, nargs="+", default=[16, 14, 12, 11, 10, 9, 8],
                    help="plies to measure, in this order (default: %(default)s)")
-    p.add_argument("--positions", type=int, default=3, help="positions per ply (default: %(default)s)")
-    p.add_argument("--stop-seconds", type=float, default=60.0,
+    p.add_argument("--positions", type=positive_int, default=3, help="positions per ply (default: %(default)s)")
+    p.add_argument("--stop-seconds", type=positive_float, default=60.0,
                    help="stop after a ply whose slowest position took longer (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random play (default: %(default)s)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the random play (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     a = p.parse_args(argv)
     game = JumpingGame(a.n)

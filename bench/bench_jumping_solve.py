@@ -17,20 +17,19 @@ import json
 import statistics
 import time
 
+from highway_env.cli_args import OneLineErrorParser, positive_int
 from highway_env.jumping.solver import full_search
 
 VARIANTS = {"plain": False, "canonical": True}
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=4, choices=(2, 3, 4),
                    help="board size (5: use python -m highway_env.jumping solve --n 5; default: %(default)s)")
-    p.add_argument("--rounds", type=int, default=3, help="timed rounds of each variant (default: %(default)s)")
+    p.add_argument("--rounds", type=positive_int, default=3, help="timed rounds of each variant (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     a = p.parse_args(argv)
-    if a.rounds < 1:
-        p.error(f"--rounds must be >= 1, got {a.rounds}")
     full_search(2, canonical=False)  # compile the kernel before timing
     full_search(2, canonical=True)
     times = {name: [] for name in VARIANTS}

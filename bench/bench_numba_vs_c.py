@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_int
 from highway_env.core import random_board
 from highway_env.solver import kernel
 
@@ -131,18 +132,18 @@ def measure(name, lib, ctx, tt_bits, boards, rounds):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--positions", type=int, default=10,
+    parser = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--positions", type=positive_int, default=10,
                         help="random positions per filled count (default 10)")
-    parser.add_argument("--filled", type=int, nargs="+", default=[4, 6],
+    parser.add_argument("--filled", type=number(int, 0, 15), nargs="+", default=[4, 6],
                         help="numbers of filled cells of the positions, each a group of its own (default: 4 6); "
                              "positions are core.random_board(rng, filled)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed of the positions; filled count f uses default_rng(seed * 1000 + f) (default 0)")
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=positive_int, default=3,
                         help="alternating timing rounds over all positions; the median ratio is over rounds "
                              "(default 3)")
-    parser.add_argument("--tt-bits", type=int, default=20,
+    parser.add_argument("--tt-bits", type=number(int, 10, 30), default=20,
                         help="both transposition tables get 2**tt_bits two-slot buckets, cleared before each "
                              "position (default 20)")
     parser.add_argument("--narrow", action="store_true",

@@ -24,6 +24,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from agents.registry import get_game, make_agent
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.core import Board
 from highway_env.solver import Solver
 from highway_env.solver.player import PerfectPlayer
@@ -52,25 +53,26 @@ def play(a, b, board: Board, rng, record):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--games", type=int, default=4, help="games per matchup (default 4)")
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", type=positive_int, default=4, help="games per matchup (default 4)")
     p.add_argument("--matchups", nargs="+", default=["pa", "pb", "pp"], choices=["pa", "pb", "pp"],
                    help="pa: perfect (A) vs opponent; pb: opponent (A) vs perfect (B); pp: perfect vs perfect "
                         "(default: all three)")
     p.add_argument("--opponent", default="random", help="agent spec of the opponent (random, greedy, mcts:N...)")
     p.add_argument("--tiebreak", default="random", choices=["random", "margin", "hardest"], help="the perfect "
                    "player's tie-break (default random)")
-    p.add_argument("--budget", type=float, default=2.0, help="perfect player's per-move tie-break budget, s")
+    p.add_argument("--budget", type=positive_float, default=2.0, help="perfect player's per-move tie-break budget, s")
     p.add_argument("--book", default="shipped", help="'shipped' (default), 'none', or a book file")
     p.add_argument("--store", default=None, help="position store file for the player (default: none)")
-    p.add_argument("--opening-plies", type=int, default=0,
+    p.add_argument("--opening-plies", type=non_negative_int, default=0,
                    help="play this many random moves first (both sides), e.g. to skip book plies a book lacks")
-    p.add_argument("--baseline-min-ply", type=int, default=2,
+    p.add_argument("--baseline-min-ply", type=non_negative_int, default=2,
                    help="time the plain solver only on positions with at least this many filled cells (default 2)")
-    p.add_argument("--baseline-limit", type=float, default=60.0, help="seconds per plain solve (default 60)")
+    p.add_argument("--baseline-limit", type=positive_float, default=60.0, help="seconds per plain solve (default 60)")
     p.add_argument("--no-baseline", action="store_true", help="skip the plain-solver baseline")
-    p.add_argument("--tt-bits", type=int, default=22, help="solver table size for player and baseline (default 22)")
-    p.add_argument("--seed", type=int, default=0, help="seed of games, agents and openings")
+    p.add_argument("--tt-bits", type=number(int, 10, 30), default=22,
+                   help="solver table size for player and baseline (default 22)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of games, agents and openings")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--verbose", action="store_true", help="print each perfect-player move")
     args = p.parse_args(argv)

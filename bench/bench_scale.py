@@ -29,39 +29,35 @@ from agents.config import TrainConfig
 from agents.parallel import ProcessPool, RayPool, shipped_runtime_env
 from agents.replay import Samples
 from agents.trainer import Trainer, chunk_sizes
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_int
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     d = TrainConfig()
-    p.add_argument("--games", type=int, default=d.games_per_iter,
+    p.add_argument("--games", type=positive_int, default=d.games_per_iter,
                    help=f"self-play games per measured iteration (default: train.py's {d.games_per_iter})")
-    p.add_argument("--batch", type=int, default=d.selfplay_batch,
+    p.add_argument("--batch", type=positive_int, default=d.selfplay_batch,
                    help=f"games per chunk, as train.py's --selfplay-batch (default: {d.selfplay_batch})")
-    p.add_argument("--workers", type=int, nargs="+", default=[1, 2], metavar="N",
+    p.add_argument("--workers", type=positive_int, nargs="+", default=[1, 2], metavar="N",
                    help="local worker counts to measure; the first is the base of the ratios "
                         "(default: 1 2)")
-    p.add_argument("--ray-nodes", type=int, default=2, metavar="N",
+    p.add_argument("--ray-nodes", type=non_negative_int, default=2, metavar="N",
                    help="nodes (1 CPU each) of the local Ray cluster measured; 0 skips Ray (default: 2)")
-    p.add_argument("--learner-steps", type=int, default=40,
+    p.add_argument("--learner-steps", type=positive_int, default=40,
                    help="SGD steps timed per learner thread count (default: 40)")
-    p.add_argument("--learner-threads", type=int, nargs="+", default=None, metavar="T",
+    p.add_argument("--learner-threads", type=positive_int, nargs="+", default=None, metavar="T",
                    help="learner thread counts to time (default: 1, train.py's automatic count "
                         "for --workers 1 and the machine's cores up to 8)")
-    p.add_argument("--rounds", type=int, default=2,
+    p.add_argument("--rounds", type=positive_int, default=2,
                    help="measured iterations per worker count and for Ray, alternating; the best "
                         "of each is printed (default: 2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the self-play chunks (default: 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the self-play chunks (default: 0)")
     p.add_argument("--quick", action="store_true",
                    help="64 games in chunks of 32 and 15 learner steps: a rough figure in about a minute")
     args = p.parse_args(argv)
     if args.quick:
         args.games, args.batch, args.learner_steps = 64, 32, 15
-    for name in ("games", "batch", "learner_steps", "rounds"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if min(args.workers) < 1 or args.ray_nodes < 0:
-        p.error(f"--workers must be >= 1 and --ray-nodes >= 0, got {args.workers} and {args.ray_nodes}")
     return args
 
 

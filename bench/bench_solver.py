@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.core import random_board
 from highway_env.solver import Solver, kernel
 
@@ -36,17 +37,17 @@ def plain_value(board):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--filled", type=int, nargs="+", default=[4, 6, 8, 10, 12],
+    parser = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--filled", type=number(int, 0, 15), nargs="+", default=[4, 6, 8, 10, 12],
                         help="numbers of filled cells to test (default: 4 6 8 10 12)")
-    parser.add_argument("--positions", type=int, default=20, help="positions per filled count (default 20)")
-    parser.add_argument("--plain-min-filled", type=int, default=6,
+    parser.add_argument("--positions", type=positive_int, default=20, help="positions per filled count (default 20)")
+    parser.add_argument("--plain-min-filled", type=non_negative_int, default=6,
                         help="run plain alpha-beta only on positions with at least this many filled cells "
                              "(below, it takes minutes to hours per position; default 6)")
-    parser.add_argument("--plain-seconds", type=float, default=60.0,
+    parser.add_argument("--plain-seconds", type=positive_float, default=60.0,
                         help="stop running plain alpha-beta on a filled count once it has used this many "
                              "seconds (default 60)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the random positions")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed for the random positions")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args(argv)
 

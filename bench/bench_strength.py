@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float
+
 ROOT = Path(__file__).resolve().parent.parent
 FIELDS = ["iteration", "train_minutes", "games", "accuracy", "accuracy_ci_lo", "accuracy_ci_hi",
           "greedy_accuracy", "ratio_to_greedy", "score_vs_greedy"]
@@ -46,12 +48,13 @@ def train(args) -> Path:
 def read_log(path: Path) -> list[dict]:
     """The rows of a training log that carry a graded accuracy."""
     try:
-        rows = list(csv.DictReader(path.open(newline="")))
-    except OSError as e:
-        raise SystemExit(f"error: cannot read the training log {str(path)!r}: {e}") from None
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, ValueError, csv.Error) as e:  # ValueError: not UTF-8
+        raise ValueError(f"cannot read the training log {str(path)!r}: {e}") from None
     graded = [r for r in rows if r.get("grade_accuracy")]
     if not graded:
-        raise SystemExit(f"error: {str(path)!r} has no grade_accuracy values (a run with --grade-every 0, "
+        raise ValueError(f"{str(path)!r} has no grade_accuracy values (a run with --grade-every 0, "
                          "a game without a position set, or a log from before solver grading)")
     return graded
 
@@ -112,24 +115,25 @@ def plot(rows: list[dict], path: Path) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--log", default=None, help="log.csv of a finished training run (its latest.pt beside it): "
                                                "draw its curve without training")
-    p.add_argument("--minutes", type=float, default=25.0, help="training minutes of the run to train "
+    p.add_argument("--minutes", type=positive_float, default=25.0, help="training minutes of the run to train "
                                                                "(without --log; default 25)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training run and greedy's tie-breaks")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the training run and greedy's tie-breaks")
     p.add_argument("--train-args", default="", help="extra train.py flags, quoted (e.g. \"--workers 2\")")
     p.add_argument("--out", default="results/strength", help="output folder (default results/strength)")
     args = p.parse_args(argv)
-    if args.minutes <= 0:
-        p.error(f"--minutes must be > 0, got {args.minutes}")
 
-    from highway_env.atomic_files import atomic_write_text
+    from highway_env.atomic_files import atomic_write_text, check_writable
 
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    log = Path(args.log) if args.log else train(args)
-    graded = read_log(log)
+    try:  # the output is checked before any training
+        check_writable(out / "strength.csv")
+        log = Path(args.log) if args.log else train(args)
+        graded = read_log(log)
+    except (OSError, ValueError, subprocess.CalledProcessError) as e:  # train.py said why on its own stderr
+        p.error(str(e))
     greedy, n = greedy_accuracy(log.parent, args.seed)
     rows = curve(graded, greedy, n)
     text = io.StringIO()

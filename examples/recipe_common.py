@@ -7,11 +7,13 @@ The recipes import this as a sibling module (``python examples/NAME.py`` puts ``
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import time
 from importlib.metadata import PackageNotFoundError, version
 
-from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int
+from highway_env.atomic_files import check_writable
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 
 #: the benchmark's size at full size and with --tiny (the tests' size)
 FULL = {"positions": 3000, "games": 24, "conversion": 60}
@@ -51,10 +53,11 @@ def parser(description: str) -> argparse.ArgumentParser:
 def add_model_args(p: argparse.ArgumentParser, lr: float) -> None:
     """The network and optimiser flags the recipes share."""
     p.add_argument("--lr", type=positive_float, default=lr, help="learning rate (Adam)")
-    p.add_argument("--entropy", type=float, default=0.01, help="entropy bonus coefficient")
+    p.add_argument("--entropy", type=number(float, 0), default=0.01, help="entropy bonus coefficient")
     p.add_argument("--width", type=positive_int, default=256, help="hidden units per layer")
     p.add_argument("--layers", type=positive_int, default=2, help="hidden layers")
-    p.add_argument("--threads", type=positive_int, default=1, help="torch threads (small networks run fastest on one)")
+    p.add_argument("--threads", type=number(int, 1, 256), default=1,
+                   help="torch threads (small networks run fastest on one)")
 
 
 def parse_args(p: argparse.ArgumentParser, argv, tiny: dict, full: dict) -> argparse.Namespace:
@@ -63,6 +66,11 @@ def parse_args(p: argparse.ArgumentParser, argv, tiny: dict, full: dict) -> argp
     import torch
 
     args = p.parse_args(argv)
+    if args.out is not None:  # checked now, not after the training
+        try:
+            check_writable(os.path.join(args.out, "summary.json"))
+        except OSError as e:
+            p.error(f"--out {args.out!r}: cannot write there ({e})")
     for key, value in (tiny if args.tiny else full).items():
         if getattr(args, key) is None:
             setattr(args, key, value)

@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recipe_common  # noqa: E402
 
+from highway_env.atomic_files import atomic_write, check_writable  # noqa: E402
 from highway_env.cli_args import non_negative_int, positive_float, positive_int  # noqa: E402
 
 
@@ -146,8 +147,6 @@ def train(args, progress: bool):
 
 def save_model(model, path) -> None:
     """``model.save`` through a temp file, so an interrupted save leaves no half-written zip."""
-    from highway_env.atomic_files import atomic_write
-
     def write(tmp):
         with open(tmp, "wb") as f:
             model.save(f)
@@ -190,6 +189,11 @@ def main(argv=None):
     args = recipe_common.parse_args(parser, argv, TINY_TRAINING, FULL_TRAINING)
     if not 0.0 <= args.p_current <= 1.0:
         parser.error(f"--p-current must be in [0, 1], got {args.p_current}")
+    if args.save:  # checked now, not after the training
+        try:
+            check_writable(args.save)
+        except OSError as e:
+            parser.error(f"--save {args.save!r}: cannot write there ({e})")
     model, training = train(args, progress=not args.no_progress)
     if args.save:
         save_model(model, args.save)

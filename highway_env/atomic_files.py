@@ -7,6 +7,7 @@ new one, never half a file.
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -49,6 +50,21 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Make the folder that will hold the file ``path`` and check that a file can be created there
+    and ``path`` is not a folder: commands call it before their work, so a bad output path fails at
+    once instead of after hours. Raises OSError naming the path."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with tempfile.TemporaryFile(prefix=f".{path.name}.", dir=path.parent):
+            pass
+    except OSError as e:  # name the folder, not the temp file
+        raise type(e)(e.errno, e.strerror, str(path.parent)) from None
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

@@ -13,7 +13,8 @@ import sys
 import numpy as np
 
 from highway_env import highway_v0
-from highway_env.cli_args import OneLineErrorParser
+from highway_env.atomic_files import atomic_write
+from highway_env.cli_args import OneLineErrorParser, non_negative_int
 from highway_env.core import Board, HighwayError, action_str
 
 
@@ -24,7 +25,7 @@ def main(argv=None) -> int:
                         help="agent spec for player A: random, greedy, mcts:N, az:PATH[:SIMS], "
                              "perfect[:TIEBREAK] (default: %(default)s)")
     parser.add_argument("--b", default="random", help="agent spec for player B (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for both agents (default: %(default)s)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed for both agents (default: %(default)s)")
     parser.add_argument("--png", metavar="PATH", help="also save the final board as a PNG image")
     args = parser.parse_args(argv)
 
@@ -36,10 +37,13 @@ def main(argv=None) -> int:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"error: {first_line}", file=sys.stderr)
         return 2
-    if args.png:  # checked before the game, not after it
+    if args.png is not None:  # checked before the game, not after it
         folder = os.path.dirname(os.path.abspath(args.png))
         if not os.path.isdir(folder):
             print(f"error: --png {args.png!r}: folder {folder!r} does not exist", file=sys.stderr)
+            return 2
+        if not args.png or os.path.isdir(args.png):
+            print(f"error: --png {args.png!r} is not a file name (give e.g. game.png)", file=sys.stderr)
             return 2
     env = highway_v0.env(render_mode="ansi")
     env.reset(seed=args.seed)
@@ -61,7 +65,8 @@ def main(argv=None) -> int:
 
         from highway_env.render import board_to_rgb
 
-        Image.fromarray(board_to_rgb(board)).save(args.png)
+        image = Image.fromarray(board_to_rgb(board))
+        atomic_write(args.png, lambda tmp: image.save(tmp, format="PNG"))  # PNG whatever the name's suffix
         print(f"image: {args.png}")
     env.close()
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from highway_env.atomic_files import check_writable
 from highway_env.core import HighwayError
 
 _REPO = Path(__file__).resolve().parent.parent
@@ -27,3 +28,13 @@ def refuse_shipped(path: str | os.PathLike, allowed: bool, option: str = "--out"
     if not allowed and is_shipped(path):
         raise HighwayError(f"refusing to overwrite the shipped result {os.fspath(path)!r}: name it with "
                            f"{option} PATH or pass --force to replace it, or write elsewhere")
+
+
+def check_output(path: str | os.PathLike, allowed: bool, option: str = "--out") -> None:
+    """:func:`refuse_shipped`, then a one-line :class:`HighwayError` if ``path`` cannot be written:
+    before hours of work, not after them."""
+    refuse_shipped(path, allowed, option)
+    try:
+        check_writable(path)
+    except OSError as e:
+        raise HighwayError(f"{option} {os.fspath(path)!r}: cannot write there ({e})") from None

@@ -472,3 +472,259 @@ def test_positions_commands_refuse_the_shipped_default_output(capsys, argv):
     rc = positions_main(argv)
     assert_one_line_error(rc, capsys.readouterr().err, "refusing to overwrite", "--force")
     assert (_digest(DEFAULT_PATH) if DEFAULT_PATH.exists() else None) == before
+
+
+@pytest.mark.parametrize("module, argv, named", [
+    ("train", ["--hidden", "x"], "'x'"), ("train", ["--no-such-flag"], "--no-such-flag"),
+    ("evaluate", ["--games", "x"], "'x'"), ("evaluate", ["--frame", "sideways"], "sideways"),
+    ("highway_env.evaluation.positions", ["info", "--bogus"], "--bogus"),
+    ("highway_env.evaluation.positions", ["build", "--per-ply", "99=1"], "99=1"),
+])
+def test_train_evaluate_positions_usage_errors_are_one_line(capsys, module, argv, named):
+    """argparse's default printed the whole usage (40 lines for train.py) above the error."""
+    import importlib
+
+    with pytest.raises(SystemExit) as exc:
+        importlib.import_module(module).main(argv)
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, "error:", named)
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--perfect-budget", "nan"), ("--perfect-budget", "inf"), ("--perfect-early-budget", "nan"),
+    ("--seed", "-1"), ("--games", "99999999999999999999"), ("--rr-games", "99999999999999999999"),
+    ("--workers", "100000000"), ("--perfect-budget-nodes", "9" * 30), ("--positions", "99999999999"),
+])
+def test_evaluate_refuses_non_finite_negative_and_huge_numbers(capsys, flag, value):
+    """nan budgets and 10**20 games were accepted (the task list then never finished), and 10**11
+    positions (a sibling game plays up to 20 games per position asked for); --seed -1 was a numpy
+    traceback."""
+    import evaluate
+
+    rc = evaluate.main(["--agent", "random", "--no-progress", flag, value])
+    assert_one_line_error(rc, capsys.readouterr().err, flag)
+
+
+@pytest.mark.parametrize("damage", ["head", "half", "tail", "flip"])
+def test_a_damaged_position_set_is_one_line_error(capsys, tmp_path, damage):
+    """A cut or bit-flipped .npz raised zipfile.BadZipFile / zlib.error as a traceback."""
+    from highway_env.evaluation.positions import main as positions_main
+
+    raw = bytearray((REPO / "highway_env" / "data" / "positions_v1.npz").read_bytes())
+    raw = {"head": raw[:300], "half": raw[:len(raw) // 2], "tail": raw[:-30], "flip": raw}[damage]
+    if damage == "flip":
+        raw[len(raw) // 3] ^= 0xFF
+    path = tmp_path / "cut.npz"
+    path.write_bytes(bytes(raw))
+    rc = positions_main(["info", str(path)])
+    assert_one_line_error(rc, capsys.readouterr().err, "cut.npz", "unreadable")
+
+
+@pytest.mark.parametrize("game, flag", [("highway", "--out"), ("jumping", "--out"), ("highway", "--store")])
+def test_evaluate_output_under_a_file_is_one_line_error(capsys, tmp_path, game, flag):
+    """The --out folder was made after the checks (a FileExistsError traceback), the store's folder
+    inside PositionStore (a FileNotFoundError traceback)."""
+    import evaluate
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    target = blocker if flag == "--out" else blocker / "s.sqlite"
+    extra = [] if flag == "--out" else ["--out", str(tmp_path / "ev")]
+    rc = evaluate.main(["--game", game, "--agent", "random", "--no-progress", flag, str(target), *extra])
+    assert_one_line_error(rc, capsys.readouterr().err, str(target))
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["prove", "--out", "{blocker}/c.json", "--estimates", "none"], "a_file"),
+    (["prove", "--out", "{tmp}", "--estimates", "none"], "is a folder"),
+    (["first-moves", "--out", "{blocker}/f.json", "--certificate", ""], "a_file"),
+    (["prove", "--first-move", "256"], "--first-move"), (["prove", "--first-move", "-1"], "--first-move"),
+    (["prove", "--threshold", "9" * 25], "--threshold"),
+])
+def test_prove_and_first_moves_refuse_bad_output_and_values_before_work(capsys, tmp_path, monkeypatch, argv, named):
+    """These were found only after the search: the output at the end of a proof of hours, an
+    impossible first move or a threshold beyond int64 in the workers."""
+    import highway_env.solver.prove as prove_module
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(prove_module, "prove", no_work)
+    monkeypatch.setattr(prove_module, "first_move_values", no_work)
+    (tmp_path / "a_file").write_text("")
+    argv = [a.format(blocker=tmp_path / "a_file", tmp=tmp_path) for a in argv]
+    rc, out, err = run_cli(capsys, *argv, "--no-progress")
+    assert_one_line_error(rc, err, named)
+
+
+def test_evaluate_refuses_a_module_attr_that_is_no_policy(capsys):
+    """math:pi passed the checks; the run failed with a TypeError traceback after the other agents' work."""
+    import evaluate
+
+    rc = evaluate.main(["--agent", "random", "--agent", "math:pi", "--no-progress"])
+    assert_one_line_error(rc, capsys.readouterr().err, "math:pi", "give a callable")
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["build", "--out", "{blocker}/x.npz", "--no-progress"], "a_file"),
+    (["add-early", "{set}", "--out", "{blocker}/x.npz", "--no-progress"], "a_file"),
+    (["add-early", "{set}", "--out", "{tmp}/x.npz", "--time-limit", "nan"], "--time-limit"),
+    (["build", "--out", "{tmp}/x.npz", "--seed", "-1"], "--seed"),
+    (["build", "--out", "{tmp}/x.npz", "--margin-min-ply", "99"], "--margin-min-ply"),
+])
+def test_positions_commands_refuse_bad_output_and_values_before_work(capsys, tmp_path, argv, named):
+    """An --out under a file failed after the labelling (hours); nan --time-limit and a negative seed
+    were accepted."""
+    from highway_env.evaluation.positions import main as positions_main
+
+    (tmp_path / "a_file").write_text("")
+    argv = [a.format(blocker=tmp_path / "a_file", tmp=tmp_path, set=REPO / "highway_env" / "data" / "positions_v1.npz")
+            for a in argv]
+    try:
+        rc = positions_main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    assert_one_line_error(rc, capsys.readouterr().err, named)
+    assert not (tmp_path / "x.npz").exists()
+
+
+@pytest.mark.parametrize("argv, named", [(["--seed", "-1"], "--seed"), (["--png", ""], "--png ''"),
+                                         (["--png", "{tmp}"], "not a file name")])
+def test_demo_bad_seed_and_png_are_one_line_errors_before_the_game(capsys, tmp_path, argv, named):
+    """--seed -1 was reported as "bad agent spec 'greedy'"; --png '' was ignored and a folder as --png
+    was an IsADirectoryError traceback after the game."""
+    from highway_env.demo import main as demo_main
+
+    try:
+        rc = demo_main([a.format(tmp=tmp_path) for a in argv])
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    assert_one_line_error(rc, err, named)
+    assert "move" not in out
+
+
+def test_demo_png_of_any_suffix_is_a_png(capsys, tmp_path):
+    from highway_env.demo import main as demo_main
+
+    assert demo_main(["--png", str(tmp_path / "board.image")]) == 0
+    assert (tmp_path / "board.image").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["board.image"]  # no temp file left
+
+
+@pytest.mark.parametrize("spec", ["mcts:-1", "mcts:0"])
+def test_mcts_spec_below_one_is_told_the_real_minimum(spec):
+    from agents.registry import AgentSpecError, make_agent
+
+    with pytest.raises(AgentSpecError, match=r"N must be >= 1, got -?\d"):
+        make_agent(spec)
+
+
+@pytest.mark.parametrize("script, flag, value", [
+    ("bench_ablations", "--seed", "-1"), ("bench_agents", "--roots", "0"), ("bench_benchmark", "--games", "-1"),
+    ("bench_env", "--seconds", "nan"), ("bench_jumping_labels", "--stop-seconds", "inf"),
+    ("bench_jumping_solve", "--rounds", "0"), ("bench_numba_vs_c", "--tt-bits", "99"),
+    ("bench_perfect", "--budget", "nan"), ("bench_scale", "--workers", "0"), ("bench_solver", "--filled", "16"),
+    ("bench_strength", "--minutes", "nan"),
+])
+def test_bench_scripts_refuse_bad_numbers_in_one_line(capsys, script, flag, value):
+    """The bench scripts took nan seconds, negative seeds and counts unchecked (a traceback or a run
+    measuring nothing) and printed the whole usage above an error."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(script, REPO / "bench" / f"{script}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as exc:
+        module.main([flag, value])
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, flag, repr(value))
+
+
+@pytest.mark.parametrize("argv, named", [(["--entropy", "nan"], "--entropy"), (["--entropy", "-1"], "--entropy"),
+                                         (["--threads", "100000"], "--threads"), (["--out", "{blocker}"], "a_file")])
+def test_recipe_flags_are_checked_before_training(capsys, tmp_path, monkeypatch, argv, named):
+    """nan --entropy trained to NaN; an --out under a file failed after the training."""
+    pytest.importorskip("torch")
+    monkeypatch.syspath_prepend(str(REPO / "examples"))
+    import recipe_common
+
+    (tmp_path / "a_file").write_text("")
+    p = recipe_common.parser("test")
+    recipe_common.add_model_args(p, lr=1e-3)
+    with pytest.raises(SystemExit) as exc:
+        recipe_common.parse_args(p, [a.format(blocker=tmp_path / "a_file") for a in argv], {}, {})
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, named)
+
+
+@pytest.mark.parametrize("path", ["", " "])
+def test_an_empty_store_path_is_one_line_error(capsys, path):
+    """--path '' verified the default store instead (minutes of solving); evaluate.py --store '' said
+    "cannot switch to WAL mode (got delete)"."""
+    rc, _, err = run_cli(capsys, "store", "verify", "--path", path)
+    assert_one_line_error(rc, err, "is empty")
+
+
+def test_prove_with_a_ray_address_where_no_head_answers_is_one_line_error(capsys, tmp_path):
+    """Ray retried the address for minutes, then a ConnectionError traceback."""
+    import socket
+
+    pytest.importorskip("ray")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rc, _, err = run_cli(capsys, "prove", "--ray-address", f"127.0.0.1:{port}", "--out", str(tmp_path / "c.json"),
+                         "--estimates", "none", "--no-progress")
+    assert_one_line_error(rc, err, f"--ray-address '127.0.0.1:{port}'", "no Ray head answers")
+
+
+@pytest.mark.parametrize("log, out, named", [("{tmp}/none.csv", "{tmp}/o", "none.csv"),
+                                             ("{tmp}/latin1.csv", "{tmp}/o", "latin1.csv"),
+                                             ("{tmp}/latin1.csv", "{tmp}/a_file", "a_file")])
+def test_bench_strength_bad_log_or_out_exits_2_in_one_line(capsys, tmp_path, log, out, named):
+    """A missing log exited 1; a log that is not UTF-8 and an --out under a file were tracebacks."""
+    import importlib.util
+
+    (tmp_path / "a_file").write_text("")
+    (tmp_path / "latin1.csv").write_bytes(b"iteration,grade_accuracy\n1,0.5\xe9\n")
+    spec = importlib.util.spec_from_file_location("bench_strength", REPO / "bench" / "bench_strength.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--log", log.format(tmp=tmp_path), "--out", out.format(tmp=tmp_path)])
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, named)
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["build", "--out", "{tmp}/b.json.gz", "--ply", "-1"], "--ply"),
+    (["build", "--out", "{tmp}/b.json.gz", "--ply", "1", "--time-limit", "nan"], "--time-limit"),
+    (["build", "--out", "{tmp}/b.json.gz", "--ply", "1", "--tt-bits", "99"], "--tt-bits"),
+    (["build", "--out", "{tmp}/a_file/b.json.gz", "--ply", "1"], "a_file"),
+    (["merge", "{tmp}/a_file", "--out", "{tmp}"], "is a folder"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_book_cli_refuses_bad_values_and_outputs_before_solving(capsys, tmp_path, monkeypatch, argv, named):
+    """-1 plies, nan seconds and 2**99 table buckets were accepted, an --out under a file failed after
+    the solving, and usage errors printed the whole usage."""
+    import highway_env.solver.book as book
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the build started")
+
+    monkeypatch.setattr(book, "build_book", no_work)
+    (tmp_path / "a_file").write_text("")
+    try:
+        rc = book.main([a.format(tmp=tmp_path) for a in argv])
+    except SystemExit as exc:
+        rc = exc.code
+    assert_one_line_error(rc, capsys.readouterr().err, named)
+
+
+def test_sb3_recipe_save_path_is_checked_before_training(capsys, tmp_path, monkeypatch):
+    """--save under a file failed after the training."""
+    monkeypatch.syspath_prepend(str(REPO / "examples"))
+    import sb3_maskable_ppo_selfplay as recipe
+
+    monkeypatch.setattr(recipe, "train", lambda *a, **k: pytest.fail("the training started"))
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(SystemExit) as exc:
+        recipe.main(["--tiny", "--save", str(tmp_path / "a_file" / "m.zip")])
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, "--save", "a_file")

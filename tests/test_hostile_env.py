@@ -4,6 +4,8 @@ integer type keep working."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -144,3 +146,29 @@ def test_rush_hour_refuses_non_integral_actions(bad):
     env.reset(seed=0)
     with pytest.raises(RushHourError, match="action must be an integer|bool"):
         env.step(bad)
+
+
+@pytest.mark.parametrize("game, text, named", [
+    ("jumping", '{"n": true}', "True"), ("jumping", '{"n": 4.0}', "4.0"), ("jumping", '{"n": "4"}', "'4'"),
+    ("blackpath", '{"rows": true}', "True"), ("blackpath", '{"cols": 4.0}', "4.0")])
+def test_game_config_sizes_of_the_wrong_type_are_refused(game, text, named):
+    """{"n": true} built a 1x1 Jumping board (train.py then trained on it) and 4.0 passed as 4."""
+    from agents.games import game_options
+
+    with pytest.raises(ValueError, match=re.escape(named)):
+        game_options(game, text)
+
+
+@pytest.mark.parametrize("n", [4, np.int64(4), np.int8(5)], ids=repr)
+def test_jumping_sizes_of_any_integer_type_work(n):
+    assert SolitaireEnv(n=n).n == int(n)
+
+
+@pytest.mark.parametrize("start", [5, ["a", 1], (0.0, 0), (True, 0), (0,), None], ids=repr)
+def test_black_path_start_of_the_wrong_shape_is_named(start):
+    """{"start": 5} in a --game-config was "cannot unpack non-iterable int object"."""
+    from highway_env.blackpath.game import new_game
+
+    with pytest.raises(BlackPathError, match=re.escape(f"bad start {start!r}")):
+        new_game(4, 4, start)
+    assert new_game(4, 4, [0, 0]) == new_game(4, 4, (np.int64(0), np.int8(0))) == new_game(4, 4, "A1:top")

@@ -319,6 +319,26 @@ def test_bad_flags_stop_the_start_with_one_line(capsys):
         assert argv[-1] in err or argv[0] in err, (argv, err)
 
 
+@pytest.mark.parametrize("argv, named", [(["--host", ""], "--host"), (["--host", " "], "--host"),
+                                         (["--checkpoint", "{garbage}"], "garbage.pt")])
+def test_an_empty_host_or_a_corrupt_checkpoint_stops_the_start(capsys, tmp_path, monkeypatch, argv, named):
+    """--host '' listened on every interface (what 0.0.0.0 does, the server has no authentication); a
+    corrupt --checkpoint was offered to the players."""
+    import highway_env.play.server as server_module
+    from highway_env.play.__main__ import main
+
+    def no_server(*args, **kwargs):
+        raise AssertionError("the server started")
+
+    monkeypatch.setattr(server_module, "PlayServer", no_server)
+    (tmp_path / "garbage.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(SystemExit) as exc:
+        main([a.format(garbage=tmp_path / "garbage.pt") for a in argv] + ["--port", "0", "--no-browser"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("error:"), err
+    assert named in err, err
+
+
 def test_the_cli_takes_the_new_flags():
     proc = subprocess.Popen([sys.executable, "-m", "highway_env.play", "--port", "0", "--no-browser",
                              "--allow-host", "box.lan", "--max-engines", "1", "--max-mcts-sims", "100"],
@@ -386,3 +406,17 @@ def test_100_concurrent_clients_2000_requests_lose_none():
 
 def test_bad_request_helpers_are_400():
     assert BadRequest.status == 400 and TooBusy.status == 429
+
+
+@pytest.mark.parametrize("argv, named", [(["{blocker}/shot.png"], "a_file"), (["--seed", "-1"], "--seed")])
+def test_screenshot_bad_output_or_seed_stops_before_the_browser(capsys, tmp_path, argv, named):
+    """An output under a file failed after Chromium and a server had started."""
+    from highway_env.play import screenshot
+
+    (tmp_path / "a_file").write_text("")
+    try:
+        code = screenshot.main([a.format(blocker=tmp_path / "a_file") for a in argv])
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and named in err, err

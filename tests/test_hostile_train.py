@@ -344,3 +344,78 @@ def test_training_with_a_killed_worker_ends_with_the_undisturbed_weights(tmp_pat
     assert killed and b.counters["iteration"] == 3
     sa, sb = a.net.state_dict(), b.net.state_dict()
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+@pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04" + b"\x00" * 40, bytes(range(256))])
+def test_a_corrupt_checkpoint_is_a_one_line_error_naming_it(tmp_path, content):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(content)
+    with pytest.raises(CheckpointError) as e:
+        load_checkpoint(bad)
+    assert "bad.pt" in str(e.value) and "\n" not in str(e.value)  # torch's own message spans a page
+
+
+def test_a_config_file_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"run": "caf\xe9"}')
+    rc = train.main(["--config", str(path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "latin1.json" in err and "utf-8" in err
+
+
+@pytest.mark.parametrize("flags, named", [(["--device", "cudaXYZ"], "cudaXYZ"),
+                                          (["--hidden", "9" * 25], "9" * 25),
+                                          (["--out-dir", "{blocker}"], "a_file")])
+def test_a_refused_start_leaves_the_earlier_run_and_is_one_line(tmp_path, capsys, flags, named):
+    """The earlier run was renamed aside before the device was checked; a network past int64 and an
+    --out-dir under a file were tracebacks."""
+    (tmp_path / "a_file").write_text("")
+    earlier = tmp_path / "t" / "log.csv"
+    earlier.parent.mkdir()
+    earlier.write_text("iteration\n")
+    flags = [f.format(blocker=tmp_path / "a_file") for f in flags]
+    rc = train.main(["--out-dir", str(tmp_path), "--run", "t", "--eval-every", "0", "--no-tensorboard", *flags])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and named in err and "Traceback" not in err, err
+    assert earlier.exists() and not list(tmp_path.glob("t.previous-*"))
+
+
+@pytest.mark.parametrize("over, named", [({"learner_threads": 100_000}, "learner_threads"),
+                                         ({"workers": 100_000}, "workers"),
+                                         ({"workers": 100_000, "ray_address": "local"}, "workers")])
+def test_thread_and_process_counts_past_any_machine_are_refused(tmp_path, over, named):
+    """100000 learner threads or local workers exhausted the process table: a traceback, or a run
+    that hung spawning workers."""
+    with pytest.raises(ConfigError, match=f"{named} must be at most .* got 100000"):
+        tiny(tmp_path, **over).validate()
+    tiny(tmp_path, workers=100_000, ray_address="10.0.0.1:6379").validate()  # a cluster may have them
+
+
+@pytest.mark.parametrize("damage, named", [({"net_config": "x"}, "'net_config' entry is a str"),
+                                           ({"game_config": [1]}, "'game_config' entry is a list"),
+                                           ({"model": {}}, "Missing key(s)"),
+                                           ({"model": "w"}, "'model' entry is a str")])
+def test_a_checkpoint_with_damaged_entries_is_a_one_line_error(tmp_path, damage, named):
+    """A str net_config was an AttributeError traceback; weights that do not fit printed torch's
+    list of keys, one per line."""
+    from agents.registry import make_agent
+
+    shipped = load_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")
+    path = tmp_path / "odd.pt"
+    save_checkpoint(path, {**shipped, **damage})  # a valid checksum: damaged before it was written
+    with pytest.raises(CheckpointError) as e:
+        make_agent(f"az:{path}")
+    assert "odd.pt" in str(e.value) and named in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("config", [None, [1, 2]])
+def test_resume_from_a_checkpoint_without_training_options_exits_2(tmp_path, capsys, config):
+    """A best.pt copied over latest.pt exited with status 1; a damaged config was a TypeError traceback."""
+    shipped = load_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")
+    entry = {k: v for k, v in shipped.items() if k != "config"}
+    if config is not None:
+        entry["config"] = config
+    save_checkpoint(tmp_path / "t" / "latest.pt", entry)
+    rc = train.main(["--resume", "--out-dir", str(tmp_path), "--run", "t"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "latest.pt is not a training checkpoint" in err, err

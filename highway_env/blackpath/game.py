@@ -27,6 +27,7 @@ e.g. ``A1:top``. Players are numbered 1 (moves first) and 2.
 
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -292,10 +293,13 @@ def new_game(rows: int = 4, cols: int = 4, start: str | tuple[int, int] = "A1:to
     _check_size(rows, cols)
     if isinstance(start, str):
         square, side = parse_start(start, rows, cols)
-    else:
-        square, side = start
-        if not (0 <= square < rows * cols and side in range(4) and is_boundary(square, side, rows, cols)):
-            raise BlackPathError(f"bad start {start!r}: need a square and a side on the board's edge")
+    else:  # a pair of ints; anything else (5, ["a", 1], (0.0, 0)) is named, not a TypeError deep inside
+        pair = tuple(start) if isinstance(start, (tuple, list)) else ()
+        if not (len(pair) == 2 and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in pair)
+                and 0 <= pair[0] < rows * cols and pair[1] in range(4) and is_boundary(*pair, rows, cols)):
+            raise BlackPathError(f"bad start {start!r}: give a square:side such as 'A1:top', or a (square, side) "
+                                 "pair of ints on the board's edge")
+        square, side = int(pair[0]), int(pair[1])
     return State(rows, cols, square, side, (0,) * (rows * cols), square, side, 0)
 
 

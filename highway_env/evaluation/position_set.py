@@ -30,6 +30,8 @@ import hashlib
 import io
 import json
 import os
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,7 +127,7 @@ def load_positions(path: str | os.PathLike | None = None) -> PositionSet:
     except FileNotFoundError:
         raise PositionSetError(f"position set {str(path)!r} not found (build it with "
                                f"'python -m highway_env.evaluation.positions build --out {path}')") from None
-    except (KeyError, ValueError, OSError) as e:
+    except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:  # damaged: cut, garbage
         raise PositionSetError(f"position set {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
     n = len(ps.boards)
     if ps.boards.shape != (n, CELLS) or ps.values.shape != (n, NUM_ACTIONS):

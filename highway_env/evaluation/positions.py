@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import atomic_write_bytes
-from highway_env.cli_args import positive_int
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
 from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH, VERSION,  # noqa: F401
                                                   PositionSet, PositionSetError, load_positions, save_positions)
@@ -51,7 +51,7 @@ from highway_env.evaluation.positions_label import (_label_chunk, check, early_c
                                                     empty_labels, label_position, load_first_moves, mover_lost,
                                                     root_row)
 from highway_env.evaluation.tasks import pool_worker_init
-from highway_env.shipped import refuse_shipped
+from highway_env.shipped import check_output
 
 #: Positions per ply (plies 4..15) of the shipped set; chosen so that the labelling fits ~30 min on
 #: 2 busy cores (measured wall cost per played position on the shared machine: ply 3 ~10 min,
@@ -246,7 +246,7 @@ def _parse_per_ply(text: str) -> dict[int, int]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m highway_env.evaluation.positions", description=__doc__,
+    p = OneLineErrorParser(prog="python -m highway_env.evaluation.positions", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="draw and label a position set (resumable)",
@@ -271,10 +271,10 @@ def main(argv=None) -> int:
                    help="games played by each source to draw candidates from (default: 1000, with --strong 400)")
     b.add_argument("--perfect-games", type=positive_int, default=400,
                    help="games of the (slower) noisy-perfect source (default: %(default)s)")
-    b.add_argument("--seed", type=int, default=1, help="random seed of the drawing (default: %(default)s)")
+    b.add_argument("--seed", type=non_negative_int, default=1, help="random seed of the drawing (default: %(default)s)")
     b.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores, %(default)s)")
-    b.add_argument("--margin-min-ply", type=int, default=DEFAULT_MARGIN_MIN_PLY,
+    b.add_argument("--margin-min-ply", type=number(int, 0, CELLS), default=DEFAULT_MARGIN_MIN_PLY,
                    help="label exact margins of every move from this ply on (default: %(default)s)")
     b.add_argument("--chunk", type=positive_int, default=200, help="positions per labelling task at plies >= 6 "
                                                           "(default: %(default)s)")
@@ -299,9 +299,10 @@ def main(argv=None) -> int:
     e.add_argument("--solve-per-ply", type=_parse_per_ply, default={1: 0, 2: 0, 3: 40},
                    help="per ply, how many positions the book does not settle to label by solving, as PLY=COUNT,... "
                         "(default: 3=40; ply 3 costs ~10-60 s each, ply 2 hours)")
-    e.add_argument("--time-limit", type=float, default=300.0, help="seconds per solved position; slower ones are "
-                                                                    "left out (default: %(default)s)")
-    e.add_argument("--seed", type=int, default=0, help="seed of the choice of solved positions (default: %(default)s)")
+    e.add_argument("--time-limit", type=positive_float, default=300.0,
+                   help="seconds per solved position; slower ones are left out (default: %(default)s)")
+    e.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the choice of solved positions (default: %(default)s)")
     e.add_argument("--out", default=None, help="write here instead of in place")
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("check", help="re-solve a random sample and compare with the stored labels")
@@ -313,7 +314,7 @@ def main(argv=None) -> int:
             v2 = args.strong
             args.games_per_source = args.games_per_source or (400 if v2 else 1000)
             out = Path(args.out or (V2_PATH if v2 else DEFAULT_PATH))
-            refuse_shipped(out, allowed=args.out is not None or args.force)
+            check_output(out, allowed=args.out is not None or args.force)
             ps = build(out, Path(args.work or f"build/positions-v{2 if v2 else 1}"),
                        args.per_ply or (STRONG_PER_PLY if v2 else DEFAULT_PER_PLY), args.games_per_source,
                        args.seed, args.workers, args.margin_min_ply, args.chunk, args.first_moves,
@@ -322,8 +323,8 @@ def main(argv=None) -> int:
         elif args.cmd == "add-early":
             from highway_env.solver.opening_book import load_book
 
-            refuse_shipped(args.out or args.file or DEFAULT_PATH,
-                           allowed=args.out is not None or args.file is not None or args.force)
+            check_output(args.out or args.file or DEFAULT_PATH,
+                         allowed=args.out is not None or args.file is not None or args.force)
             ps = add_early(load_positions(args.file or DEFAULT_PATH), load_book(args.book), args.first_moves, args.solve_per_ply,
                            args.time_limit, args.seed, progress=not args.no_progress)
             save_positions(args.out or args.file or DEFAULT_PATH, ps)

@@ -34,13 +34,11 @@ class IllegalMoveError(JumpingError):
 
 
 def check_n(n) -> int:
-    try:
-        n_int = int(n)
-    except (TypeError, ValueError) as e:
-        raise JumpingError(f"n must be an int in {MIN_N}..{MAX_N}, got {n!r}") from e
-    if n_int != n or not MIN_N <= n_int <= MAX_N:
+    """``n`` as an int in MIN_N..MAX_N; a bool, float or string is refused, not read as 1, 4 or 5
+    (``{"n": true}`` in a --game-config trained a 1x1 board)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or not MIN_N <= n <= MAX_N:
         raise JumpingError(f"n must be an int in {MIN_N}..{MAX_N}, got {n!r}")
-    return n_int
+    return int(n)
 
 
 @lru_cache(maxsize=None)

@@ -40,6 +40,12 @@ def _host_name(text: str) -> str:
 def _checkpoint(text: str) -> str:
     if not os.path.isfile(text):
         raise argparse.ArgumentTypeError(f"no checkpoint file {text!r}")
+    from agents.checkpoint import CheckpointError, load_checkpoint
+
+    try:  # a corrupt file is refused at the start, not offered to the players
+        load_checkpoint(text)
+    except CheckpointError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     return text
 
 
@@ -47,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     prog = "highway-play" if os.path.basename(sys.argv[0]) == "highway-play" else "python -m highway_env.play"
     parser = OneLineErrorParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                                 bare_errors=True)
-    parser.add_argument("--host", default="127.0.0.1",
+    parser.add_argument("--host", default="127.0.0.1", type=_host_name,
                         help="address to listen on (default: %(default)s, this machine only; 0.0.0.0 "
                              "lets other machines in; the server has no authentication)")
     parser.add_argument("--port", type=int, default=8000,

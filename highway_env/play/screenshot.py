@@ -15,6 +15,9 @@ import os
 import sys
 import time
 
+from highway_env.atomic_files import atomic_write_bytes, check_writable
+from highway_env.cli_args import OneLineErrorParser, non_negative_int
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -173,9 +176,7 @@ def take_screenshot(path: str, moves=((16, 3), (1, 0)), select: int | None = Non
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
         time.sleep(0.3)  # let the new frame paint
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        if not driver.save_screenshot(path):
-            raise RuntimeError(f"Chromium could not save a screenshot to {path}")
+        atomic_write_bytes(path, driver.get_screenshot_as_png())  # never half a PNG over the old one
     finally:
         driver.quit()
         server.shutdown()
@@ -184,11 +185,16 @@ def take_screenshot(path: str, moves=((16, 3), (1, 0)), select: int | None = Non
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m highway_env.play.screenshot", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineErrorParser(prog="python -m highway_env.play.screenshot", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", nargs="?", default="docs/play.png", help="PNG to write (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=7, help="the greedy opponent's seed (default: %(default)s)")
+    parser.add_argument("--seed", type=non_negative_int, default=7, help="the greedy opponent's seed (default: %(default)s)")
     args = parser.parse_args(argv)
+    try:
+        check_writable(args.out)  # before starting a browser and a server
+    except OSError as e:
+        print(f"error: {args.out!r}: cannot write there ({e})", file=sys.stderr)
+        return 2
     missing = missing_browser_parts()
     if missing:
         print(f"error: cannot drive Chromium, missing: {', '.join(missing)}", file=sys.stderr)

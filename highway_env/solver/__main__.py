@@ -17,9 +17,9 @@ import os
 import signal
 import sys
 
-from highway_env.core import HighwayError, parse_board
+from highway_env.core import NUM_ACTIONS, NUMBERS, PATH_LEN, HighwayError, parse_board
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int, number as number_type
-from highway_env.shipped import refuse_shipped
+from highway_env.shipped import check_output
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
 
@@ -32,6 +32,9 @@ def default_certificate_path(threshold: int, first_move: int | None) -> str:
 
 
 _tt_bits = number_type(int, 10, 30)  # the Solver's range
+_action = number_type(int, 0, NUM_ACTIONS - 1)
+# a path's sum is at most 7 x 16, so no margin lies beyond; far larger ones overflowed in the workers
+_threshold = number_type(int, -PATH_LEN * NUMBERS, PATH_LEN * NUMBERS)
 
 
 def _add_pool_args(p, tt_default: int, out_help: str) -> None:
@@ -83,11 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
                                        "sub-problem solved by a worker; writes a JSON certificate.")
     _add_pool_args(prove, 23, "where to write the certificate (default: results/proof/certificate[-tT][-moveA].json "
                               "from the arguments; the shipped proof/ files are written only when named here)")
-    prove.add_argument("--first-move", type=int, metavar="ACTION",
-                       help="only try this first move (action = (number-1)*16 + cell), e.g. to re-check "
+    prove.add_argument("--first-move", type=_action, metavar="ACTION",
+                       help="only try this first move (action = (number-1)*16 + cell, 0..255), e.g. to re-check "
                             "a certificate")
-    prove.add_argument("--threshold", type=int, default=1, metavar="T",
-                       help="prove that A can force margin minB - minA >= T (default 1: A wins); the "
+    prove.add_argument("--threshold", type=_threshold, default=1, metavar="T",
+                       help="prove that A can force margin minB - minA >= T, in -112..112 (default 1: A wins); the "
                             "largest T that can be proven is the value of the game")
     prove.add_argument("--unit-nodes", type=non_negative_int, default=400_000, metavar="N",
                        help="largest unit of work: a sub-problem needing more nodes is split into A's "
@@ -204,7 +207,7 @@ def cmd_prove(args) -> int:
     from highway_env.solver.prove import ProofConfig, prove, write_certificate
 
     out = args.out or default_certificate_path(args.threshold, args.first_move)
-    refuse_shipped(out, allowed=args.out is not None or args.force)  # before hours of work, not after
+    check_output(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          first_move=args.first_move, unit_nodes=args.unit_nodes,
                          estimates=load_estimates(args.estimates, args.threshold))
@@ -255,7 +258,7 @@ def cmd_first_moves(args) -> int:
     from highway_env.solver.prove import ProofConfig, first_move_values
 
     out = args.out or DEFAULT_FIRST_MOVES_PATH
-    refuse_shipped(out, allowed=args.out is not None or args.force)
+    check_output(out, allowed=args.out is not None or args.force)
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address)
     certificate = None
     if args.certificate and os.path.exists(args.certificate):
@@ -277,7 +280,7 @@ def cmd_store(args) -> int:
     from highway_env.solver.store import PositionStore, default_store_path
     from highway_env.solver.store_verify import verify_store
 
-    path = args.path or str(default_store_path())
+    path = str(default_store_path()) if args.path is None else args.path  # '' is an error, not the default
     with PositionStore(path, readonly=True) as store:
         report = verify_store(store, args.sample, seed=args.seed, time_limit=args.time_limit)
     for m in report["mismatches"]:

@@ -28,7 +28,9 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from highway_env.core import Board, HighwayError, parse_board, transform_action
+from highway_env.cli_args import OneLineErrorParser, number, positive_float
+from highway_env.core import CELLS, Board, HighwayError, parse_board, transform_action
+from highway_env.shipped import check_output
 from highway_env.solver import opening_book
 from highway_env.solver.opening_book import (DEFAULT_BOOK_PATH, FORMAT_NAME, FORMAT_VERSION,  # noqa: F401
                                              BookEntry, BookError, load_book)
@@ -371,7 +373,7 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m highway_env.solver.book",
+    parser = OneLineErrorParser(prog="python -m highway_env.solver.book",
                                      description="Build, merge and inspect the opening book (gzip JSON).")
     sub = parser.add_subparsers(dest="cmd", required=True)
 
@@ -387,7 +389,7 @@ def main(argv=None) -> int:
                    help="output of 'python -m highway_env.solver first-moves' (proof/first_moves.json): adds the "
                         "value of every position after A's first move with B's value-keeping reply, A's winning "
                         "answers to every B reply after each winning first move, and the root")
-    b.add_argument("--ply", type=int, action="append", default=[],
+    b.add_argument("--ply", type=number(int, 0, CELLS), action="append", default=[],
                    help="solve every canonical position this many moves after the root (repeatable). From the "
                         "empty board: ply 1 = 96 positions, ~0.5-1 min each on one core where B wins, longer where A "
                         "wins (a full proof); ply 2 = 7920 positions, seconds to minutes each. Positions the book "
@@ -405,13 +407,13 @@ def main(argv=None) -> int:
                         "where the side to move is lost get no moves (every move keeps the value)")
     b.add_argument("--store", help="position store (SQLite) to read solved bounds from and write new ones to; "
                                    "makes an interrupted build resume fast")
-    b.add_argument("--from-store", type=int, metavar="MAX_PLY",
+    b.add_argument("--from-store", type=number(int, 0, CELLS), metavar="MAX_PLY",
                    help="copy the bounds of every store position with at most MAX_PLY filled cells (needs --store)")
     b.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
                    help="solve only positions I, I+N, I+2N, ... of the --ply list (run N processes, then merge)")
-    b.add_argument("--time-limit", type=float, help="seconds per solved position; unfinished ones are left out")
+    b.add_argument("--time-limit", type=positive_float, help="seconds per solved position; unfinished ones are left out")
     b.add_argument("--merge-into", help="start from this existing book and add to it")
-    b.add_argument("--tt-bits", type=int, default=22, help="solver transposition table size, 2**N buckets (22: ~180 MB)")
+    b.add_argument("--tt-bits", type=number(int, 10, 30), default=22, help="solver transposition table size, 2**N buckets (22: ~180 MB)")
     b.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
 
     m = sub.add_parser("merge", help="merge books (intersecting bounds, uniting moves)")
@@ -423,6 +425,8 @@ def main(argv=None) -> int:
 
     args = parser.parse_args(argv)
     try:
+        if args.cmd in ("build", "merge"):  # the output is named: a shipped book may be replaced
+            check_output(args.out, allowed=True)  # now, not after hours of solving
         if args.cmd == "build":
             if args.from_store is not None and not args.store:
                 parser.error("--from-store needs --store")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from highway_env.core import Board, HighwayError, decode_action
 from highway_env.atomic_files import atomic_write_text
 from highway_env.parent_watch import exit_with_parent
+from highway_env.ray_address import check_reachable
 from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_row, predicted_wall
 
 
@@ -190,8 +191,10 @@ class _RayPool:
     def __init__(self, address: str, tt_bits: int, retries: int = 2):
         try:
             import ray
-        except ImportError as exc:  # pragma: no cover - depends on the optional extra
-            raise SystemExit("--ray-address needs Ray: pip install 'highway-boardgame[ray]'") from exc
+        except ImportError:  # pragma: no cover - depends on the optional extra
+            raise HighwayError("--ray-address needs Ray: pip install 'highway-boardgame[ray]'") from None
+        if not ray.is_initialized():
+            check_reachable(address)  # Ray retries an address where no head answers for minutes
         self.ray = ray
         self._owns_ray = not ray.is_initialized()  # a Ray the caller started stays up after the proof
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)

@@ -214,6 +214,8 @@ class PositionStore:
             f"file, or open it with PositionStore(..., reset_if_corrupt=True) to start a fresh one")
 
     def _open(self) -> None:
+        if not self.path.strip():  # sqlite takes '' as a throwaway temporary database
+            raise StoreError(f"position store path {self.path!r} is empty; give a file path")
         memory = self.path == ":memory:"
         if not memory and os.path.isdir(self.path):
             raise StoreError(f"position store path {self.path!r} is a directory; give a file path such as "
@@ -222,7 +224,10 @@ class PositionStore:
             if self.readonly and not os.path.exists(self.path):
                 raise StoreError(f"position store {self.path!r} does not exist (opened read-only)")
             if not self.readonly:
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                except OSError as e:
+                    raise StoreError(f"cannot create the folder of position store {self.path!r}: {e}") from None
         read_only_uri = self.readonly and not memory
         target = Path(self.path).resolve().as_uri() + "?mode=ro" if read_only_uri else self.path
         try:

@@ -1,0 +1,21 @@
+"""Ray head addresses given on a command line (``--ray-address``): one where no head answers fails at
+once, because Ray itself retries a wrong address for minutes before it gives up."""
+
+from __future__ import annotations
+
+import socket
+
+from highway_env.core import HighwayError
+
+
+def check_reachable(address: str, option: str = "--ray-address", timeout: float = 10.0) -> None:
+    """HighwayError naming ``address`` unless it is 'local', 'auto' or a host:port that accepts a
+    connection within ``timeout`` seconds."""
+    if address in ("local", "auto"):
+        return
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as e:
+        raise HighwayError(f"{option} {address!r}: no Ray head answers there ({e}); give the head's "
+                           "host:port (ray start --head prints it), 'auto' or 'local'") from None
