@@ -180,7 +180,7 @@ def validate(args, argv) -> None:
         raise UsageError("give at least one --agent SPEC (e.g. --agent greedy)")
     if args.rr_games is None:
         args.rr_games = 2 * args.games
-    # above the caps a run would take years (10**20 games hung building the task list) or overflow
+    # above the caps a run would take years (building the task list alone) or overflow
     for name, lo, hi in (("games", 0, MAX_GAMES), ("rr_games", 0, 2 * MAX_GAMES), ("positions", 0, MAX_POSITIONS),
                          ("conversion", 0, MAX_POSITIONS), ("workers", 1, MAX_WORKERS), ("chunk", 1, None),
                          ("seed", 0, MAX_NODE_LIMIT), ("label_from_ply", 0, None), ("reply_tree_max", 0, None),
@@ -198,7 +198,7 @@ def validate(args, argv) -> None:
     args.reply_tree_tiebreaks = tbs
     for name in ("perfect_budget", "perfect_early_budget"):
         v = getattr(args, name)
-        if not (math.isfinite(v) and 0 < v <= MAX_TIME_LIMIT):  # nan passed "<= 0" and reached the solver
+        if not (math.isfinite(v) and 0 < v <= MAX_TIME_LIMIT):  # nan compares false to everything
             raise UsageError(f"--{name.replace('_', '-')} must be a number of seconds in (0, {MAX_TIME_LIMIT:.0f}], "
                              f"got {v}")
     if len(set(args.agent)) != len(args.agent):

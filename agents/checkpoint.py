@@ -84,7 +84,7 @@ def load_checkpoint(path) -> dict:
             raise CheckpointError(f"checkpoint {str(path)!r} lacks the {key!r} entry")
     for key, kind in (("game", str), ("net_config", dict), ("model", dict), ("game_config", (dict, type(None))),
                       ("search_config", dict)):
-        if key in data and not isinstance(data[key], kind):  # e.g. a str net_config was an AttributeError
+        if key in data and not isinstance(data[key], kind):  # a wrong type would fail later, far from here
             raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its {key!r} entry is a "
                                   f"{type(data[key]).__name__}")
     return data

@@ -158,8 +158,8 @@ class TrainConfig:
             check(name, isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                   and v >= 0, "a finite number >= 0")
         check("lr", self.lr > 0, "> 0")
-        # far more threads or local processes than any machine has cores: 100000 exhausted the
-        # process table (the run hung spawning workers, or failed with a traceback)
+        # far more threads or local processes than any machine has cores would exhaust the process
+        # table (a run hanging while it spawns workers)
         check("learner_threads", self.learner_threads <= MAX_THREADS, f"at most {MAX_THREADS}")
         check("workers", self.workers <= MAX_LOCAL_WORKERS or self.ray_address not in ("", "local"),
               f"at most {MAX_LOCAL_WORKERS} on this machine (more only on a Ray cluster: "

@@ -72,7 +72,7 @@ def _no_args(kind, cls):
 def _mcts(args, game, seed):
     if len(args) != 1:
         raise AgentSpecError(f"mcts spec is mcts:N (N simulations), got args {args}")
-    n = _int_arg("mcts", args[0], "N", minimum=1)  # mcts:-1 was told ">= 0", then 0 was refused too
+    n = _int_arg("mcts", args[0], "N", minimum=1)
     return MCTSAgent(game or get_game(), simulations=n, seed=seed)
 
 
