@@ -519,9 +519,9 @@ def main(argv=None) -> int:
         out_dir = Path(args.out or (f"results/eval-{args.name}" if args.game == "highway"
                                     else f"results/eval-{args.game}-{args.name}"))
         try:
-            check_writable(out_dir / "summary.json")
+            check_writable(out_dir / "summary.json", "--out")
         except OSError as e:
-            raise UsageError(f"--out {str(out_dir)!r}: cannot write there ({e})") from None
+            raise UsageError(str(e)) from None
         if args.game != "highway":
             return _main_sibling(args, out_dir)
         from highway_env.evaluation.position_set import V2_PATH, PositionSetError, load_positions

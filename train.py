@@ -104,12 +104,9 @@ def main(argv=None) -> int:
         trainer = Trainer(cfg, resume=resume)  # first: a device or network it refuses leaves the old run be
         if not resume:
             keep_previous_run(trainer.run_dir)
-        check_writable(trainer.run_dir / "latest.pt")  # now, not at the first checkpoint
-    except (ConfigError, CheckpointError) as e:
+        check_writable(trainer.run_dir / "latest.pt", "--out-dir/--run")  # now, not at the first checkpoint
+    except (ConfigError, CheckpointError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"error: --out-dir {cfg.out_dir!r} / --run {cfg.run!r}: cannot write there ({e})", file=sys.stderr)
         return 2
     from agents.trainer import TrainingDiverged
 

@@ -129,7 +129,7 @@ def main(argv=None) -> int:
 
     out = Path(args.out)
     try:  # the output is checked before any training
-        check_writable(out / "strength.csv")
+        check_writable(out / "strength.csv", "--out")
         log = Path(args.log) if args.log else train(args)
         graded = read_log(log)
     except (OSError, ValueError, subprocess.CalledProcessError) as e:  # train.py said why on its own stderr

@@ -68,9 +68,9 @@ def parse_args(p: argparse.ArgumentParser, argv, tiny: dict, full: dict) -> argp
     args = p.parse_args(argv)
     if args.out is not None:  # checked now, not after the training
         try:
-            check_writable(os.path.join(args.out, "summary.json"))
+            check_writable(os.path.join(args.out, "summary.json"), "--out")
         except OSError as e:
-            p.error(f"--out {args.out!r}: cannot write there ({e})")
+            p.error(str(e))
     for key, value in (tiny if args.tiny else full).items():
         if getattr(args, key) is None:
             setattr(args, key, value)

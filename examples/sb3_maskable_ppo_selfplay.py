@@ -191,9 +191,9 @@ def main(argv=None):
         parser.error(f"--p-current must be in [0, 1], got {args.p_current}")
     if args.save:  # checked now, not after the training
         try:
-            check_writable(args.save)
+            check_writable(args.save, "--save")
         except OSError as e:
-            parser.error(f"--save {args.save!r}: cannot write there ({e})")
+            parser.error(str(e))
     model, training = train(args, progress=not args.no_progress)
     if args.save:
         save_model(model, args.save)

@@ -52,19 +52,24 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     _fsync_dir(path.parent)
 
 
-def check_writable(path: str | os.PathLike) -> None:
+def check_writable(path: str | os.PathLike, option: str = "output") -> None:
     """Make the folder that will hold the file ``path`` and check that a file can be created there
     and ``path`` is not a folder: commands call it before their work, so a bad output path fails at
-    once instead of after hours. Raises OSError naming the path."""
+    once instead of after hours. Raises OSError with a one-line message naming ``option`` (the
+    flag that gave the path), the path and why."""
     path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(prefix=f".{path.name}.", dir=path.parent):
             pass
-    except OSError as e:  # name the folder, not the temp file
-        raise type(e)(e.errno, e.strerror, str(path.parent)) from None
+    except OSError as e:  # the reason, naming what stands in the way (the folder, not a temp file)
+        where = path if isinstance(e, IsADirectoryError) else e.filename
+        if where is not None and Path(where).name.startswith(f".{path.name}."):
+            where = path.parent
+        reason = f"{e.strerror}: {str(where)!r}" if e.strerror and where is not None else str(e)
+        raise OSError(f"{option} {str(path)!r}: cannot write there ({reason})") from None
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

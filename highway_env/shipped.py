@@ -35,6 +35,6 @@ def check_output(path: str | os.PathLike, allowed: bool, option: str = "--out") 
     before hours of work, not after them."""
     refuse_shipped(path, allowed, option)
     try:
-        check_writable(path)
+        check_writable(path, option)
     except OSError as e:
-        raise HighwayError(f"{option} {os.fspath(path)!r}: cannot write there ({e})") from None
+        raise HighwayError(str(e)) from None

@@ -191,9 +191,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=non_negative_int, default=7, help="the greedy opponent's seed (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
-        check_writable(args.out)  # before starting a browser and a server
+        check_writable(args.out, "out")  # before starting a browser and a server
     except OSError as e:
-        print(f"error: {args.out!r}: cannot write there ({e})", file=sys.stderr)
+        print(f"error: {e}", file=sys.stderr)
         return 2
     missing = missing_browser_parts()
     if missing:
