@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_int
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_int, tt_bits_arg
 from highway_env.core import random_board
 from highway_env.solver import kernel
 
@@ -143,7 +143,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=positive_int, default=3,
                         help="alternating timing rounds over all positions; the median ratio is over rounds "
                              "(default 3)")
-    parser.add_argument("--tt-bits", type=number(int, 10, 30), default=20,
+    parser.add_argument("--tt-bits", type=tt_bits_arg, default=20,
                         help="both transposition tables get 2**tt_bits two-slot buckets, cleared before each "
                              "position (default 20)")
     parser.add_argument("--narrow", action="store_true",

@@ -10,6 +10,9 @@ import math
 # and overflow the compiled search's clock and counters, so they are refused up front.
 MAX_TIME_LIMIT = 365 * 24 * 3600.0
 MAX_NODE_LIMIT = 2 ** 62
+# The solver's transposition table: 2**N two-entry buckets of 21 bytes an entry. Below 10 it is too
+# small to help; 30 takes 45 GB. One range for Solver and every --tt-bits flag.
+TT_BITS_MIN, TT_BITS_MAX = 10, 30
 
 
 def number(kind: type = int, lo=None, hi=None, *, lo_open: bool = False, hi_name: str | None = None):
@@ -46,6 +49,8 @@ positive_float = number(float, 0, MAX_TIME_LIMIT, lo_open=True, hi_name=f"{MAX_T
 positive_int = number(int, 0, MAX_NODE_LIMIT, lo_open=True, hi_name="2**62")
 #: counts that may be zero: at most 2**62
 non_negative_int = number(int, 0, MAX_NODE_LIMIT, hi_name="2**62")
+#: the solver's transposition table size, ``Solver(tt_bits=...)``
+tt_bits_arg = number(int, TT_BITS_MIN, TT_BITS_MAX)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

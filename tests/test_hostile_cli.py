@@ -728,3 +728,35 @@ def test_sb3_recipe_save_path_is_checked_before_training(capsys, tmp_path, monke
     with pytest.raises(SystemExit) as exc:
         recipe.main(["--tiny", "--save", str(tmp_path / "a_file" / "m.zip")])
     assert_one_line_error(exc.value.code, capsys.readouterr().err, "--save", "a_file")
+
+
+@pytest.mark.parametrize("argv", [["solve", POSITION], ["prove"], ["book", "build", "--out", "{tmp}/b.json.gz"],
+                                  ["bench_numba_vs_c"]])
+@pytest.mark.parametrize("edge", ["below", "above"])
+def test_tt_bits_flags_and_the_solver_share_one_range(capsys, tmp_path, monkeypatch, argv, edge):
+    """The range 10..30 was written in Solver and again in the solver, book and bench parsers, free
+    to drift apart; a value just outside the one range is refused everywhere, naming the range."""
+    import importlib.util
+
+    import highway_env.solver.book as book
+    from highway_env.cli_args import TT_BITS_MAX, TT_BITS_MIN
+    from highway_env.solver import Solver
+
+    bits = str(TT_BITS_MIN - 1 if edge == "below" else TT_BITS_MAX + 1)
+    allowed = f"in {TT_BITS_MIN}..{TT_BITS_MAX}"
+    with pytest.raises(HighwayError, match=f"tt_bits must be {allowed}, got {bits}"):
+        Solver(tt_bits=int(bits))
+    monkeypatch.setattr(book, "build_book", lambda *a, **k: pytest.fail("the build started"))
+    argv = [a.format(tmp=tmp_path) for a in argv] + ["--tt-bits", bits]
+    if argv[0] == "book":
+        entry = lambda: book.main(argv[1:])  # noqa: E731
+    elif argv[0] == "bench_numba_vs_c":
+        spec = importlib.util.spec_from_file_location(argv[0], REPO / "bench" / f"{argv[0]}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        entry = lambda: module.main(argv[1:])  # noqa: E731
+    else:
+        entry = lambda: main(argv)  # noqa: E731
+    with pytest.raises(SystemExit) as exc:
+        entry()
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, "--tt-bits", allowed, repr(bits))

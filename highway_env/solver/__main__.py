@@ -18,7 +18,8 @@ import signal
 import sys
 
 from highway_env.core import NUM_ACTIONS, NUMBERS, PATH_LEN, HighwayError, parse_board
-from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int, number as number_type
+from highway_env.cli_args import (OneLineErrorParser, non_negative_int, positive_float, positive_int, tt_bits_arg,
+                                  number as number_type)
 from highway_env.shipped import check_output
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
@@ -31,7 +32,6 @@ def default_certificate_path(threshold: int, first_move: int | None) -> str:
     return os.path.join("results", "proof", name + ".json")
 
 
-_tt_bits = number_type(int, 10, 30)  # the Solver's range
 _action = number_type(int, 0, NUM_ACTIONS - 1)
 # a path's sum is at most 7 x 16, so no margin lies beyond; far larger ones overflowed in the workers
 _threshold = number_type(int, -PATH_LEN * NUMBERS, PATH_LEN * NUMBERS)
@@ -44,7 +44,7 @@ def _add_pool_args(p, tt_default: int, out_help: str) -> None:
     p.add_argument("--ray-address", metavar="ADDR",
                    help="run the sub-problems as tasks on this Ray cluster ('auto' for the local one) "
                         "instead of local processes; needs the 'ray' extra")
-    p.add_argument("--tt-bits", type=_tt_bits, default=tt_default, metavar="B",
+    p.add_argument("--tt-bits", type=tt_bits_arg, default=tt_default, metavar="B",
                    help="transposition table per worker: 2**B two-entry buckets (default %(default)s, ~350 MB)")
     p.add_argument("--out", metavar="PATH", help=out_help)
     p.add_argument("--force", action="store_true", help="allow the default output to replace a shipped result")
@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "(value null, status 'unknown')")
     solve.add_argument("--node-limit", type=positive_int, metavar="N",
                        help="give up on a position after about N nodes and report it as unknown")
-    solve.add_argument("--tt-bits", type=_tt_bits, default=22, metavar="B",
+    solve.add_argument("--tt-bits", type=tt_bits_arg, default=22, metavar="B",
                        help="transposition table of 2**B two-entry buckets (default 22, ~180 MB)")
 
     prove = sub.add_parser("prove", help="prove from scratch that A wins from the empty board",

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from highway_env.cli_args import OneLineErrorParser, number, positive_float
+from highway_env.cli_args import OneLineErrorParser, number, positive_float, tt_bits_arg
 from highway_env.core import CELLS, Board, HighwayError, parse_board, transform_action
 from highway_env.shipped import check_output
 from highway_env.solver import opening_book
@@ -413,7 +413,7 @@ def main(argv=None) -> int:
                    help="solve only positions I, I+N, I+2N, ... of the --ply list (run N processes, then merge)")
     b.add_argument("--time-limit", type=positive_float, help="seconds per solved position; unfinished ones are left out")
     b.add_argument("--merge-into", help="start from this existing book and add to it")
-    b.add_argument("--tt-bits", type=number(int, 10, 30), default=22, help="solver transposition table size, 2**N buckets (22: ~180 MB)")
+    b.add_argument("--tt-bits", type=tt_bits_arg, default=22, help="solver transposition table size, 2**N buckets (22: ~180 MB)")
     b.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
 
     m = sub.add_parser("merge", help="merge books (intersecting bounds, uniting moves)")

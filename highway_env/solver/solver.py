@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from highway_env.cli_args import TT_BITS_MAX, TT_BITS_MIN
 from highway_env.core import Board, HighwayError, decode_action, encode_action, parse_board
 from highway_env.solver import kernel
 from highway_env.solver.store import canonical_key
@@ -139,8 +140,8 @@ class Solver:
     _ctx: dict = field(init=False, repr=False)
 
     def __post_init__(self):
-        if not 10 <= self.tt_bits <= 30:
-            raise HighwayError(f"tt_bits must be in 10..30, got {self.tt_bits!r}")
+        if not TT_BITS_MIN <= self.tt_bits <= TT_BITS_MAX:
+            raise HighwayError(f"tt_bits must be in {TT_BITS_MIN}..{TT_BITS_MAX}, got {self.tt_bits!r}")
         self._ctx = kernel.new_context(self.tt_bits)
 
     def clear(self) -> None:
