@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from highway_env import highway_v0
-from highway_env.atomic_files import atomic_write
+from highway_env.atomic_files import atomic_write, check_writable
 from highway_env.cli_args import OneLineErrorParser, non_negative_int
 from highway_env.core import Board, HighwayError, action_str
 
@@ -38,12 +38,13 @@ def main(argv=None) -> int:
         print(f"error: {first_line}", file=sys.stderr)
         return 2
     if args.png is not None:  # checked before the game, not after it
-        folder = os.path.dirname(os.path.abspath(args.png))
-        if not os.path.isdir(folder):
-            print(f"error: --png {args.png!r}: folder {folder!r} does not exist", file=sys.stderr)
-            return 2
         if not args.png or os.path.isdir(args.png):
             print(f"error: --png {args.png!r} is not a file name (give e.g. game.png)", file=sys.stderr)
+            return 2
+        try:
+            check_writable(args.png, "--png")
+        except OSError as exc:
+            print(f"error: {exc}", file=sys.stderr)
             return 2
     env = highway_v0.env(render_mode="ansi")
     env.reset(seed=args.seed)

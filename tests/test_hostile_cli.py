@@ -427,12 +427,18 @@ def test_demo_with_a_bad_checkpoint_is_one_line_error(capsys, tmp_path, content)
     assert_one_line_error(rc, capsys.readouterr().err, "bad.pt")
 
 
-def test_demo_png_into_a_missing_folder_is_refused_before_the_game(capsys, tmp_path):
+def test_demo_png_into_a_missing_folder_makes_it_and_under_a_file_is_refused_before_the_game(capsys, tmp_path):
+    """--png checked its folder by hand and refused a missing one, where every other command's output
+    (atomic_files.check_writable) makes it; a folder that cannot be made is still refused before the game."""
     from highway_env.demo import main as demo_main
 
-    rc, = (demo_main(["--png", str(tmp_path / "no" / "x.png")]),)
+    assert demo_main(["--png", str(tmp_path / "no" / "x.png")]) == 0
+    assert (tmp_path / "no" / "x.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    (tmp_path / "a_file").write_text("")
+    rc = demo_main(["--png", str(tmp_path / "a_file" / "x.png")])
     out, err = capsys.readouterr()
-    assert_one_line_error(rc, err, "does not exist")
+    assert_one_line_error(rc, err, "--png", "a_file", "cannot write there")
     assert "move" not in out
 
 
