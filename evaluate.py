@@ -60,7 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import check_writable
-from highway_env.cli_args import MAX_NODE_LIMIT, MAX_TIME_LIMIT, OneLineErrorParser
+from highway_env.cli_args import MAX_NODE_LIMIT, MAX_TIME_LIMIT, OneLineErrorParser, check_run_name
 
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
 REPLIES = 225  # B's legal replies to any first move of A on the empty board (15 numbers x 15 cells)
@@ -114,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>, for "
                                                "--game blackpath|jumping results/eval-<GAME>-<NAME or time>); "
                                                "reuse it to resume an interrupted run")
-    p.add_argument("--name", default=None, help="run name for the default --out and the report title")
+    p.add_argument("--name", default=None, help="run name for the default --out and the report title: one "
+                                                "folder name (no '/')")
     p.add_argument("--positions-file", default=None,
                    help="position set .npz (default: highway_env/data/positions_v1.npz)")
     p.add_argument("--positions-v2", default="default", metavar="FILE",
@@ -176,6 +177,11 @@ def validate(args, argv) -> None:
                 setattr(args, k, v)
     if args.game not in ("highway", "blackpath", "jumping"):
         raise UsageError(f"unknown --game {args.game!r}; known: highway, blackpath, jumping")
+    if args.name is not None:  # it names the default --out's folder: '../x' would write elsewhere
+        try:
+            check_run_name(args.name, "--name")
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     if not args.agent:
         raise UsageError("give at least one --agent SPEC (e.g. --agent greedy)")
     if args.rr_games is None:

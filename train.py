@@ -58,7 +58,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         base = TrainConfig.from_json(args.config).to_dict()
     if getattr(args, "resume", False):
         probe = TrainConfig.from_dict({**base, **given})
-        latest = Path(probe.out_dir) / probe.run / "latest.pt"
+        latest = Path(probe.out_dir) / probe.checked_run() / "latest.pt"  # no checkpoint read from elsewhere
         data = load_checkpoint(latest)
         saved = data.get("config")
         if not isinstance(saved, dict):  # a best.pt or snapshot copied there: it has no options to resume

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from agents.mcts import SearchConfig
 from agents.network import ConfigError, NetConfig
+from highway_env.cli_args import check_run_name
 
 MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
@@ -26,7 +27,8 @@ def _f(default, help: str):
 @dataclass
 class TrainConfig:
     # -- run and budget
-    run: str = _f("highway_az", "run name: files go to OUT_DIR/RUN/ (latest.pt, best.pt, log.csv, tb/)")
+    run: str = _f("highway_az", "run name, one folder name (no '/'): files go to OUT_DIR/RUN/ (latest.pt, best.pt, "
+                                   "log.csv, tb/)")
     out_dir: str = _f("checkpoints", "parent directory of the run directories")
     game: str = _f("highway", "game to train (agents.registry.GAMES)")
     game_obs: str = _f("", "the game's observation variant ('' = its default; highway: 'features' "
@@ -168,8 +170,7 @@ class TrainConfig:
         check("replay_ratio", self.replay_ratio > 0, "> 0")
         check("minutes", self.minutes > 0 or self.iterations > 0,
               "> 0 unless --iterations is set (otherwise the run never ends)")
-        check("run", isinstance(self.run, str) and self.run and "/" not in self.run and self.run not in (".", ".."),
-              "a non-empty name without '/'")
+        self.checked_run()
         check("device", self.device == "cpu" or self.device.startswith("cuda"), "'cpu' or 'cuda[:N]'")
         self.ray_runtime_env_dict()
         check("min_replay", self.min_replay <= self.replay_size, f"<= replay_size ({self.replay_size})")
@@ -259,6 +260,14 @@ class TrainConfig:
         if not isinstance(env, dict):
             raise ConfigError(f"ray_runtime_env must be '', 'none' or a JSON object, got {self.ray_runtime_env!r}")
         return env
+
+    def checked_run(self) -> str:
+        """``run`` if it is one folder name (the run's files go to OUT_DIR/RUN, never elsewhere), else
+        ConfigError."""
+        try:
+            return check_run_name(self.run, "run")
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
 
     def game_options(self) -> dict:
         """Keyword options of the game (``agents.registry.get_game(game, options)``): ``game_config``

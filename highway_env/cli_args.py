@@ -53,6 +53,16 @@ non_negative_int = number(int, 0, MAX_NODE_LIMIT, hi_name="2**62")
 tt_bits_arg = number(int, TT_BITS_MIN, TT_BITS_MAX)
 
 
+def check_run_name(name, option: str) -> str:
+    """``name`` if it can name a run: one folder name, made under the command's output folder
+    (``--name`` under results/, ``--run`` under --out-dir), so that no name puts the run's files
+    elsewhere; else ValueError naming ``option``, the value and what is allowed."""
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        raise ValueError(f"{option} must be a run name: one folder name, not empty, '.' or '..', "
+                         f"without '/', '\\' or NUL, got {name!r}")
+    return name
+
+
 class OneLineErrorParser(argparse.ArgumentParser):
     """Usage errors as one line on stderr and exit code 2 (argparse prints the whole usage first);
     ``bare_errors=True`` starts the line with "error:" instead of the program's name."""

@@ -510,6 +510,27 @@ def test_evaluate_refuses_non_finite_negative_and_huge_numbers(capsys, flag, val
     assert_one_line_error(rc, capsys.readouterr().err, flag)
 
 
+@pytest.mark.parametrize("module, argv", [
+    ("evaluate", ["--name", "../../../x"]), ("evaluate", ["--name", "/abs"]), ("evaluate", ["--name", "a/b"]),
+    ("evaluate", ["--name", ""]), ("evaluate", ["--name", ".."]),
+    ("train", ["--run", "a\\b"]), ("train", ["--run", ".."]), ("train", ["--resume", "--run", "../t"]),
+])
+def test_run_names_are_one_folder_name(capsys, tmp_path, monkeypatch, module, argv):
+    """evaluate.py --name made the default --out results/eval-<NAME>, so '../../../x' wrote outside
+    results/ and 'a/b' nested; train.py --resume read OUT_DIR/../t/latest.pt before --run was checked.
+    Both now refuse a name that is not one folder name before any work."""
+    import importlib
+
+    cli = importlib.import_module(module)
+    monkeypatch.chdir(tmp_path)  # a run that starts anyway writes here, not in the repository
+    monkeypatch.setattr(cli, "check_writable", lambda *a: pytest.fail("the run started"))
+    (tmp_path / "t").mkdir()
+    flag, name = argv[-2:]
+    rc = cli.main(["--agent", "random", "--no-progress", *argv] if module == "evaluate"
+                  else ["--out-dir", str(tmp_path / "out"), *argv])
+    assert_one_line_error(rc, capsys.readouterr().err, "run name", repr(name))
+
+
 @pytest.mark.parametrize("damage", ["head", "half", "tail", "flip"])
 def test_a_damaged_position_set_is_one_line_error(capsys, tmp_path, damage):
     """A cut or bit-flipped .npz raised zipfile.BadZipFile / zlib.error as a traceback."""
