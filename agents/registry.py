@@ -1,7 +1,8 @@
 """Games and agents by name: ``get_game("highway")`` and ``make_agent("mcts:200")``.
 
 Agent specs: ``random``, ``greedy``, ``mcts:N`` (UCT + random rollouts, N simulations),
-``az:PATH[:SIMS]`` (AlphaZero checkpoint; SIMS=0 plays the raw policy), ``perfect[:ARGS]`` (the
+``az:PATH[:SIMS]`` (AlphaZero checkpoint; SIMS=0 plays the raw policy; N and SIMS at most
+:data:`MAX_SIMULATIONS`), ``perfect[:ARGS]`` (the
 exact player the game names in ``Game.perfect_player``, imported on first use; for Highway
 ``perfect[:tiebreak]``). More kinds plug in with ``register_agent(name, factory)``: the factory gets
 the spec's arguments after the name (a list of strings), the game and the seed.
@@ -51,13 +52,22 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
         raise AgentSpecError(f"bad agent spec {spec!r}: {e}") from e
 
 
-def _int_arg(spec_name, value, what, minimum=0):
+#: most simulations a spec may ask for (mcts:N, az:PATH:SIMS): a search keeps every node and its
+#: edges (up to ~6 KB a simulation on an early Highway board), so a million take gigabytes; far
+#: more failed deep in numpy ("Maximum allowed dimension exceeded", an unallocatable array)
+MAX_SIMULATIONS = 1_000_000
+
+
+def _int_arg(spec_name, value, what, minimum=0, maximum=MAX_SIMULATIONS):
+    shown = value if len(value) <= 40 else value[:40] + "..."
     try:
         v = int(value)
     except ValueError:
-        raise AgentSpecError(f"{spec_name}: {what} must be an integer, got {value!r}") from None
-    if v < minimum:
-        raise AgentSpecError(f"{spec_name}: {what} must be >= {minimum}, got {v}")
+        if not value.lstrip("+-").isdigit():
+            raise AgentSpecError(f"{spec_name}: {what} must be an integer, got {shown!r}") from None
+        v = minimum - 1 if value.startswith("-") else maximum + 1  # more digits than int() reads: out of range
+    if not minimum <= v <= maximum:
+        raise AgentSpecError(f"{spec_name}: {what} must be >= {minimum} and <= {maximum}, got {shown}")
     return v
 
 

@@ -642,8 +642,25 @@ def test_demo_png_of_any_suffix_is_a_png(capsys, tmp_path):
 def test_mcts_spec_below_one_is_told_the_real_minimum(spec):
     from agents.registry import AgentSpecError, make_agent
 
-    with pytest.raises(AgentSpecError, match=r"N must be >= 1, got -?\d"):
+    with pytest.raises(AgentSpecError, match=r"N must be >= 1 and <= \d+, got -?\d"):
         make_agent(spec)
+
+
+@pytest.mark.parametrize("spec, named", [
+    ("mcts:" + "1" + "0" * 23, "mcts: N must be >= 1 and <= {max}, got 1" + "0" * 23),
+    ("mcts:{above}", "mcts: N must be >= 1 and <= {max}, got {above}"),
+    ("mcts:" + "9" * 5000, "mcts: N must be >= 1 and <= {max}, got " + "9" * 40 + "..."),
+    ("az:missing.pt:" + "9" * 23, "az: SIMS must be >= 0 and <= {max}, got " + "9" * 23),
+], ids=["10**23", "max+1", "5000 digits", "az SIMS"])
+def test_huge_simulation_counts_in_specs_are_range_errors(spec, named):
+    """mcts:10**23 failed deep in numpy ("Maximum allowed dimension exceeded"), mcts:10**12 asked
+    for a 62 TiB array, and a 5000-digit count hit Python's int-from-text limit."""
+    from agents.registry import MAX_SIMULATIONS, AgentSpecError, make_agent
+
+    spec, named = (t.format(max=MAX_SIMULATIONS, above=MAX_SIMULATIONS + 1) for t in (spec, named))
+    with pytest.raises(AgentSpecError) as exc:
+        make_agent(spec)
+    assert str(exc.value) == named
 
 
 @pytest.mark.parametrize("script, flag, value", [
