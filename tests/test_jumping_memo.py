@@ -63,3 +63,28 @@ def test_n7_late_position_values_and_memo_reuse():
     assert oracle.move_values(s) == solver.move_values(s)
     stored = int(oracle.stats[0])
     assert oracle.move_values(s) == solver.move_values(s) and oracle.stats[0] == stored > 1000
+
+
+def test_a_search_stores_its_root_under_root_key_by_the_tables_own_growth_rule():
+    """Oracle.future stored the searched state itself after _search, with a grow check of its own
+    at another threshold; _search now stores it under ``root_key`` by the rule every state follows.
+    From a 16-slot table: the root is found, every entry is counted, the table never passes 3/4."""
+    n = 5
+    rng = np.random.default_rng(1)
+    s = game.initial_state(n)
+    while n * n - s.ply > 11:
+        moves = s.legal_moves()
+        s, _ = s.apply(moves[rng.integers(len(moves))][0])
+    tables = solver.symmetry_tables(n)
+    key = int(solver._canon_key(n, s.occ, s.last, s.jump, *tables))
+    sq, d = (np.array(c, dtype=np.int64) for c in zip(*s.legal_moves()))
+    stats = np.zeros(3, np.int64)
+    v, _, table = solver._search(n, *game.rays_array(n), sq, d, s.occ, s.jump, False, solver.new_table(16), 0,
+                                 stats, *tables, True, key)
+    assert solver._lookup(table, key) == v
+    assert stats[0] == np.count_nonzero(table) <= solver._room(table) and len(table) > 16
+
+    oracle = Oracle(n)
+    oracle.table, oracle.stats[:] = solver.new_table(16), 0
+    assert oracle.move_values(s) == solver.move_values(s)  # the plain-Python search's values
+    assert oracle.stats[0] == np.count_nonzero(oracle.table) <= solver._room(oracle.table)

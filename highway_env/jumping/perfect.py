@@ -54,7 +54,7 @@ class Oracle:
 
     def future(self, occ: int, last: int, jump: int) -> int:
         """Exact future score difference for the player to move in (occ, last, jump)."""
-        from highway_env.jumping.solver import _ABSENT, _canon_key, _grow, _lookup, _room, _search, _store
+        from highway_env.jumping.solver import _ABSENT, _canon_key, _lookup, _search
 
         key = _canon_key(self.n, occ, last, jump, self.symtab, self.symperm)
         got = _lookup(self.table, key)
@@ -65,10 +65,7 @@ class Oracle:
             return 0  # no move left
         sq, d = (np.array(c, dtype=np.int64) for c in zip(*moves))
         v, _, self.table = _search(self.n, self.ray_sq, self.ray_len, sq, d, occ, jump, False, self.table, 0,
-                                   self.stats, self.symtab, self.symperm, True)
-        if self.stats[0] + 1 >= _room(self.table):
-            self.table = _grow(self.table)
-        self.stats[0] += _store(self.table, key, v)
+                                   self.stats, self.symtab, self.symperm, True, key)  # the root joins the memo
         return int(v)
 
     def move_values(self, rules_state) -> dict[int, int]:

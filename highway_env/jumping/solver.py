@@ -162,10 +162,11 @@ def _state_key(n, occ, last, jump, symtab, symperm, canonical):
 
 @numba.njit(cache=True)
 def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, max_states, stats, symtab, symperm,
-            canonical):
+            canonical, root_key=-1):
     """Depth-first search from the state ``(occ0, jump0)`` whose moves are ``roots`` with jump
     lengths ``root_d`` (the empty board: orbit representatives, lengths 0). Returns (value, best
-    root index, table); every non-terminal state below the root is in the table, the root is not.
+    root index, table); every non-terminal state below the root is in the table, and the root too
+    under ``root_key`` when one is given (the empty board has no key: it is never looked up).
     ``stats`` gets [states stored, nodes expanded, aborted]; ``stats[0]`` on entry counts the
     entries the table already holds (a table shared between searches), so it is grown in time.
     ``canonical``: key the memo on the symmetry-canonical state (``_canon_key``), so the 8 images
@@ -195,6 +196,7 @@ def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, ma
         mv_d[0, i] = root_d[i]
     mv_i[0] = 0
     best_s[0] = -1000
+    key_s[0] = root_key
 
     while True:
         if mv_i[sp] < mv_n[sp]:
@@ -233,15 +235,16 @@ def _search(n, ray_sq, ray_len, roots, root_d, occ0, jump0, solitaire, table, ma
                     continue
         else:
             v = best_s[sp]
+            if key_s[sp] >= 0:  # every state but a root without a key
+                if stored >= limit:
+                    table = _grow(table)
+                    limit = _room(table)
+                _store(table, key_s[sp], v)
+                stored += 1
             if sp == 0:
                 stats[0] = stored
                 stats[1] = nodes
                 return v, best_root, table
-            if stored >= limit:
-                table = _grow(table)
-                limit = _room(table)
-            _store(table, key_s[sp], v)
-            stored += 1
             if max_states > 0 and stored >= max_states:
                 stats[0] = stored
                 stats[1] = nodes
