@@ -18,6 +18,10 @@ from highway_env.cli_args import check_run_name
 
 MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
+# An iteration's chunks are planned on the driver, one task each, at most one per game (more workers
+# than games give one game a chunk): 100000 tasks take ~100 MB and seconds to build. Far more games
+# (10**9, or 10**9 Ray workers with as many games) filled the driver's memory before any self-play.
+MAX_GAMES_PER_ITER = 100_000
 
 
 def _f(default, help: str):
@@ -82,7 +86,7 @@ class TrainConfig:
                                 "uniformly random moves (not recorded), so the replay keeps varied, "
                                 "also lost and drawn, positions (0 = all games from the start)")
     random_opening_share: float = _f(0.5, "self-play: share of the games with a random opening")
-    games_per_iter: int = _f(256, "self-play games per iteration")
+    games_per_iter: int = _f(256, f"self-play games per iteration (at most {MAX_GAMES_PER_ITER})")
     selfplay_batch: int = _f(128, "games played concurrently by one worker task (one chunk); "
                                   "games_per_iter is split into chunks of this size, or into one "
                                   "equal chunk per worker when that gives more chunks (so every "
@@ -166,6 +170,8 @@ class TrainConfig:
         check("workers", self.workers <= MAX_LOCAL_WORKERS or self.ray_address not in ("", "local"),
               f"at most {MAX_LOCAL_WORKERS} on this machine (more only on a Ray cluster: "
               "--ray-address auto or HOST:PORT)")
+        check("games_per_iter", self.games_per_iter <= MAX_GAMES_PER_ITER,
+              f"at most {MAX_GAMES_PER_ITER} (each game may be a self-play task of its own, planned on this machine)")
         check("random_opening_share", self.random_opening_share <= 1, "in [0, 1]")
         check("replay_ratio", self.replay_ratio > 0, "> 0")
         check("minutes", self.minutes > 0 or self.iterations > 0,

@@ -391,6 +391,21 @@ def test_thread_and_process_counts_past_any_machine_are_refused(tmp_path, over, 
     tiny(tmp_path, workers=100_000, ray_address="10.0.0.1:6379").validate()  # a cluster may have them
 
 
+def test_chunk_planning_is_bounded_however_many_ray_workers(tmp_path):
+    """More workers than games give one game a chunk, so 10**9 Ray workers plan games_per_iter
+    chunks, not 10**9; but games_per_iter had no bound, and 10**9 games (chunks of 128, or of one
+    with as many workers) filled the driver's memory while planning. Now it is capped."""
+    from agents.config import MAX_GAMES_PER_ITER
+
+    assert chunk_sizes(256, 128, 10**9) == [1] * 256
+    assert len(chunk_sizes(MAX_GAMES_PER_ITER, 128, 10**9)) == MAX_GAMES_PER_ITER  # the most tasks an iteration plans
+    cfg = tiny(tmp_path, workers=10**9, ray_address="10.0.0.1:6379", games_per_iter=MAX_GAMES_PER_ITER)
+    assert cfg.validate() is cfg
+    for games in (MAX_GAMES_PER_ITER + 1, 10**9):
+        with pytest.raises(ConfigError, match=f"games_per_iter must be at most {MAX_GAMES_PER_ITER} .* got {games}"):
+            tiny(tmp_path, workers=10**9, ray_address="10.0.0.1:6379", games_per_iter=games).validate()
+
+
 @pytest.mark.parametrize("damage, named", [({"net_config": "x"}, "'net_config' entry is a str"),
                                            ({"game_config": [1]}, "'game_config' entry is a list"),
                                            ({"model": {}}, "Missing key(s)"),
