@@ -143,6 +143,26 @@ def test_the_allowed_climbs_are_still_there():
         assert escapes((ROOT / f).read_text(), f), f"{f} no longer climbs: remove it from CLIMB_ALLOWED"
 
 
+def test_a_command_run_away_from_the_checkout_root_says_what_it_leaves_out(capsys, tmp_path, monkeypatch):
+    # first-moves reads proof/certificate.json relative to the current directory, which an installed
+    # package (or a run from another folder) does not have: it must say so, not just run longer
+    import highway_env.solver.prove as prove_module
+    from highway_env.solver.__main__ import main
+
+    seen = {}
+    monkeypatch.setattr(prove_module, "first_move_values",
+                        lambda config, out, progress, certificate: seen.update(certificate=certificate)
+                        or {"moves": [], "complete": False})
+    monkeypatch.chdir(tmp_path)
+    assert main(["first-moves", "--out", str(tmp_path / "f.json"), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert seen == {"certificate": None}
+    assert "'proof/certificate.json' not found" in err and "checkout's root" in err
+    monkeypatch.chdir(ROOT)  # from the root the shipped certificate is found and used, without a note
+    assert main(["first-moves", "--out", str(tmp_path / "f.json"), "--no-progress"]) == 0
+    assert "not found" not in capsys.readouterr().err and seen["certificate"]["first_move"]
+
+
 # ----------------------------------------------------------------------------- the wheel itself
 
 @pytest.mark.slow
