@@ -6,6 +6,7 @@ installs it into a fresh environment and runs tests/wheel_smoke.py from outside 
 import ast
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,14 @@ def test_the_runtime_data_paths_are_package_data():
     for path in needed:
         rel = Path(path).resolve().relative_to(ROOT).as_posix()
         assert rel in shipped, f"{rel} is read at run time but not in the wheel's package data"
+
+
+def test_one_version_everywhere():
+    # pyproject (the index), the package (highway_env.__version__) and CITATION.cff (what papers cite)
+    import highway_env
+
+    cited = re.search(r"^version: *\"?([^\"\n]+)", (ROOT / "CITATION.cff").read_text(), re.M).group(1).strip()
+    assert PYPROJECT["project"]["version"] == highway_env.__version__ == cited
 
 
 # ----------------------------------------------------------------------------- climbing out of a package
@@ -167,6 +176,7 @@ def test_a_command_run_away_from_the_checkout_root_says_what_it_leaves_out(capsy
 
 @pytest.mark.slow
 def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
+    pytest.importorskip("setuptools", minversion="77", reason="the build backend pyproject.toml asks for")
     # a copy of the working tree (tracked and new files), so the build leaves nothing in the checkout
     src = tmp_path / "src"
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
