@@ -30,7 +30,7 @@ def tracked_files(package: str) -> list[str]:
     """The package's files relative to ROOT: those git tracks, else (an sdist) those on disk."""
     try:
         out = subprocess.run(["git", "ls-files", package], cwd=ROOT, capture_output=True, text=True, check=True)
-        files = out.stdout.split()
+        files = out.stdout.splitlines()
     except (OSError, subprocess.CalledProcessError):
         files = []
     if not files:
@@ -180,7 +180,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     # a copy of the working tree (tracked and new files), so the build leaves nothing in the checkout
     src = tmp_path / "src"
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
-                            text=True, check=True).stdout.split()
+                            text=True, check=True).stdout.splitlines()
     for f in listed:
         if (ROOT / f).is_file():
             (src / f).parent.mkdir(parents=True, exist_ok=True)
