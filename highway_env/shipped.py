@@ -2,11 +2,14 @@
 command's default output: only a path the user names (``--out``) or ``--force`` may replace them.
 
 Commands call :func:`refuse_shipped` before writing; their defaults point under ``results/`` instead.
+The data-building commands read ``proof/`` relative to the current directory (a pip-installed
+package has no ``proof/``): :func:`note_missing_input` says when such an input is absent.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from highway_env.atomic_files import check_writable
@@ -38,3 +41,12 @@ def check_output(path: str | os.PathLike, allowed: bool, option: str = "--out") 
         check_writable(path, option)
     except OSError as e:
         raise HighwayError(str(e)) from None
+
+
+def note_missing_input(path: str | os.PathLike | None, option: str, consequence: str) -> None:
+    """One line on stderr when ``path``, an input the command can do without (such as
+    ``proof/first_moves.json``), is absent: run from elsewhere than the checkout's root, the command
+    would otherwise give a different result without a word."""
+    if path and not os.path.exists(path):
+        print(f"note: {option} {os.fspath(path)!r} not found (run from the checkout's root, or name the file): "
+              f"{consequence}", file=sys.stderr)

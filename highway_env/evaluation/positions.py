@@ -51,7 +51,7 @@ from highway_env.evaluation.positions_label import (_label_chunk, check, early_c
                                                     empty_labels, label_position, load_first_moves, mover_lost,
                                                     root_row)
 from highway_env.evaluation.tasks import pool_worker_init
-from highway_env.shipped import check_output
+from highway_env.shipped import check_output, note_missing_input
 
 #: Positions per ply (plies 4..15) of the shipped set; chosen so that the labelling fits ~30 min on
 #: 2 busy cores (measured wall cost per played position on the shared machine: ply 3 ~10 min,
@@ -315,6 +315,8 @@ def main(argv=None) -> int:
             args.games_per_source = args.games_per_source or (400 if v2 else 1000)
             out = Path(args.out or (V2_PATH if v2 else DEFAULT_PATH))
             check_output(out, allowed=args.out is not None or args.force)
+            if not v2:
+                note_missing_input(args.first_moves, "--first-moves", "the set leaves out ply 0")
             ps = build(out, Path(args.work or f"build/positions-v{2 if v2 else 1}"),
                        args.per_ply or (STRONG_PER_PLY if v2 else DEFAULT_PER_PLY), args.games_per_source,
                        args.seed, args.workers, args.margin_min_ply, args.chunk, args.first_moves,
@@ -325,6 +327,7 @@ def main(argv=None) -> int:
 
             check_output(args.out or args.file or DEFAULT_PATH,
                          allowed=args.out is not None or args.file is not None or args.force)
+            note_missing_input(args.first_moves, "--first-moves", "the set leaves out ply 0")
             ps = add_early(load_positions(args.file or DEFAULT_PATH), load_book(args.book), args.first_moves, args.solve_per_ply,
                            args.time_limit, args.seed, progress=not args.no_progress)
             save_positions(args.out or args.file or DEFAULT_PATH, ps)

@@ -20,7 +20,7 @@ import sys
 from highway_env.core import NUM_ACTIONS, NUMBERS, PATH_LEN, HighwayError, parse_board
 from highway_env.cli_args import (OneLineErrorParser, non_negative_int, positive_float, positive_int, tt_bits_arg,
                                   number as number_type)
-from highway_env.shipped import check_output
+from highway_env.shipped import check_output, note_missing_input
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
 
@@ -261,6 +261,7 @@ def cmd_first_moves(args) -> int:
     check_output(out, allowed=args.out is not None or args.force)
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address)
     certificate = None
+    note_missing_input(args.certificate, "--certificate", "the winning first move is solved again")
     if args.certificate and os.path.exists(args.certificate):
         try:
             with open(args.certificate, encoding="utf-8") as f:
