@@ -154,11 +154,19 @@ def test_ray_address_that_does_not_answer_is_a_clear_error(tmp_path, capsys):
     assert rc == 2 and f"127.0.0.1:{port}" in err and "no Ray head" in err and not ray.is_initialized()
 
 
-def test_ray_with_no_cpu_left_is_a_clear_error_not_a_hang():
+def test_ray_with_no_cpu_left_is_a_clear_error_not_a_hang(monkeypatch):
     """collect() on a cluster whose nodes with CPUs are all gone raises after the timeout."""
+    import sys
+
     from agents.parallel import RayPool
 
-    class NoNodeLeft:  # the few calls collect() makes, answered as by a cluster without CPUs
+    class NoNodeLeft:  # the few calls the pool makes, answered as by a joined cluster without CPUs
+        def is_initialized(self):
+            return True
+
+        def remote(self, **options):
+            return lambda fn: fn
+
         def wait(self, refs, num_returns, timeout):
             time.sleep(0.01)
             return [], list(refs)
@@ -166,8 +174,9 @@ def test_ray_with_no_cpu_left_is_a_clear_error_not_a_hang():
         def cluster_resources(self):
             return {"memory": 1e9}
 
-    pool = RayPool.__new__(RayPool)
-    pool._ray, pool._refs, pool._no_cpu_timeout = NoNodeLeft(), ["chunk0", "chunk1"], 0.2
+    monkeypatch.setitem(sys.modules, "ray", NoNodeLeft())
+    pool = RayPool("auto", no_cpu_timeout=0.2)
+    pool._refs = ["chunk0", "chunk1"]
     t0 = time.time()
     with pytest.raises(RuntimeError, match=r"no Ray node with a CPU .*for 0.2 s \(2 self-play chunks waiting"):
         pool.collect()
