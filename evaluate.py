@@ -52,6 +52,7 @@ highway_env/evaluation/siblings.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -440,23 +441,27 @@ def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict
     from highway_env.evaluation.tasks import run_shipped, save_done, task_files
     from highway_env.ray_tasks import RayCluster, shipped_runtime_env
 
-    cluster = RayCluster(ray["address"], shipped_runtime_env(ray["runtime_env"]), noun="evaluation tasks",
-                         fallback="evaluate without --ray-address", local_cpus=workers)
-    pending: dict = {}
-    try:
-        files = cluster.ship_files(f for t in todo for f in task_files(t))
-        remote = cluster.task(run_shipped, memory=EVAL_TASK_MEMORY)
-        pending = {remote.remote(t, {f: files[f] for f in task_files(t)}): t for t in todo}
-        while pending:
-            for ref in cluster.wait(list(pending)):
-                t = pending.pop(ref)
-                r = cluster.get(ref, f"evaluation task {t['id']}")
-                save_done(out_dir, t, r)
-                results[r["id"]] = r
-                bar.update(1)
-    finally:
-        cluster.cancel(pending, force=True)  # interrupted: the results still to come are of no use
-        cluster.close()
+    # Ray prints its messages (a node lost, the workers' output) on stdout, where --json prints the
+    # summary alone: they go to stderr
+    with contextlib.redirect_stdout(sys.stderr):
+        cluster = RayCluster(ray["address"], shipped_runtime_env(ray["runtime_env"]), noun="evaluation tasks",
+                             fallback="evaluate without --ray-address", local_cpus=workers)
+        pending: dict = {}  # Ray task -> task
+        try:
+            files = cluster.ship_files(f for t in todo for f in task_files(t))
+            remote = cluster.task(run_shipped, memory=EVAL_TASK_MEMORY)
+            for t in todo:
+                pending[remote.remote(t, {f: files[f] for f in task_files(t)})] = t
+            while pending:
+                for ref in cluster.wait(list(pending)):
+                    t = pending.pop(ref)
+                    r = cluster.get(ref, f"evaluation task {t['id']}")
+                    save_done(out_dir, t, r)
+                    results[r["id"]] = r
+                    bar.update(1)
+        finally:
+            cluster.cancel(pending, force=True)  # interrupted: the results still to come are of no use
+            cluster.close()
 
 
 def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
