@@ -427,9 +427,9 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | No
 
 
 # What one evaluation task may use at most, declared to Ray so that a node runs no more tasks than fit
-# its memory: a worker grading an az: network against the perfect player (its solver tables) peaked
-# at ~0.7 GB RSS (ru_maxrss).
-EVAL_TASK_MEMORY = 1024 * 2**20
+# its memory: grading the shipped az: network (moves, games and conversions against the perfect
+# player, its solver tables, a ply-1 tree chunk) in one process peaked at ~0.95 GB RSS (ru_maxrss).
+EVAL_TASK_MEMORY = 1536 * 2**20
 
 
 def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict, bar) -> None:
