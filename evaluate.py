@@ -222,20 +222,7 @@ def validate(args, argv) -> None:
         if not (math.isfinite(v) and 0 < v <= MAX_TIME_LIMIT):  # nan compares false to everything
             raise UsageError(f"--{name.replace('_', '-')} must be a number of seconds in (0, {MAX_TIME_LIMIT:.0f}], "
                              f"got {v}")
-    from highway_env.core import HighwayError
-    from highway_env.ray_address import check_reachable
-    from highway_env.ray_tasks import runtime_env_from_text
-
-    try:
-        args.ray = {"address": args.ray_address, "runtime_env": runtime_env_from_text(args.ray_runtime_env)}
-        if args.ray_address:
-            check_reachable(args.ray_address)  # now, not after the tasks are built
-    except HighwayError as e:
-        raise UsageError(str(e)) from None
-    if not args.ray_address:
-        args.ray = None
-    elif args.game != "highway":
-        raise UsageError(f"--ray-address is for --game highway (--game {args.game} runs in this process)")
+    validate_ray(args)
     if len(set(args.agent)) != len(args.agent):
         raise UsageError(f"an agent is given twice: {args.agent}")
     # build every agent once here: a bad spec or a missing checkpoint fails now, naming it
@@ -263,6 +250,24 @@ def validate(args, argv) -> None:
                 make_agent(spec, game, seed=0)
         except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError) as e:
             raise UsageError(f"bad agent spec {spec!r}: {e}") from None
+
+
+def validate_ray(args) -> None:
+    """``args.ray``: None without --ray-address, else the address and the extra runtime_env
+    (:func:`run_on_ray`); a bad runtime_env or an address where no head answers fails now."""
+    from highway_env.core import HighwayError
+    from highway_env.ray_address import check_reachable
+    from highway_env.ray_tasks import runtime_env_from_text
+
+    try:
+        env = runtime_env_from_text(args.ray_runtime_env)
+        if args.ray_address:
+            check_reachable(args.ray_address)  # now, not after the tasks are built
+    except HighwayError as e:
+        raise UsageError(str(e)) from None
+    if args.ray_address and args.game != "highway":
+        raise UsageError(f"--ray-address is for --game highway (--game {args.game} runs in this process)")
+    args.ray = {"address": args.ray_address, "runtime_env": env} if args.ray_address else None
 
 
 def game_options(args, built: dict) -> dict:
@@ -624,7 +629,7 @@ def main(argv=None) -> int:
     from highway_env.ray_tasks import RayClusterError
 
     try:
-        results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, getattr(args, "ray", None))
+        results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, args.ray)
     except RayClusterError as e:  # the cluster lost every CPU node, a task lost too often, no ray package
         print(f"error: {e}; finished tasks are kept in {out_dir}/tasks: rerun the same command to resume",
               file=sys.stderr)

@@ -16,7 +16,7 @@ import time
 import traceback
 
 from agents.selfplay import ChunkResult, ChunkTask, run_chunk
-from highway_env.ray_tasks import RayCluster, shipped_runtime_env  # noqa: F401 (shipped_runtime_env: API)
+from highway_env.ray_tasks import RayCluster, shipped_runtime_env
 
 
 class InlinePool:

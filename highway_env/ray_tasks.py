@@ -121,6 +121,8 @@ class RayCluster:
         finished by then). Raises RayClusterError when no node with a CPU has been left for
         ``no_cpu_timeout`` seconds (a lost node's tasks would wait for ever)."""
         refs = list(refs)
+        if not refs:
+            return []
         num_returns = min(num_returns, len(refs))
         no_cpu_since = None
         while True:
