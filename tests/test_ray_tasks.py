@@ -63,6 +63,14 @@ class _FakeRay:
         self.cancelled.append(ref)
 
 
+def test_the_ray_module_loads_neither_ray_nor_torch():
+    from test_imports import _run
+
+    r = _run("import sys, highway_env.ray_tasks, highway_env.solver.prove; "
+             "assert not {'ray', 'torch'} & set(sys.modules), 'ray or torch was imported'")
+    assert r.returncode == 0, r.stderr
+
+
 def _root() -> Board:
     """A position with two numbers placed, A to move: a proof of a few units."""
     return Board().apply(0).apply(17)
