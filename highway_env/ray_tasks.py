@@ -94,6 +94,7 @@ class RayCluster:
         ray = import_ray(option)
         self.ray, self.noun, self.fallback = ray, noun, fallback
         self.no_cpu_timeout, self.poll_seconds = no_cpu_timeout, poll_seconds
+        self.demand = {"CPU": 0, "memory": 0}  # the most one task asks for
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             try:
@@ -111,6 +112,7 @@ class RayCluster:
         """``fn`` as a Ray remote function declaring its CPUs and memory (so that a node runs no
         more of them than fit), retried ``max_retries`` times when its worker or node is lost."""
         opts = {"num_cpus": num_cpus, "max_retries": max_retries, "retry_exceptions": False}
+        self.demand = {"CPU": max(self.demand["CPU"], num_cpus), "memory": max(self.demand["memory"], memory or 0)}
         return self.ray.remote(**opts, **({"memory": memory} if memory else {}))(fn)
 
     def put(self, obj):
@@ -118,8 +120,9 @@ class RayCluster:
 
     def wait(self, refs, num_returns: int = 1) -> list:
         """The refs of ``refs`` that are finished, at least ``num_returns`` of them (every one
-        finished by then). Raises RayClusterError when no node with a CPU has been left for
-        ``no_cpu_timeout`` seconds (a lost node's tasks would wait for ever)."""
+        finished by then). Raises RayClusterError when no node with a CPU, or none with the CPUs
+        and memory a task asks for, has been left for ``no_cpu_timeout`` seconds (a lost node's
+        tasks, or tasks larger than every node, would wait for ever)."""
         refs = list(refs)
         if not refs:
             return []
@@ -131,14 +134,26 @@ class RayCluster:
                 if waiting:  # the others finished meanwhile come along
                     ready += self.ray.wait(waiting, num_returns=len(waiting), timeout=0)[0]
                 return ready
-            if self.ray.cluster_resources().get("CPU", 0) >= 1:
+            cpus = self.ray.cluster_resources().get("CPU", 0) >= 1
+            if cpus and self._a_node_fits():
                 no_cpu_since = None
                 continue
             no_cpu_since = no_cpu_since or time.monotonic()
-            if time.monotonic() - no_cpu_since > self.no_cpu_timeout:
+            if time.monotonic() - no_cpu_since <= self.no_cpu_timeout:
+                continue
+            if not cpus:
                 raise RayClusterError(f"no Ray node with a CPU has been left for {self.no_cpu_timeout:g} s "
                                       f"({len(waiting)} {self.noun} waiting); add nodes to the cluster, "
                                       f"or {self.fallback}")
+            raise RayClusterError(f"no Ray node has {self.demand['CPU']:g} CPU and {self.demand['memory'] / 2**30:.2f} "
+                                  f"GiB of memory, what each of the {len(waiting)} {self.noun} waiting asks for, "
+                                  f"for {self.no_cpu_timeout:g} s; add larger nodes, or {self.fallback}")
+
+    def _a_node_fits(self) -> bool:
+        """Does a live node have the CPUs and memory of the largest task?"""
+        need = {k: v for k, v in self.demand.items() if v}
+        return any(n.get("Alive") and all(n.get("Resources", {}).get(k, 0) >= v for k, v in need.items())
+                   for n in self.ray.nodes())
 
     def get(self, ref, name: str):
         """The result of a finished task, ``name`` saying which one in the RayClusterError raised

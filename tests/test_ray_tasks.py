@@ -34,8 +34,8 @@ class _FakeRay:
     class exceptions:  # noqa: N801 - stands for the ray.exceptions module
         WorkerCrashedError = NodeDiedError = ObjectLostError = OutOfMemoryError = LocalRayletDiedError = _Lost
 
-    def __init__(self, cpus=0, done=False):
-        self.cpus, self.done, self.cancelled = cpus, done, []
+    def __init__(self, cpus=0, done=False, memory=1e12):
+        self.cpus, self.done, self.memory, self.cancelled = cpus, done, memory, []
 
     def is_initialized(self):
         return True
@@ -55,6 +55,10 @@ class _FakeRay:
 
     def cluster_resources(self):
         return {"CPU": self.cpus}
+
+    def nodes(self):
+        return [{"Alive": True, "Resources": {"CPU": self.cpus, "memory": self.memory}},
+                {"Alive": False, "Resources": {"CPU": 8, "memory": 1e12}}]  # a node lost
 
     def get(self, ref):
         raise _Lost("The worker died unexpectedly while executing this task.\nmore lines")
@@ -84,6 +88,14 @@ def test_proof_on_a_cluster_without_cpu_stops_with_an_error(monkeypatch):
                                               r"waiting\); add nodes to the cluster, or prove without --ray-addr"):
         prove(ProofConfig(ray_address="auto", root=_root(), ray_no_cpu_timeout=0.2), progress=False)
     assert time.time() - t0 < 5
+
+
+def test_units_larger_than_every_node_stop_the_proof_with_an_error(monkeypatch):
+    """Ray waits for ever for a node with the memory a task asks for (its table here)."""
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus=4, memory=2**30))
+    with pytest.raises(RayClusterError, match=r"no Ray node has 1 CPU and 1.51 GiB of memory, what each of the \d+ "
+                                              r"proof units waiting asks for, for 0.2 s; add larger nodes"):
+        prove(ProofConfig(ray_address="auto", root=_root(), tt_bits=25, ray_no_cpu_timeout=0.2), progress=False)
 
 
 def test_a_unit_lost_more_often_than_its_retries_is_named(monkeypatch):
