@@ -127,7 +127,7 @@ class RayCluster:
         if not refs:
             return []
         num_returns = min(num_returns, len(refs))
-        no_cpu_since = None
+        stuck_since = None
         while True:
             ready, waiting = self.ray.wait(refs, num_returns=num_returns, timeout=self.poll_seconds)
             if len(ready) >= num_returns:
@@ -136,10 +136,10 @@ class RayCluster:
                 return ready
             cpus = self.ray.cluster_resources().get("CPU", 0) >= 1
             if cpus and self._a_node_fits():
-                no_cpu_since = None
+                stuck_since = None
                 continue
-            no_cpu_since = no_cpu_since or time.monotonic()
-            if time.monotonic() - no_cpu_since <= self.no_cpu_timeout:
+            stuck_since = stuck_since or time.monotonic()
+            if time.monotonic() - stuck_since <= self.no_cpu_timeout:
                 continue
             if not cpus:
                 raise RayClusterError(f"no Ray node with a CPU has been left for {self.no_cpu_timeout:g} s "
