@@ -29,8 +29,10 @@ Per agent it measures:
 
 Output in --out (default results/eval-<time>): report.md, summary.json, agents.csv,
 accuracy_by_ply.csv, PNG plots, and tasks/ (per-task results: rerun the same command after an
-interrupt and finished tasks are skipped). Work runs on --workers processes with a progress bar and
-is reproducible with --seed.
+interrupt and finished tasks are skipped). Work runs on --workers processes, or as tasks on a Ray
+cluster with --ray-address, with a progress bar, and is reproducible with --seed:
+
+    python evaluate.py --agent az:agents/pretrained/highway_az.pt --reply-tree --ray-address HEAD:6379
 
 The two-player sibling games are measured against their own exact solvers with --game:
 
@@ -50,6 +52,7 @@ highway_env/evaluation/siblings.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -109,7 +112,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"small smoke-test sizes ({', '.join(f'--{k} {v}' for k, v in QUICK.items())}) "
                         "unless given explicitly")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                   help="worker processes (default: all cores, %(default)s); 1 = in this process")
+                   help="worker processes (default: all cores, %(default)s); 1 = in this process. With "
+                        "--ray-address: the CPUs of the Ray instance 'local' starts, else unused (the cluster's "
+                        "CPUs decide how many tasks run at once)")
+    p.add_argument("--ray-address", default="", metavar="ADDR",
+                   help="run the tasks on this Ray cluster instead of local processes: host:port of the head "
+                        "(ray start --head prints it), 'auto' (the cluster this machine belongs to) or 'local' "
+                        "(a Ray instance started here); needs pip install ray. Results, task cache and resume "
+                        "are as without Ray: the same seed gives the same summary. The position sets and az: "
+                        "checkpoints go to the nodes through Ray's object store (no shared filesystem needed); "
+                        "--store opens on each node (there 'default' is that node's own store: it caches "
+                        "solved positions, and results do not depend on it); module:attr and sb3: policies "
+                        "are still graded in this process. A task lost with its worker or node is run again "
+                        "elsewhere; a cluster left without any CPU node for 2 minutes stops with an error "
+                        "(rerun the command to resume). Highway only")
+    p.add_argument("--ray-runtime-env", default="", metavar="JSON",
+                   help="Ray runtime_env of the tasks, as train.py's: '' (default) ships the highway_env and "
+                        "agents packages to the nodes (they need only the dependencies: numpy, numba, torch, "
+                        "...), a JSON object is merged over that (e.g. '{\"pip\": [\"numba\"]}'), 'none' ships "
+                        "nothing (every node has the packages installed)")
     p.add_argument("--seed", type=int, default=0, help="seed of every sample and game (default: %(default)s)")
     p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>, for "
                                                "--game blackpath|jumping results/eval-<GAME>-<NAME or time>); "
@@ -207,6 +228,7 @@ def validate(args, argv) -> None:
         if not (math.isfinite(v) and 0 < v <= MAX_TIME_LIMIT):  # nan compares false to everything
             raise UsageError(f"--{name.replace('_', '-')} must be a number of seconds in (0, {MAX_TIME_LIMIT:.0f}], "
                              f"got {v}")
+    validate_ray(args)
     if len(set(args.agent)) != len(args.agent):
         raise UsageError(f"an agent is given twice: {args.agent}")
     # build every agent once here: a bad spec or a missing checkpoint fails now, naming it
@@ -234,6 +256,24 @@ def validate(args, argv) -> None:
                 make_agent(spec, game, seed=0)
         except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError) as e:
             raise UsageError(f"bad agent spec {spec!r}: {e}") from None
+
+
+def validate_ray(args) -> None:
+    """``args.ray``: None without --ray-address, else the address and the extra runtime_env
+    (:func:`run_on_ray`); a bad runtime_env or an address where no head answers fails now."""
+    from highway_env.core import HighwayError
+    from highway_env.ray_address import check_reachable
+    from highway_env.ray_tasks import runtime_env_from_text
+
+    try:
+        env = runtime_env_from_text(args.ray_runtime_env)
+        if args.ray_address:
+            check_reachable(args.ray_address)  # now, not after the tasks are built
+    except HighwayError as e:
+        raise UsageError(str(e)) from None
+    if args.ray_address and args.game != "highway":
+        raise UsageError(f"--ray-address is for --game highway (--game {args.game} runs in this process)")
+    args.ray = {"address": args.ray_address, "runtime_env": env} if args.ray_address else None
 
 
 def game_options(args, built: dict) -> dict:
@@ -357,7 +397,9 @@ def registry_agents(args) -> list[str]:
     return [a for a in args.agent if a not in getattr(args, "policies", {})]
 
 
-def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
+def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | None = None) -> dict:
+    """Every task's result: from its cache file, else run on ``workers`` local processes, or as Ray
+    tasks when ``ray`` is given (``{"address": ..., "runtime_env": ...}``, see :func:`run_on_ray`)."""
     import multiprocessing as mp
 
     from tqdm import tqdm
@@ -377,7 +419,9 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="evaluation tasks", unit="task",
                disable=not progress, file=sys.stderr)
     if todo:
-        if workers > 1 and len(todo) > 1:
+        if ray is not None:
+            run_on_ray(todo, out_dir, ray, workers, results, bar)
+        elif workers > 1 and len(todo) > 1:
             ctx = mp.get_context("spawn")
             with ctx.Pool(min(workers, len(todo)), initializer=pool_worker_init) as pool:
                 for r in pool.imap_unordered(run_task, [(t, str(out_dir)) for t in todo]):
@@ -391,6 +435,44 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool) -> dict:
                 bar.update(1)
     bar.close()
     return results
+
+
+# What one evaluation task may use at most, declared to Ray so that a node runs no more tasks than fit
+# its memory: grading the shipped az: network (moves, games and conversions against the perfect
+# player, its solver tables, a ply-1 tree chunk) in one process peaked at ~0.95 GB RSS (ru_maxrss).
+EVAL_TASK_MEMORY = 1536 * 2**20
+
+
+def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict, bar) -> None:
+    """The tasks ``todo`` as Ray tasks on the cluster at ``ray["address"]``, each retried when its
+    worker or node is lost (a task is seeded: the same result anywhere); the files they read here
+    (position sets, az: checkpoints) travel through the object store to a per-node cache, and each
+    result is written here, atomically, as it arrives (an interrupted run resumes). ``workers``:
+    the CPUs of the Ray instance that address 'local' starts."""
+    from highway_env.evaluation.tasks import run_shipped, save_done, task_files
+    from highway_env.ray_tasks import RayCluster, shipped_runtime_env
+
+    # Ray prints its messages (a node lost, the workers' output) on stdout, where --json prints the
+    # summary alone: they go to stderr
+    with contextlib.redirect_stdout(sys.stderr):
+        cluster = RayCluster(ray["address"], shipped_runtime_env(ray["runtime_env"]), noun="evaluation tasks",
+                             fallback="evaluate without --ray-address", local_cpus=workers)
+        pending: dict = {}  # Ray task -> task
+        try:
+            files = cluster.ship_files(f for t in todo for f in task_files(t))
+            remote = cluster.task(run_shipped, memory=EVAL_TASK_MEMORY)
+            for t in todo:
+                pending[remote.remote(t, {f: files[f] for f in task_files(t)})] = t
+            while pending:
+                for ref in cluster.wait(list(pending)):
+                    t = pending.pop(ref)
+                    r = cluster.get(ref, f"evaluation task {t['id']}")
+                    save_done(out_dir, t, r)
+                    results[r["id"]] = r
+                    bar.update(1)
+        finally:
+            cluster.cancel(pending, force=True)  # interrupted: the results still to come are of no use
+            cluster.close()
 
 
 def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
@@ -550,8 +632,14 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     tasks, info = make_tasks(args, ps, out_dir, ps2)
+    from highway_env.ray_tasks import RayClusterError
+
     try:
-        results = run_tasks(tasks, out_dir, args.workers, not args.no_progress)
+        results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, args.ray)
+    except RayClusterError as e:  # the cluster lost every CPU node, a task lost too often, no ray package
+        print(f"error: {e}; finished tasks are kept in {out_dir}/tasks: rerun the same command to resume",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished tasks are kept in {out_dir}/tasks; rerun the same command to resume",
               file=sys.stderr)

@@ -109,6 +109,7 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     from agents.trainer import TrainingDiverged
+    from highway_env.ray_tasks import RayClusterError
 
     terminated = []
 
@@ -122,7 +123,7 @@ def main(argv=None) -> int:
         out = trainer.run()
     except KeyboardInterrupt:
         return 128 + signal.SIGTERM if terminated else 130
-    except (TrainingDiverged, ConfigError) as e:  # ConfigError: e.g. a Ray address that does not answer
+    except (TrainingDiverged, ConfigError, RayClusterError) as e:  # e.g. a Ray address that does not answer
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:

@@ -255,17 +255,13 @@ class TrainConfig:
     def ray_runtime_env_dict(self) -> dict | None:
         """The extra runtime_env given by ``ray_runtime_env`` ({} for '', None for 'none');
         ConfigError names a value that is not a JSON object."""
-        text = self.ray_runtime_env.strip()
-        if text in ("", "none"):
-            return {} if not text else None
+        from highway_env.core import HighwayError
+        from highway_env.ray_tasks import runtime_env_from_text
+
         try:
-            env = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"ray_runtime_env must be '', 'none' or a JSON object, got "
-                              f"{self.ray_runtime_env!r} ({e})") from None
-        if not isinstance(env, dict):
-            raise ConfigError(f"ray_runtime_env must be '', 'none' or a JSON object, got {self.ray_runtime_env!r}")
-        return env
+            return runtime_env_from_text(self.ray_runtime_env, "ray_runtime_env")
+        except HighwayError as e:
+            raise ConfigError(str(e)) from None
 
     def checked_run(self) -> str:
         """``run`` if it is one folder name (the run's files go to OUT_DIR/RUN, never elsewhere), else

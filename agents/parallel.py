@@ -15,10 +15,8 @@ import threading
 import time
 import traceback
 
-from agents.network import ConfigError
 from agents.selfplay import ChunkResult, ChunkTask, run_chunk
-from highway_env.core import HighwayError
-from highway_env.ray_address import check_reachable
+from highway_env.ray_tasks import RayCluster, shipped_runtime_env
 
 
 class InlinePool:
@@ -296,87 +294,41 @@ class ProcessPool:
 # its memory: a worker playing a 128-game chunk at the default settings peaked at ~0.5 GB RSS
 # (torch, numba and the search trees; measured with ru_maxrss).
 CHUNK_TASK_MEMORY = 768 * 2**20
-_SHIPPED_EXCLUDES = ["__pycache__", "*.pyc", "*.nbi", "*.nbc"]
-
-
-def shipped_runtime_env(extra: dict | None) -> dict | None:
-    """The Ray runtime_env of a training run: the highway_env and agents packages as py_modules
-    (Ray zips them once and unpacks them on every node, so a node needs only their dependencies,
-    pyproject's ``dependencies``), with ``extra`` merged over it; ``extra=None`` ships nothing."""
-    if extra is None:
-        return None
-    import agents
-    import highway_env
-
-    base = {"py_modules": [os.path.dirname(highway_env.__file__), os.path.dirname(agents.__file__)],
-            "excludes": list(_SHIPPED_EXCLUDES)}
-    return {**base, **extra}
 
 
 class RayPool:
     """Chunks as Ray tasks on the cluster at ``address`` ('local' starts one here, 'auto' or
-    host:port joins one), each declaring 1 CPU and ``CHUNK_TASK_MEMORY``; the weights go into the
-    object store once per iteration. A task lost with its worker or node is retried elsewhere
-    (``max_retries``; a seeded chunk plays the same games); an exception in the chunk itself is
-    not (it would fail again). With no CPU node left for ``no_cpu_timeout`` seconds, collect()
-    raises. ``runtime_env`` (:func:`shipped_runtime_env`) applies when this pool starts or joins
-    Ray itself."""
+    host:port joins one; :class:`highway_env.ray_tasks.RayCluster`), each declaring 1 CPU and
+    ``CHUNK_TASK_MEMORY``; the weights go into the object store once per iteration. A task lost
+    with its worker or node is retried elsewhere (``max_retries``; a seeded chunk plays the same
+    games); an exception in the chunk itself is not (it would fail again). With no CPU node left
+    for ``no_cpu_timeout`` seconds, collect() raises. ``runtime_env`` (:func:`shipped_runtime_env`)
+    applies when this pool starts or joins Ray itself."""
 
     def __init__(self, address: str, workers: int = 0, runtime_env: dict | None = None,
                  max_retries: int = 3, no_cpu_timeout: float = 120.0):
-        try:
-            import ray
-        except ImportError:
-            raise RuntimeError("--ray-address needs the ray package: pip install 'highway-boardgame[ray]' "
-                               "(or pip install ray)") from None
-        self._ray = ray
-        self._owns_ray = not ray.is_initialized()
-        if self._owns_ray:
-            try:
-                check_reachable(address, option="ray_address")
-            except HighwayError as e:
-                raise ConfigError(str(e)) from None
-            try:  # "local" starts a new instance even where another Ray cluster runs on this machine
-                ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
-                         **({"num_cpus": max(workers, 1)} if address == "local" else {}))
-            except ConnectionError as e:
-                raise ConfigError(f"ray_address {address!r}: {e}") from None
-        self.options = {"num_cpus": 1, "memory": CHUNK_TASK_MEMORY, "max_retries": max_retries,
-                        "retry_exceptions": False}
-        self._remote = ray.remote(**self.options)(_run_chunk_with)
+        self._cluster = RayCluster(address, runtime_env, noun="self-play chunks", fallback="train without "
+                                   "--ray-address", local_cpus=max(workers, 1), no_cpu_timeout=no_cpu_timeout)
+        self._remote = self._cluster.task(_run_chunk_with, memory=CHUNK_TASK_MEMORY, max_retries=max_retries)
         self.workers = workers
-        self._no_cpu_timeout = no_cpu_timeout
         self._refs = []
         self._weights = None
         self._weights_ref = None
 
     def submit(self, tasks: list[ChunkTask]) -> None:
         if tasks and tasks[0].weights is not self._weights:
-            self._weights, self._weights_ref = tasks[0].weights, self._ray.put(tasks[0].weights)
+            self._weights, self._weights_ref = tasks[0].weights, self._cluster.put(tasks[0].weights)
         self._refs = [self._remote.remote(t._replace(weights=None), self._weights_ref) for t in tasks]
 
     def collect(self) -> list[ChunkResult]:
         refs, self._refs = self._refs, []
-        no_cpu_since = None
-        while True:
-            _, waiting = self._ray.wait(refs, num_returns=len(refs), timeout=5.0)
-            if not waiting:
-                return self._ray.get(refs)
-            if self._ray.cluster_resources().get("CPU", 0) >= 1:
-                no_cpu_since = None
-                continue
-            no_cpu_since = no_cpu_since or time.monotonic()
-            if time.monotonic() - no_cpu_since > self._no_cpu_timeout:
-                raise RuntimeError(f"no Ray node with a CPU has been left for {self._no_cpu_timeout:g} s "
-                                   f"({len(waiting)} self-play chunks waiting); add nodes to the "
-                                   "cluster, or train without --ray-address")
+        self._cluster.wait(refs, num_returns=len(refs))
+        return [self._cluster.get(ref, f"self-play chunk {i}") for i, ref in enumerate(refs)]
 
     def close(self) -> None:
-        for ref in self._refs:  # chunks of an iteration that will not be collected
-            self._ray.cancel(ref, force=True)
+        self._cluster.cancel(self._refs, force=True)  # chunks of an iteration that will not be collected
         self._refs = []
-        if self._owns_ray:
-            self._ray.shutdown()
+        self._cluster.close()
 
 
 def _run_chunk_with(task: ChunkTask, weights: dict) -> ChunkResult:

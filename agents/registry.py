@@ -86,16 +86,31 @@ def _mcts(args, game, seed):
     return MCTSAgent(game or get_game(), simulations=n, seed=seed)
 
 
+def _az_parts(args: list[str]) -> tuple[str, str | None]:
+    """(PATH, SIMS or None) of the arguments of an ``az:PATH[:SIMS]`` spec."""
+    if len(args) > 1 and args[-1].isdigit():  # PATH may itself contain ':'
+        return ":".join(args[:-1]), args[-1]
+    return ":".join(args), None
+
+
+def az_checkpoint(spec: str) -> tuple[str, str] | None:
+    """(PATH, ':SIMS' or '') of an ``az:PATH[:SIMS]`` spec; None for other specs. The same agent
+    from a copy of the checkpoint (on a Ray node) is ``f"az:{copy}{suffix}"``."""
+    name, _, rest = spec.partition(":")
+    if name != "az" or not rest:
+        return None
+    path, sims = _az_parts(rest.split(":"))
+    return path, "" if sims is None else f":{sims}"
+
+
 def _az(args, game, seed):
     from agents.alphazero import AlphaZeroAgent
 
     if not args:
         raise AgentSpecError("az spec is az:PATH[:SIMS]")
-    sims = None
-    if len(args) > 1 and args[-1].isdigit():  # PATH may itself contain ':'
-        sims = _int_arg("az", args[-1], "SIMS")
-        args = args[:-1]
-    return AlphaZeroAgent.from_checkpoint(":".join(args), simulations=sims, game=game, seed=seed)
+    path, sims = _az_parts(args)
+    sims = None if sims is None else _int_arg("az", sims, "SIMS")
+    return AlphaZeroAgent.from_checkpoint(path, simulations=sims, game=game, seed=seed)
 
 
 def _perfect(args, game, seed):

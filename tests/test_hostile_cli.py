@@ -709,12 +709,10 @@ def test_an_empty_store_path_is_one_line_error(capsys, path):
 
 def test_prove_with_a_ray_address_where_no_head_answers_is_one_line_error(capsys, tmp_path):
     """Ray retried the address for minutes, then a ConnectionError traceback."""
-    import socket
+    from ray_helpers import free_port
 
     pytest.importorskip("ray")
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     rc, _, err = run_cli(capsys, "prove", "--ray-address", f"127.0.0.1:{port}", "--out", str(tmp_path / "c.json"),
                          "--estimates", "none", "--no-progress")
     assert_one_line_error(rc, err, f"--ray-address '127.0.0.1:{port}'", "no Ray head answers")

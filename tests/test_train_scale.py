@@ -4,7 +4,6 @@ Ray with its runtime_env, resources and retries, and a Ray node lost mid-run."""
 import csv
 import os
 import signal
-import threading
 import time
 from pathlib import Path
 
@@ -17,6 +16,8 @@ from agents.config import TrainConfig
 from agents.network import ConfigError, build_network
 from agents.trainer import Trainer
 
+from ray_helpers import (free_port, local_cluster, needs_ray, on_first_process, parent_pid,  # noqa: E402
+                         ray, runs_task)
 from test_train import _same, tiny  # noqa: E402  (pytest puts tests/ on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,13 +117,6 @@ def test_killed_evaluation_process_is_restarted_with_the_same_result(tmp_path):
 
 # ------------------------------------------------------------------ Ray
 
-try:
-    import ray
-except ImportError:  # the Ray tests skip; the rest of this file runs
-    ray = None
-needs_ray = pytest.mark.skipif(ray is None, reason="needs the ray package")
-
-
 def test_ray_runtime_env_ships_the_packages_and_sizes_the_tasks(tmp_path):
     from agents.parallel import CHUNK_TASK_MEMORY, shipped_runtime_env
 
@@ -141,24 +135,28 @@ def test_ray_runtime_env_ships_the_packages_and_sizes_the_tasks(tmp_path):
 
 @needs_ray
 def test_ray_address_that_does_not_answer_is_a_clear_error(tmp_path, capsys):
-    import socket
-
     import train
 
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     rc = train.main(["--ray-address", f"127.0.0.1:{port}", "--iterations", "1", "--out-dir", str(tmp_path),
                      "--no-progress", "--no-tensorboard", "--eval-every", "0"])
     err = capsys.readouterr().err
     assert rc == 2 and f"127.0.0.1:{port}" in err and "no Ray head" in err and not ray.is_initialized()
 
 
-def test_ray_with_no_cpu_left_is_a_clear_error_not_a_hang():
+def test_ray_with_no_cpu_left_is_a_clear_error_not_a_hang(monkeypatch):
     """collect() on a cluster whose nodes with CPUs are all gone raises after the timeout."""
+    import sys
+
     from agents.parallel import RayPool
 
-    class NoNodeLeft:  # the few calls collect() makes, answered as by a cluster without CPUs
+    class NoNodeLeft:  # the few calls the pool makes, answered as by a joined cluster without CPUs
+        def is_initialized(self):
+            return True
+
+        def remote(self, **options):
+            return lambda fn: fn
+
         def wait(self, refs, num_returns, timeout):
             time.sleep(0.01)
             return [], list(refs)
@@ -166,41 +164,16 @@ def test_ray_with_no_cpu_left_is_a_clear_error_not_a_hang():
         def cluster_resources(self):
             return {"memory": 1e9}
 
-    pool = RayPool.__new__(RayPool)
-    pool._ray, pool._refs, pool._no_cpu_timeout = NoNodeLeft(), ["chunk0", "chunk1"], 0.2
+    monkeypatch.setitem(sys.modules, "ray", NoNodeLeft())
+    pool = RayPool("auto", no_cpu_timeout=0.2)
+    pool._refs = ["chunk0", "chunk1"]
     t0 = time.time()
     with pytest.raises(RuntimeError, match=r"no Ray node with a CPU .*for 0.2 s \(2 self-play chunks waiting"):
         pool.collect()
     assert time.time() - t0 < 5
 
 
-def _on_first_process(match, action, done: list, deadline_s=240.0) -> threading.Thread:
-    """A thread that calls ``action(pid)`` once, on the first process for which ``match(pid,
-    cmdline)`` holds, and appends the pid to ``done``."""
-    def run():
-        deadline = time.time() + deadline_s
-        while time.time() < deadline:
-            for d in Path("/proc").iterdir():
-                try:
-                    if d.name.isdigit() and match(int(d.name), (d / "cmdline").read_bytes()):
-                        action(int(d.name))
-                        done.append(int(d.name))
-                        return
-                except (OSError, ProcessLookupError):  # gone meanwhile
-                    continue
-            time.sleep(0.02)
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t
-
-
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def _playing(pid, cmd):
-    return b"ray::_run_chunk_with" in cmd  # Ray titles a worker by the task it runs
+_playing = runs_task("_run_chunk_with")
 
 
 @needs_ray
@@ -216,7 +189,7 @@ def test_ray_worker_killed_mid_chunk_is_retried_with_the_same_weights(tmp_path):
     try:
         b = Trainer(tiny(tmp_path, "ray", iterations=2, eval_every=0, workers=1, ray_address="local"))
         killed = []
-        killer = _on_first_process(_playing, lambda pid: os.kill(pid, signal.SIGKILL), killed)
+        killer = on_first_process(_playing, lambda pid: os.kill(pid, signal.SIGKILL), killed)
         b.run()
         killer.join()
         assert killed and b.counters["iteration"] == 2 and b.counters["games"] == a.counters["games"]
@@ -239,26 +212,16 @@ def test_ray_worker_killed_mid_chunk_is_retried_with_the_same_weights(tmp_path):
 def test_ray_node_lost_mid_run_training_finishes_with_every_game(tmp_path):
     """A 2-node Ray cluster on this machine; the second node is killed while it plays: the run ends
     with every iteration's games and the weights of an undisturbed run."""
-    from ray._private import ray_constants
-    from ray.cluster_utils import Cluster
-
     a = Trainer(tiny(tmp_path, "calm", iterations=3, eval_every=0, workers=2))
     a.run()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    try:
-        node = cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
+    with local_cluster() as (cluster, node, raylet):
         b = Trainer(tiny(tmp_path, "lost", iterations=3, eval_every=0, workers=2,
                          ray_address=cluster.address))
         removed = []
-        raylet = node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid
-        remover = _on_first_process(lambda pid, cmd: _playing(pid, cmd) and _parent(pid) == raylet,
-                                    lambda pid: cluster.remove_node(node, allow_graceful=False), removed)
+        remover = on_first_process(lambda pid, cmd: _playing(pid, cmd) and parent_pid(pid) == raylet,
+                                   lambda pid: cluster.remove_node(node, allow_graceful=False), removed)
         b.run()
         remover.join()
         assert removed and b.counters["iteration"] == 3
         assert b.counters["games"] == a.counters["games"] == 3 * 12
         assert _same(a, b)
-    finally:
-        ray.shutdown()
-        cluster.shutdown()

@@ -172,9 +172,51 @@ def reply_starts(game, agent, first_seed, r0: int, r1: int) -> tuple[int, np.nda
     return first, replies, game.apply(np.repeat(after, len(replies), 0), replies)
 
 
+def save_done(out_dir: Path, task: dict, result: dict) -> None:
+    atomic_write_text(task_path(out_dir, task), json.dumps(result))
+
+
 def run_task(args) -> dict:
     """Worker entry: run one task, write its result file, return the result."""
     task, out_dir = args
+    res = execute(task)
+    save_done(out_dir, task, res)
+    return res
+
+
+# the task's fields that name agents (an az: spec names a checkpoint file)
+_AGENT_KEYS = ("agent", "a", "b")
+
+
+def task_files(task: dict) -> list[str]:
+    """The files on this machine that ``task`` reads: its position set (None: the packaged one)
+    and the checkpoints of its az: agents."""
+    from agents.registry import az_checkpoint
+
+    ckpts = [az_checkpoint(task[k]) for k in _AGENT_KEYS if k in task]
+    return ([task["positions_file"]] if task.get("positions_file") else []) + [c[0] for c in ckpts if c]
+
+
+def run_shipped(task: dict, files: dict) -> dict:
+    """Ray task entry: ``task`` with its files (:func:`task_files`, shipped by
+    :meth:`highway_env.ray_tasks.RayCluster.ship_files`) read from copies on this node; returns the
+    result, which the driver writes (the node may not see the output folder)."""
+    from agents.registry import az_checkpoint
+    from highway_env.ray_tasks import node_local_copy
+
+    worker_init()
+    local = dict(task)
+    if task.get("positions_file"):
+        local["positions_file"] = node_local_copy(files[task["positions_file"]])
+    for k in _AGENT_KEYS:
+        ckpt = az_checkpoint(task[k]) if k in task else None
+        if ckpt:
+            local[k] = f"az:{node_local_copy(files[ckpt[0]])}{ckpt[1]}"
+    return execute(local)
+
+
+def execute(task: dict) -> dict:
+    """Run one task; its result (a JSON-able dict)."""
     t0 = time.monotonic()
     perfect = task["perfect"]
     res: dict = {"id": task["id"], "kind": task["kind"]}
@@ -217,5 +259,4 @@ def run_task(args) -> dict:
         res.update(perfect_moves=moves, unproven_perfect_moves=unproven)
     res["seconds"] = round(time.monotonic() - t0, 3)
     res["pid"] = os.getpid()
-    atomic_write_text(task_path(out_dir, task), json.dumps(res))
     return res

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from highway_env.core import Board, HighwayError, decode_action
 from highway_env.atomic_files import atomic_write_text
 from highway_env.parent_watch import exit_with_parent
-from highway_env.ray_address import check_reachable
+from highway_env.ray_tasks import RayCluster, shipped_runtime_env
 from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_row, predicted_wall
 
 
@@ -73,11 +73,17 @@ class ProofConfig:
     workers: int = os.cpu_count() or 1
     tt_bits: int = 23
     ray_address: str | None = None
+    ray_runtime_env: dict | None = field(default_factory=dict)  # extra runtime_env (None: ship nothing)
+    ray_no_cpu_timeout: float = 120.0  # seconds without a CPU node on the cluster before the proof stops
     first_move: int | None = None  # try only this first move (for re-checking a certificate)
     root: Board = field(default_factory=Board)  # the empty board; tests use small positions
     retries: int = 2  # times a unit is re-run after its worker died (killed, out of memory)
     unit_nodes: int = 400_000  # a unit needing more nodes is split (0: never split)
     estimates: dict = field(default_factory=dict)  # canonical Board -> nodes, from an earlier run
+
+
+class NotProvenError(RuntimeError):
+    """Every candidate first move was refuted: an answer about the position, not a failure."""
 
 
 class WorkerLostError(HighwayError):
@@ -184,45 +190,43 @@ def table_bytes(tt_bits: int) -> int:
 
 
 class _RayPool:
-    """Ray tasks, each declaring one CPU and its worker's table as memory (so the scheduler does not
-    pack more workers on a node than its memory holds); a task whose worker or node is lost is
-    retried by Ray."""
+    """Ray tasks (:class:`highway_env.ray_tasks.RayCluster`), each declaring one CPU and its
+    worker's table as memory (so the scheduler does not pack more workers on a node than its memory
+    holds), the packages shipped as training ships them; a task whose worker or node is lost is
+    retried by Ray, and a cluster with no CPU node left stops the proof with an error, not a hang."""
 
-    def __init__(self, address: str, tt_bits: int, retries: int = 2):
-        try:
-            import ray
-        except ImportError:  # pragma: no cover - depends on the optional extra
-            raise HighwayError("--ray-address needs Ray: pip install 'highway-boardgame[ray]'") from None
-        if not ray.is_initialized():
-            check_reachable(address)  # Ray retries an address where no head answers for minutes
-        self.ray = ray
-        self._owns_ray = not ray.is_initialized()  # a Ray the caller started stays up after the proof
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-        self.remote = ray.remote(num_cpus=1, memory=table_bytes(tt_bits) + (200 << 20),
-                                 max_retries=retries)(solve_task)
-        self.tt_bits = tt_bits
+    def __init__(self, config: ProofConfig):
+        self.cluster = RayCluster(config.ray_address, shipped_runtime_env(config.ray_runtime_env),
+                                  noun="proof units", fallback="prove without --ray-address", log_to_driver=False,
+                                  local_cpus=config.workers, no_cpu_timeout=config.ray_no_cpu_timeout)
+        self.remote = self.cluster.task(solve_task, memory=table_bytes(config.tt_bits) + (200 << 20),
+                                        max_retries=config.retries)
+        self.tt_bits = config.tt_bits
+        self.units: dict = {}  # task -> its position, for messages
 
     def submit(self, cells, threshold, node_limit: int = 0):
-        return self.remote.remote(cells, threshold, self.tt_bits, node_limit)
+        task = self.remote.remote(cells, threshold, self.tt_bits, node_limit)
+        self.units[task] = cells
+        return task
 
     def wait_any(self, pending):
-        done, _ = self.ray.wait(list(pending), num_returns=1)
-        return [(ref, self.ray.get(ref)) for ref in done]
+        return [(task, self.cluster.get(task, f"the unit {','.join(map(str, self.units.pop(task)))}"))
+                for task in self.cluster.wait(pending)]
 
     def cancel(self, pending):
         # not force=True: that kills the worker (and its table), and Ray then retries the task;
         # a running unit ends within its node limit anyway
-        for ref in pending:
-            self.ray.cancel(ref)
+        for task in pending:
+            self.units.pop(task, None)
+        self.cluster.cancel(pending)
 
     def close(self, kill: bool = False):
-        if self._owns_ray:
-            self.ray.shutdown()
+        self.cluster.close()
 
 
 def _make_pool(config: ProofConfig):
     if config.ray_address:
-        return _RayPool(config.ray_address, config.tt_bits, config.retries)
+        return _RayPool(config)
     return _LocalPool(config.workers, config.tt_bits, config.retries)
 
 
@@ -313,7 +317,7 @@ def prove(config: ProofConfig, progress: bool = True, threshold: int = 1) -> dic
     finally:
         pool.close(kill=certificate is None)
     if certificate is None:
-        raise RuntimeError(f"no first move of A was proven to force margin >= {threshold}")
+        raise NotProvenError(f"no first move of A was proven to force margin >= {threshold}")
     return certificate
 
 

@@ -1,0 +1,198 @@
+"""Work as Ray tasks on a cluster, in one place for the three jobs that scale past one machine:
+self-play chunks (``train.py --ray-address``, :class:`agents.parallel.RayPool`), proof units
+(``python -m highway_env.solver prove --ray-address``) and evaluation tasks (``evaluate.py
+--ray-address``).
+
+Every task of these jobs is seeded or exact, so one lost with its worker or node (killed, out of
+memory, the node gone) is run again elsewhere with the same result (Ray's ``max_retries``); an
+exception raised by the task's own code is not retried (it would fail again). Waiting never hangs:
+with no node with a CPU left for ``no_cpu_timeout`` seconds, or a task lost more often than its
+retries allow, a :class:`RayClusterError` names what was waiting. The packages travel with the
+tasks (:func:`shipped_runtime_env`), and files a task reads on the driver's machine travel through
+the object store (:meth:`RayCluster.ship_files`, :func:`node_local_copy`), so a node needs neither
+the project nor a shared filesystem. Ray is imported only when a cluster is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from highway_env.atomic_files import atomic_write_bytes
+from highway_env.core import HighwayError
+from highway_env.ray_address import check_reachable
+
+
+class RayClusterError(HighwayError, RuntimeError):
+    """Work on Ray that cannot go on: no ray package, no head at the address, no node with a CPU
+    left, a task lost more often than its retries allow. The message is one line naming the
+    address or the task. (Also a RuntimeError: callers of the self-play pool catch it as one.)"""
+
+
+# The model zoo's checkpoints (agents/pretrained, most of the bytes) stay behind: no task loads them
+# by name, and a checkpoint a task plays travels as a file (RayCluster.ship_files).
+_SHIPPED_EXCLUDES = ["pretrained", "__pycache__", "*.pyc", "*.nbi", "*.nbc"]
+# Exceptions of ray.get meaning the task did not fail: its worker or node was lost, and Ray has
+# already retried it ``max_retries`` times.
+_LOST = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OutOfMemoryError", "LocalRayletDiedError")
+
+
+def shipped_runtime_env(extra: dict | None) -> dict | None:
+    """The default Ray runtime_env: the highway_env and agents packages as py_modules (Ray zips
+    them once and unpacks them on every node, so a node needs only their dependencies, pyproject's
+    ``dependencies``), with ``extra`` merged over it; ``extra=None`` ships nothing."""
+    if extra is None:
+        return None
+    import agents
+    import highway_env
+
+    base = {"py_modules": [os.path.dirname(highway_env.__file__), os.path.dirname(agents.__file__)],
+            "excludes": list(_SHIPPED_EXCLUDES)}
+    return {**base, **extra}
+
+
+def runtime_env_from_text(text: str, option: str = "--ray-runtime-env") -> dict | None:
+    """The extra runtime_env a command line gives: {} for '' (ship the packages), None for 'none'
+    (ship nothing: every node has them installed), else a JSON object merged over the packages;
+    HighwayError names ``option`` and a value that is none of these."""
+    text = text.strip()
+    if text in ("", "none"):
+        return {} if not text else None
+    try:
+        env = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise HighwayError(f"{option} must be '', 'none' or a JSON object, got {text!r} ({e})") from None
+    if not isinstance(env, dict):
+        raise HighwayError(f"{option} must be '', 'none' or a JSON object, got {text!r}")
+    return env
+
+
+def import_ray(option: str = "--ray-address"):
+    try:
+        import ray
+    except ImportError:
+        raise RayClusterError(f"{option} needs the ray package: pip install 'highway-boardgame[ray]' "
+                              "(or pip install ray)") from None
+    return ray
+
+
+class RayCluster:
+    """A connection to the Ray cluster at ``address`` ('local' starts one in this process with
+    ``local_cpus`` CPUs, 'auto' or host:port joins one) for tasks called ``noun`` in messages
+    ('self-play chunks'). A head that does not answer is a RayClusterError at once (Ray itself
+    retries for minutes). ``runtime_env`` applies when this object starts or joins Ray; a Ray the
+    caller had initialised already is used as it is and left running by :meth:`close`."""
+
+    def __init__(self, address: str, runtime_env: dict | None = None, *, noun: str = "tasks",
+                 fallback: str = "run without --ray-address", option: str = "--ray-address",
+                 local_cpus: int | None = None, no_cpu_timeout: float = 120.0, log_to_driver: bool = True,
+                 poll_seconds: float = 5.0):
+        ray = import_ray(option)
+        self.ray, self.noun, self.fallback = ray, noun, fallback
+        self.no_cpu_timeout, self.poll_seconds = no_cpu_timeout, poll_seconds
+        self.demand = {"CPU": 0, "memory": 0}  # the most one task asks for
+        self.owns_ray = not ray.is_initialized()
+        if self.owns_ray:
+            try:
+                check_reachable(address, option)
+            except HighwayError as e:
+                raise RayClusterError(str(e)) from None
+            try:  # "local" starts a new instance even where another Ray cluster runs on this machine
+                ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
+                         log_to_driver=log_to_driver,
+                         **({"num_cpus": local_cpus} if address == "local" and local_cpus else {}))
+            except ConnectionError as e:
+                raise RayClusterError(f"{option} {address!r}: {e}") from None
+
+    def task(self, fn, *, num_cpus: int = 1, memory: int | None = None, max_retries: int = 3):
+        """``fn`` as a Ray remote function declaring its CPUs and memory (so that a node runs no
+        more of them than fit), retried ``max_retries`` times when its worker or node is lost."""
+        opts = {"num_cpus": num_cpus, "max_retries": max_retries, "retry_exceptions": False}
+        self.demand = {"CPU": max(self.demand["CPU"], num_cpus), "memory": max(self.demand["memory"], memory or 0)}
+        return self.ray.remote(**opts, **({"memory": memory} if memory else {}))(fn)
+
+    def put(self, obj):
+        return self.ray.put(obj)
+
+    def wait(self, refs, num_returns: int = 1) -> list:
+        """The refs of ``refs`` that are finished, at least ``num_returns`` of them (every one
+        finished by then). Raises RayClusterError when no node with a CPU, or none with the CPUs
+        and memory a task asks for, has been left for ``no_cpu_timeout`` seconds (a lost node's
+        tasks, or tasks larger than every node, would wait for ever)."""
+        refs = list(refs)
+        if not refs:
+            return []
+        num_returns = min(num_returns, len(refs))
+        stuck_since = None
+        while True:
+            ready, waiting = self.ray.wait(refs, num_returns=num_returns, timeout=self.poll_seconds)
+            if len(ready) >= num_returns:
+                if waiting:  # the others finished meanwhile come along
+                    ready += self.ray.wait(waiting, num_returns=len(waiting), timeout=0)[0]
+                return ready
+            cpus = self.ray.cluster_resources().get("CPU", 0) >= 1
+            if cpus and self._a_node_fits():
+                stuck_since = None
+                continue
+            stuck_since = stuck_since or time.monotonic()
+            if time.monotonic() - stuck_since <= self.no_cpu_timeout:
+                continue
+            if not cpus:
+                raise RayClusterError(f"no Ray node with a CPU has been left for {self.no_cpu_timeout:g} s "
+                                      f"({len(waiting)} {self.noun} waiting); add nodes to the cluster, "
+                                      f"or {self.fallback}")
+            raise RayClusterError(f"no Ray node has {self.demand['CPU']:g} CPU and {self.demand['memory'] / 2**30:.2f} "
+                                  f"GiB of memory, what each of the {len(waiting)} {self.noun} waiting asks for, "
+                                  f"for {self.no_cpu_timeout:g} s; add larger nodes, or {self.fallback}")
+
+    def _a_node_fits(self) -> bool:
+        """Does a live node have the CPUs and memory of the largest task?"""
+        need = {k: v for k, v in self.demand.items() if v}
+        return any(n.get("Alive") and all(n.get("Resources", {}).get(k, 0) >= v for k, v in need.items())
+                   for n in self.ray.nodes())
+
+    def get(self, ref, name: str):
+        """The result of a finished task, ``name`` saying which one in the RayClusterError raised
+        when its worker or node was lost more often than its retries allow (an exception of the
+        task's own code is raised as it is)."""
+        try:
+            return self.ray.get(ref)
+        except tuple(getattr(self.ray.exceptions, n) for n in _LOST) as e:
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise RayClusterError(f"{name} was lost with its Ray worker or node more often than its retries "
+                                  f"allow ({type(e).__name__}: {first}); out of memory? check the nodes, "
+                                  f"or {self.fallback}") from None
+
+    def cancel(self, refs, force: bool = False) -> None:
+        for ref in refs:
+            self.ray.cancel(ref, force=force)
+
+    def ship_files(self, paths) -> dict:
+        """Each file at ``paths`` on this machine -> a handle a task turns into a copy on its own
+        node (:func:`node_local_copy`): the bytes go into the object store once."""
+        out = {}
+        for path in dict.fromkeys(map(str, paths)):
+            data = Path(path).read_bytes()
+            out[path] = (hashlib.sha256(data).hexdigest(), Path(path).name, self.ray.put(data))
+        return out
+
+    def close(self) -> None:
+        if self.owns_ray:
+            self.ray.shutdown()
+
+
+def node_local_copy(handle) -> str:
+    """In a task: the path of a copy of a shipped file (:meth:`RayCluster.ship_files`) on this
+    node, under a folder named by its content hash, so it is fetched once per node and a file
+    changed on the driver is never mistaken for the old one."""
+    sha, name, ref = handle
+    path = Path(tempfile.gettempdir()) / "highway_env-ray-files" / sha / name
+    if not path.exists():
+        import ray
+
+        atomic_write_bytes(path, ray.get(ref))
+    return str(path)

@@ -1,0 +1,217 @@
+"""Work on a Ray cluster (highway_env.ray_tasks): the proof that stops instead of hanging when the
+cluster has no CPU node left, a task lost too often named, and evaluate.py on a cluster giving the
+summary of a local run, also when a node is lost mid-evaluation."""
+
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import evaluate
+from highway_env.core import Board
+from highway_env.ray_tasks import RayClusterError
+from highway_env.solver.prove import ProofConfig, prove
+
+from ray_helpers import free_port, local_cluster, needs_ray, on_first_process, parent_pid, runs_task  # noqa: E402
+from test_evaluate import small_set  # noqa: E402,F401  (a fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Lost(Exception):
+    pass
+
+
+class _FakeRay:
+    """The calls a pool makes, answered as by a joined cluster whose tasks never finish and which
+    has no CPU (``cpus=0``), or whose tasks are all lost (``get`` raises WorkerCrashedError)."""
+
+    class exceptions:  # noqa: N801 - stands for the ray.exceptions module
+        WorkerCrashedError = NodeDiedError = ObjectLostError = OutOfMemoryError = LocalRayletDiedError = _Lost
+
+    def __init__(self, cpus=0, done=False, memory=1e12):
+        self.cpus, self.done, self.memory, self.cancelled = cpus, done, memory, []
+
+    def is_initialized(self):
+        return True
+
+    def remote(self, **options):
+        outer = self
+
+        class Remote:
+            def remote(self, *args):
+                return ("ref", len(outer.cancelled), args)
+
+        return lambda fn: Remote()
+
+    def wait(self, refs, num_returns, timeout):
+        time.sleep(0.01)
+        return (list(refs), []) if self.done else ([], list(refs))
+
+    def cluster_resources(self):
+        return {"CPU": self.cpus}
+
+    def nodes(self):
+        return [{"Alive": True, "Resources": {"CPU": self.cpus, "memory": self.memory}},
+                {"Alive": False, "Resources": {"CPU": 8, "memory": 1e12}}]  # a node lost
+
+    def get(self, ref):
+        raise _Lost("The worker died unexpectedly while executing this task.\nmore lines")
+
+    def cancel(self, ref, force=False):
+        self.cancelled.append(ref)
+
+
+def test_the_ray_module_loads_neither_ray_nor_torch():
+    from test_imports import _run
+
+    r = _run("import sys, highway_env.ray_tasks, highway_env.solver.prove; "
+             "assert not {'ray', 'torch'} & set(sys.modules), 'ray or torch was imported'")
+    assert r.returncode == 0, r.stderr
+
+
+def _root() -> Board:
+    """A position with two numbers placed, A to move: a proof of a few units."""
+    return Board().apply(0).apply(17)
+
+
+def test_proof_on_a_cluster_without_cpu_stops_with_an_error(monkeypatch):
+    """The proof's pool waited on ray.wait without a timeout: with every CPU node gone it hung."""
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus=0))
+    t0 = time.time()
+    with pytest.raises(RayClusterError, match=r"no Ray node with a CPU has been left for 0.2 s \(\d+ proof units "
+                                              r"waiting\); add nodes to the cluster, or prove without --ray-addr"):
+        prove(ProofConfig(ray_address="auto", root=_root(), ray_no_cpu_timeout=0.2), progress=False)
+    assert time.time() - t0 < 5
+
+
+def test_units_larger_than_every_node_stop_the_proof_with_an_error(monkeypatch):
+    """Ray waits for ever for a node with the memory a task asks for (its table here)."""
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus=4, memory=2**30))
+    with pytest.raises(RayClusterError, match=r"no Ray node has 1 CPU and 1.51 GiB of memory, what each of the \d+ "
+                                              r"proof units waiting asks for, for 0.2 s; add larger nodes"):
+        prove(ProofConfig(ray_address="auto", root=_root(), tt_bits=25, ray_no_cpu_timeout=0.2), progress=False)
+
+
+def test_a_unit_lost_more_often_than_its_retries_is_named(monkeypatch):
+    """Ray's WorkerCrashedError, after the retries, was raised raw; it now names the unit."""
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus=1, done=True))
+    with pytest.raises(RayClusterError, match=r"^the unit [\d,]+ was lost with its Ray worker or node more often "
+                                              r"than its retries allow \(_Lost: The worker died unexpectedly "
+                                              r"while executing this task.\);"):
+        prove(ProofConfig(ray_address="auto", root=_root()), progress=False)
+
+
+def _eval_argv(out, positions_file, *extra):
+    return ["--agent", "greedy", "--positions", "40", "--games", "1", "--rr-games", "0", "--conversion", "0",
+            "--positions-file", str(positions_file), "--positions-v2", "none", "--store", "none",
+            "--name", "same", "--out", str(out), "--no-plots", "--no-progress", "--json", *extra]
+
+
+@pytest.mark.parametrize("extra, named", [(["--ray-runtime-env", "[1]"], "--ray-runtime-env"),
+                                          (["--game", "jumping", "--ray-address", "local"], "--game highway")])
+def test_evaluate_bad_ray_options_are_one_line_errors(tmp_path, small_set, capsys, extra, named):  # noqa: F811
+    assert evaluate.main(_eval_argv(tmp_path / "e", small_set, *extra)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and named in err, err
+
+
+@needs_ray
+def test_evaluate_where_no_ray_head_answers_is_a_one_line_error(tmp_path, small_set, capsys):  # noqa: F811
+    port = free_port()
+    t0 = time.time()
+    assert evaluate.main(_eval_argv(tmp_path / "e", small_set, "--ray-address", f"127.0.0.1:{port}")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--ray-address '127.0.0.1:{port}'" in err and "no Ray head answers" in err
+    assert time.time() - t0 < 30 and not (tmp_path / "e" / "tasks").exists()  # before any work
+
+
+def _summary(capsys) -> dict:
+    doc = json.loads(capsys.readouterr().out)
+    doc.pop("wall_seconds")
+    return doc
+
+
+@pytest.fixture
+def tiny_az(tmp_path):
+    """An az: agent from a checkpoint file of its own (a copy of the shipped network), raw policy."""
+    path = tmp_path / "ckpt" / "tiny.pt"
+    path.parent.mkdir()
+    shutil.copy(ROOT / "agents" / "pretrained" / "highway_az.pt", path)
+    return path
+
+
+@needs_ray
+@pytest.mark.slow
+def test_evaluate_on_a_two_node_cluster_gives_the_local_summary(tmp_path, small_set, tiny_az, capsys):  # noqa: F811
+    """Each task is seeded: on two Ray nodes the summary is the one of local processes; the
+    checkpoint and the position set reach the tasks as node-local copies named by content hash."""
+    extra = ("--agent", f"az:{tiny_az}:0", "--rr-games", "2", "--conversion", "2", "--workers", "2")
+    assert evaluate.main(_eval_argv(tmp_path / "local", small_set, *extra)) == 0
+    local = _summary(capsys)
+    with local_cluster() as (cluster, node, raylet):
+        assert evaluate.main(_eval_argv(tmp_path / "ray", small_set, *extra, "--ray-address", cluster.address)) == 0
+        on_ray = _summary(capsys)
+    assert on_ray == local
+    assert sorted(p.name for p in (tmp_path / "ray" / "tasks").iterdir()) == sorted(
+        p.name for p in (tmp_path / "local" / "tasks").iterdir())
+    for f in (tiny_az, small_set):
+        sha = hashlib.sha256(f.read_bytes()).hexdigest()
+        assert (Path(tempfile.gettempdir()) / "highway_env-ray-files" / sha / f.name).read_bytes() == f.read_bytes()
+
+
+@needs_ray
+@pytest.mark.slow
+def test_evaluate_with_a_node_lost_mid_run_gives_the_local_summary(tmp_path, small_set, capsys):  # noqa: F811
+    """The second node is killed while it runs a task: its tasks run again on the head, and the
+    summary is the one of an undisturbed local run."""
+    extra = ("--games", "2", "--rr-games", "0", "--agent", "random", "--chunk", "1", "--workers", "2")
+    assert evaluate.main(_eval_argv(tmp_path / "local", small_set, *extra)) == 0
+    local = _summary(capsys)
+    with local_cluster() as (cluster, node, raylet):
+        removed = []
+        remover = on_first_process(lambda pid, cmd: runs_task("run_shipped")(pid, cmd) and parent_pid(pid) == raylet,
+                                   lambda pid: cluster.remove_node(node, allow_graceful=False), removed)
+        assert evaluate.main(_eval_argv(tmp_path / "ray", small_set, *extra, "--ray-address", cluster.address)) == 0
+        remover.join()
+        on_ray = _summary(capsys)
+    assert removed and on_ray == local
+
+
+@needs_ray
+@pytest.mark.slow
+def test_proof_stops_when_the_cluster_loses_its_only_cpu_node(tmp_path):
+    """A head without CPUs and one node with one: the node is killed while it solves, the unit
+    waits for a CPU that never comes, and the proof stops with an error naming the wait."""
+    with local_cluster(head_cpus=0) as (cluster, node, raylet):
+        removed = []
+        remover = on_first_process(lambda pid, cmd: runs_task("solve_task")(pid, cmd) and parent_pid(pid) == raylet,
+                                   lambda pid: cluster.remove_node(node, allow_graceful=False), removed)
+        t0 = time.time()
+        with pytest.raises(RayClusterError, match=r"no Ray node with a CPU has been left for 1 s \(\d+ proof units"):
+            prove(ProofConfig(ray_address=cluster.address, tt_bits=16, ray_no_cpu_timeout=1), progress=False)
+        remover.join()
+        assert removed and time.time() - t0 < 120
+
+
+@pytest.mark.slow
+def test_the_position_store_changes_no_result(tmp_path, small_set, capsys):  # noqa: F811
+    """On Ray each node opens its own store: that is sound only because the store is a cache. The
+    summary without a store, with an empty one and with the one the first run filled is the same,
+    also where early moves of the perfect player are budgeted (unproven)."""
+    extra = ("--agent", "random", "--games", "2", "--conversion", "3", "--workers", "2",  # fresh processes
+             "--perfect-exact-from-ply", "8", "--perfect-early-budget-nodes", "20000")
+    store = tmp_path / "solved.sqlite"
+    summaries = []
+    for run, where in (("none", "none"), ("cold", store), ("warm", store)):
+        assert evaluate.main([*_eval_argv(tmp_path / run, small_set, *extra), "--store", str(where)]) == 0
+        summaries.append(_summary(capsys))
+    assert summaries[0] == summaries[1] == summaries[2] and summaries[0]["perfect_moves"] > 0
+    import sqlite3
+
+    assert sqlite3.connect(store).execute("SELECT count(*) FROM positions").fetchone()[0] > 100
