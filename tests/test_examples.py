@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import numpy as np
 import pytest
 
 from highway_env import highway_v0
+from optional_parts import require_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -26,14 +26,7 @@ EXTRAS = {"sb3": ("sb3_contrib", "stable_baselines3"), "rllib": ("ray.rllib",), 
 
 def require(extra: str) -> None:
     """Skip when ``extra``'s libraries do not import; fail instead under CI=true."""
-    for module in EXTRAS[extra]:
-        try:
-            importlib.import_module(module)
-        except ImportError as e:
-            if os.environ.get("CI") == "true":
-                pytest.fail(f"CI=true but the {extra} recipe tests cannot run: {e} "
-                            f'(install the extra: pip install -e ".[{extra}]")', pytrace=False)
-            pytest.skip(f'{extra} extra not installed (pip install -e ".[{extra}]"): {e}')
+    require_modules(f"{extra} recipe", f"{extra} extra", EXTRAS[extra], f'pip install -e ".[{extra}]"')
 
 
 def recipe(name: str):

@@ -417,7 +417,6 @@ def test_blackpath_time_limit_and_bad_limits(capsys):
 
 @pytest.mark.parametrize("content", [b"garbage\n", bytes(range(256)) * 8, None])
 def test_demo_with_a_bad_checkpoint_is_one_line_error(capsys, tmp_path, content):
-    pytest.importorskip("torch")
     from highway_env.demo import main as demo_main
 
     path = tmp_path / "bad.pt"
@@ -687,7 +686,6 @@ def test_bench_scripts_refuse_bad_numbers_in_one_line(capsys, script, flag, valu
                                          (["--threads", "100000"], "--threads"), (["--out", "{blocker}"], "a_file")])
 def test_recipe_flags_are_checked_before_training(capsys, tmp_path, monkeypatch, argv, named):
     """nan --entropy trained to NaN; an --out under a file failed after the training."""
-    pytest.importorskip("torch")
     monkeypatch.syspath_prepend(str(REPO / "examples"))
     import recipe_common
 
@@ -709,9 +707,10 @@ def test_an_empty_store_path_is_one_line_error(capsys, path):
 
 def test_prove_with_a_ray_address_where_no_head_answers_is_one_line_error(capsys, tmp_path):
     """Ray retried the address for minutes, then a ConnectionError traceback."""
+    from optional_parts import require_ray
     from ray_helpers import free_port
 
-    pytest.importorskip("ray")
+    require_ray()
     port = free_port()
     rc, _, err = run_cli(capsys, "prove", "--ray-address", f"127.0.0.1:{port}", "--out", str(tmp_path / "c.json"),
                          "--estimates", "none", "--no-progress")

@@ -17,6 +17,7 @@ import pytest
 
 from highway_env import core, highway_v0
 from highway_env.core import Board, HighwayError, IllegalMoveError, encode_action, random_board
+from optional_parts import skip_or_fail
 
 
 try:
@@ -38,12 +39,8 @@ _RUN_WITHOUT_EXTRA = {"test_missing_extra_fails_under_ci_and_skips_otherwise",
 
 def _require_extra() -> None:
     """Skip without the extra; fail instead under CI=true."""
-    if MISSING is None:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true but the OpenSpiel tests cannot run: {MISSING} "
-                    '(install the extra: pip install -e ".[openspiel]")', pytrace=False)
-    pytest.skip(f'OpenSpiel extra not installed (pip install -e ".[openspiel]"): {MISSING}')
+    if MISSING is not None:
+        skip_or_fail("OpenSpiel", "OpenSpiel extra", str(MISSING), 'pip install -e ".[openspiel]"')
 
 
 @pytest.fixture(autouse=True)

@@ -5,14 +5,13 @@ failure (CI must really run these)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from highway_env.core import Board
 from highway_env.play.screenshot import PlayPage, make_driver, missing_browser_parts
 from highway_env.play.server import start_server
 from highway_env.play.view import result_text
+from optional_parts import skip_or_fail
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -21,9 +20,8 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 def page():
     missing = missing_browser_parts()
     if missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but the browser tests cannot run: missing {', '.join(missing)}")
-        pytest.skip(f"no headless browser: missing {', '.join(missing)}")
+        skip_or_fail("browser", "A headless browser", "missing " + ", ".join(missing),
+                     "apt-get install chromium chromium-driver; pip install selenium")
     server, thread = start_server()
     driver = make_driver()
     try:

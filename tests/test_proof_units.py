@@ -11,6 +11,7 @@ from highway_env.core import random_board
 from highway_env.solver import Solver, kernel
 from highway_env.solver.proof_units import estimates_from, predicted_wall
 from highway_env.solver.prove import ProofConfig, prove
+from optional_parts import require_ray
 
 UNIT_NODES = 30
 
@@ -104,7 +105,7 @@ def test_certificate_is_written_one_line_per_reply_and_reads_back(split_proof, t
 
 @pytest.mark.slow
 def test_split_proof_on_a_local_ray_instance(split_proof):
-    pytest.importorskip("ray")
+    require_ray()
     root, margin, config, cert = split_proof
     on_ray = ProofConfig(ray_address="local", tt_bits=12, root=root, unit_nodes=UNIT_NODES,
                          first_move=config.first_move)

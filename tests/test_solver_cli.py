@@ -11,6 +11,7 @@ from highway_env.core import Board, HighwayError, random_board
 from highway_env.solver import kernel
 from highway_env.solver.__main__ import main
 from highway_env.solver.prove import ProofConfig, distinct_moves, first_move_values, prove
+from optional_parts import require_ray
 
 POSITION = "6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,0"
 
@@ -142,7 +143,7 @@ def test_first_move_values_on_a_small_root_and_resume(tmp_path):
 
 
 def test_prove_runs_on_a_local_ray_instance():
-    pytest.importorskip("ray")
+    require_ray()
     rng = np.random.default_rng(4)
     while True:
         root = random_board(rng, 12)
