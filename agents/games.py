@@ -96,8 +96,9 @@ def game_class(game: str) -> type[Game]:
     if isinstance(game, str) and game in GAMES:
         return _game_class_of(GAMES[game])
     if not isinstance(game, str) or ":" not in game:
+        hint = f" (a reference has a colon: '{game}:GameClass')" if isinstance(game, str) and "." in game else ""
         raise ValueError(f"unknown game {game!r}; known: {sorted(GAMES)}, or a reference "
-                         "'package.module:GameClass'")
+                         f"'package.module:GameClass'{hint}")
     return _game_class_of(game)
 
 
