@@ -198,3 +198,17 @@ def test_a_spawned_worker_rebuilds_a_game_registered_only_in_the_parent(registry
     finally:
         pool.close()
     assert res.games == 4
+
+
+def test_a_checkpoint_names_its_game_by_reference(trained, tmp_path):
+    from agents.alphazero import AlphaZeroAgent
+    from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+
+    data = load_checkpoint(trained / "ttt" / "best.pt")
+    with pytest.raises(CheckpointError, match=r"is an agent of 'examples\.tictactoe_game:TicTacToeGame', not of 'blackpath'"):
+        AlphaZeroAgent.from_checkpoint(trained / "ttt" / "best.pt", game=get_game("blackpath"))
+    assert AlphaZeroAgent.from_checkpoint(trained / "ttt" / "best.pt", game=TicTacToeGame()).game.name == "tictactoe"
+    save_checkpoint(tmp_path / "moved.pt", {**data, "game": "no_such_module_xyz:TicTacToeGame"})
+    with pytest.raises(CheckpointError, match=r"cannot rebuild its game: 'no_such_module_xyz:TicTacToeGame': "
+                                              r"cannot import module 'no_such_module_xyz'"):
+        AlphaZeroAgent.from_checkpoint(tmp_path / "moved.pt")
