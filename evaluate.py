@@ -38,13 +38,15 @@ The two-player sibling games are measured against their own exact solvers with -
     python evaluate.py --game jumping --agent az:checkpoints/jumping_az/latest.pt --agent random
 
     python evaluate.py --game blackpath --game-config '{"rows": 5, "cols": 5}' --agent mcts:50
+    python evaluate.py --game examples.tictactoe_game:TicTacToeGame --agent az:checkpoints/tictactoe_az/best.pt
 
 There (default boards: Black Path 4x4 from A1:top, Jumping n = 4; another with --game-config, or
 the board of the az: agents' checkpoints) each agent gets move accuracy on
 --positions positions sampled from varied play and labelled by the solver on the fly, --games games
 per side against the perfect player (a best-value move, random among ties) and the round robin Elo;
-the same outputs (no conversion, no position set, no task cache; runs in this process). See
-highway_env/evaluation/siblings.py.
+the same outputs (no conversion, no position set, no task cache; runs in this process). Your own
+game (``--game package.module:Class``) is graded the same way when its ``perfect_player`` gives
+move values (see examples/tictactoe_game.py). See highway_env/evaluation/siblings.py.
 """
 
 from __future__ import annotations

@@ -35,6 +35,10 @@ class AbstractGame(Game):  # lacks the rules
     pass
 
 
+class NoPerfectPlayer(TicTacToeGame):
+    perfect_player = None
+
+
 @pytest.fixture
 def registry():
     """GAMES restored after the test (registrations are process-wide)."""
@@ -177,6 +181,15 @@ def test_evaluate_refuses_games_it_cannot_grade(tmp_path):
                         "--agent", "random"], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "unknown --game 'examples.tictactoe_game:Nope'" in p.stderr
     assert "has no attribute 'Nope'" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+
+def test_evaluate_needs_a_perfect_player_that_labels_moves(capsys):
+    import evaluate
+
+    assert evaluate.main(["--game", "tests.test_game_plugin:NoPerfectPlayer", "--agent", "random"]) == 2
+    err = capsys.readouterr().err
+    assert "--game tests.test_game_plugin:NoPerfectPlayer: game 'tictactoe' names no perfect player" in err
 
 
 def test_a_spawned_worker_rebuilds_a_game_registered_only_in_the_parent(registry, tmp_path):
