@@ -36,7 +36,7 @@ class TrainConfig:
     out_dir: str = _f("checkpoints", "parent directory of the run directories")
     game: str = _f("highway", "game to train: highway, blackpath, jumping, a name added with "
                               "agents.register_game, or your own agents.game.Game subclass as "
-                              "'package.module:Class' (imported; stored so in the checkpoints)")
+                              "'package.module:Class' (imported on use; checkpoints store the reference)")
     game_obs: str = _f("", "the game's observation variant ('' = its default; highway: 'features' "
                            "(one-hot planes + path-bound features, the default) or 'planes' (one-hot "
                            "numbers only, as checkpoints before the features))")

@@ -83,6 +83,9 @@ def register_game(name: str, ref_or_class, *, replace: bool = False) -> None:
             raise ValueError(f"game class {ref_or_class!r} is not what its reference {ref!r} imports")
     elif isinstance(ref_or_class, str):
         ref = ref_or_class
+        if ref.startswith("__main__:"):
+            raise ValueError(f"game {ref!r} cannot be imported by another process (a later az:PATH): "
+                             "define it in an importable module")
     else:
         raise ValueError(f"register_game({name!r}, ...) takes a 'module:Class' reference or a Game "
                          f"subclass, got {ref_or_class!r}")

@@ -15,7 +15,7 @@ from typing import Callable
 
 from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
 from agents.game import Game
-from agents.games import GAMES, get_game, register_game, resolve  # noqa: F401  (GAMES, get_game, register_game: public here too)
+from agents.games import GAMES, get_game, register_game, resolve  # noqa: F401  (the first three: public here too)
 
 AgentFactory = Callable[[list, "Game | None", "int | None"], Agent]  # (spec args, game or None, seed)
 _AGENTS: dict[str, AgentFactory] = {}
