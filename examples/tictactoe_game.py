@@ -1,10 +1,10 @@
 """Tic-tac-toe as an :class:`agents.game.Game`: a complete example of training our AlphaZero on your
 own game, with no change to the package.
 
-    python train.py --game examples.tictactoe_game:TicTacToeGame --run ttt --minutes 3 \\
-        --eval-opponents random,perfect
-    python evaluate.py --game examples.tictactoe_game:TicTacToeGame --agent az:checkpoints/ttt/best.pt \\
-        --agent random --games 50
+    python train.py --game examples.tictactoe_game:TicTacToeGame --run tictactoe_az --minutes 4 \\
+        --eval-opponents random,perfect --workers 1
+    python evaluate.py --game examples.tictactoe_game:TicTacToeGame \\
+        --agent az:checkpoints/tictactoe_az/best.pt --agent random --games 50
 
 (run from the repository root, or with it on ``PYTHONPATH``: the checkpoint stores the reference
 ``examples.tictactoe_game:TicTacToeGame`` and every process that loads it imports this module.)
