@@ -40,13 +40,15 @@ The two-player sibling games are measured against their own exact solvers with -
     python evaluate.py --game jumping --agent az:checkpoints/jumping_az/latest.pt --agent random
 
     python evaluate.py --game blackpath --game-config '{"rows": 5, "cols": 5}' --agent mcts:50
+    python evaluate.py --game examples.tictactoe_game:TicTacToeGame --agent az:checkpoints/tictactoe_az/best.pt
 
 There (default boards: Black Path 4x4 from A1:top, Jumping n = 4; another with --game-config, or
 the board of the az: agents' checkpoints) each agent gets move accuracy on
 --positions positions sampled from varied play and labelled by the solver on the fly, --games games
 per side against the perfect player (a best-value move, random among ties) and the round robin Elo;
-the same outputs (no conversion, no position set, no task cache; runs in this process). See
-highway_env/evaluation/siblings.py.
+the same outputs (no conversion, no position set, no task cache; runs in this process). Your own
+game (``--game package.module:Class``) is graded the same way when its ``perfect_player`` gives
+move values (see examples/tictactoe_game.py). See highway_env/evaluation/siblings.py.
 """
 
 from __future__ import annotations
@@ -77,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--game", default="highway", metavar="GAME",
                    help="highway (default), blackpath or jumping (the two-player sibling games, measured "
-                        "against their exact solvers; the Highway-only options are then ignored)")
+                        "against their exact solvers; the Highway-only options are then ignored), or your own "
+                        "game as 'package.module:Class' (an agents.game.Game whose perfect_player gives "
+                        "move values, graded as the sibling games)")
     p.add_argument("--game-config", default="", metavar="JSON",
                    help="options of the sibling game as a JSON object, e.g. '{\"rows\": 5, \"cols\": 5}' "
                         "(blackpath: rows, cols, start; jumping: n). Default: the board of the first az: "
@@ -133,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "nothing (every node has the packages installed)")
     p.add_argument("--seed", type=int, default=0, help="seed of every sample and game (default: %(default)s)")
     p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>, for "
-                                               "--game blackpath|jumping results/eval-<GAME>-<NAME or time>); "
+                                               "another --game results/eval-<its Game.name>-<NAME or time>); "
                                                "reuse it to resume an interrupted run")
     p.add_argument("--name", default=None, help="run name for the default --out and the report title: one "
                                                 "folder name (no '/')")
@@ -196,8 +200,12 @@ def validate(args, argv) -> None:
         for k, v in QUICK.items():
             if f"--{k}" not in given:
                 setattr(args, k, v)
-    if args.game not in ("highway", "blackpath", "jumping"):
-        raise UsageError(f"unknown --game {args.game!r}; known: highway, blackpath, jumping")
+    from agents.games import game_key
+
+    try:  # a shipped name, a registered one or 'module:Class'; refs to shipped games become their names
+        args.game = game_key(args.game)
+    except ValueError as e:
+        raise UsageError(f"unknown --game {args.game!r}: {e}") from None
     if args.name is not None:  # it names the default --out's folder: '../x' would write elsewhere
         try:
             check_run_name(args.name, "--name")
@@ -238,6 +246,7 @@ def validate(args, argv) -> None:
 
     built = {}  # spec -> the agent game_options loaded already (a checkpoint is loaded once)
     game = get_game(args.game, game_options(args, built))
+    args.game_name = game.name  # for the default --out ('module:Class' is no folder name)
     if args.game != "highway":
         check_perfect_reach(args, game)
     args.policies = {}  # spec -> loaded policy object, graded by highway_env.benchmark
@@ -282,6 +291,7 @@ def game_options(args, built: dict) -> dict:
     defaults; set as ``args.game_options``. A checkpoint gives only its rules options: its view
     options (a margin-valued target) are its agent's own and must not change the baselines' game."""
     from agents.checkpoint import CheckpointError
+    from agents.games import class_ref, game_key
     from agents.games import game_options as parse
     from agents.registry import AgentSpecError, make_agent
 
@@ -303,7 +313,7 @@ def game_options(args, built: dict) -> dict:
                 except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
                     raise UsageError(f"bad agent spec {spec!r}: {e}") from None
                 trained = built[spec].game
-                if trained.name != args.game:
+                if game_key(class_ref(type(trained))) != args.game:
                     raise UsageError(f"bad agent spec {spec!r}: an agent of {trained.name!r}, not of {args.game!r}")
                 opts = trained.rules_config()
                 break
@@ -312,12 +322,19 @@ def game_options(args, built: dict) -> dict:
 
 
 def check_perfect_reach(args, game) -> None:
-    """A sibling game's perfect player may be exact only from some ply on (a board too large to
-    solve from the start): then only positions from that ply can be graded, and no game against it
-    or with it can be played."""
-    from agents.registry import perfect_first_exact_ply
+    """A sibling game must name a perfect player that labels moves (its ``move_values``). It may be
+    exact only from some ply on (a board too large to solve from the start): then only positions
+    from that ply can be graded, and no game against it or with it can be played."""
+    from agents.registry import AgentSpecError, perfect_first_exact_ply
+    from highway_env.evaluation.siblings import move_values_fn
 
-    first = perfect_first_exact_ply(game)
+    try:
+        move_values_fn(game)
+        first = perfect_first_exact_ply(game)
+    except (AgentSpecError, ValueError) as e:
+        raise UsageError(f"--game {args.game}: {e}; evaluate.py grades a game against its perfect player") from None
+    if args.label_from_ply and game.plies(game.initial_states(1)) is None:
+        raise UsageError(f"--label-from-ply needs a game that counts plies ({game.name!r} has no Game.plies)")
     bad = [f"--label-from-ply {args.label_from_ply}" if args.label_from_ply < first else "",
            f"--games {args.games}" if args.games else "", "--rr-perfect" if args.rr_perfect else ""]
     if first and any(bad):
@@ -605,7 +622,7 @@ def main(argv=None) -> int:
         validate(args, argv)
         args.name = args.name or time.strftime("%Y%m%d-%H%M%S")
         out_dir = Path(args.out or (f"results/eval-{args.name}" if args.game == "highway"
-                                    else f"results/eval-{args.game}-{args.name}"))
+                                    else f"results/eval-{args.game_name}-{args.name}"))
         try:
             check_writable(out_dir / "summary.json", "--out")
         except OSError as e:
@@ -675,7 +692,7 @@ def main(argv=None) -> int:
 
 
 def _main_sibling(args, out_dir: Path) -> int:
-    """``--game blackpath|jumping`` (see highway_env/evaluation/siblings.py)."""
+    """``--game blackpath|jumping|module:Class`` (see highway_env/evaluation/siblings.py)."""
     from highway_env.evaluation import siblings
     from highway_env.evaluation.report import table
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env python
-"""Train an AlphaZero agent by self-play: Highway, or a sibling game (--game blackpath|jumping).
+"""Train an AlphaZero agent by self-play: Highway, a sibling game (--game blackpath|jumping) or your own
+game (--game package.module:GameClass, an agents.game.Game subclass).
 
     python train.py --minutes 2            # quick run (smoke test / demo), ~2 minutes
     python train.py                        # default: ~25 minutes on 2 CPU cores, a strong agent
     python train.py --resume               # continue checkpoints/<run>/latest.pt where it stopped
     python train.py --config my.json       # options from a JSON object (flags override it)
     python train.py --game blackpath --game-config '{"rows": 5, "cols": 5}'   # a sibling game, its board
+    python train.py --game examples.tictactoe_game:TicTacToeGame   # your own agents.game.Game, by reference
 
 Writes checkpoints/<run>/latest.pt (resumable), best.pt (the best network by --best-by: the solver
 grading, or the evaluation score), log.csv and, if the tensorboard package is installed, TensorBoard

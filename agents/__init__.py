@@ -8,6 +8,7 @@ One-line use::
     bp = agents.load_pretrained("blackpath_5x5_az")    # a sibling game's agent; bp.game is its board
     action = az.act(board)                        # core.Board, 16 ints or a board string
     opp = agents.make_agent("mcts:200", seed=0)   # random | greedy | mcts:N | az:PATH[:SIMS]
+    agents.register_game("tictactoe", "examples.tictactoe_game:TicTacToeGame")  # your own Game
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ _EXPORTS = {"Agent": "agents.base", "RandomAgent": "agents.base", "GreedyAgent":
             "MCTSAgent": "agents.base", "SearchAgent": "agents.base", "Game": "agents.game",
             "GameError": "agents.game", "CheckpointError": "agents.checkpoint",
             "AgentSpecError": "agents.registry", "make_agent": "agents.registry",
-            "register_agent": "agents.registry", "get_game": "agents.games"}
+            "register_agent": "agents.registry", "get_game": "agents.games",
+            "register_game": "agents.games"}
 
 
 def __getattr__(name: str):

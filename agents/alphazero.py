@@ -8,7 +8,7 @@ import torch
 from agents.base import SearchAgent
 from agents.checkpoint import CheckpointError, load_checkpoint
 from agents.game import Game
-from agents.games import get_game
+from agents.games import class_ref, game_class, same_game
 from agents.mcts import NetworkEvaluator, SearchConfig
 from agents.network import NetConfig, build_network
 
@@ -21,14 +21,20 @@ def checkpoint_game(data: dict, path, game: Game | None = None) -> Game:
     observation); a game with other rules (another board size) is a CheckpointError naming both."""
     config = data.get("game_config")
     shape = tuple(data["net_config"].get("obs_shape", ()))
-    if config is None:  # written before game options: the default game if its input fits, else legacy
-        base = game if game is not None else get_game(data["game"])
-        config = base.config() if tuple(base.obs_shape) == shape else dict(base.legacy_config)
-    name = data["game"] if game is None else game.name
-    if name != data["game"]:
-        raise CheckpointError(f"checkpoint {str(path)!r} is an agent of {data['game']!r}, not of {name!r}")
+    key = data["game"]  # a shipped game's name or a "module:Class" reference (agents.games.game_key)
+    if game is not None and not same_game(key, game):
+        raise CheckpointError(f"checkpoint {str(path)!r} is an agent of {key!r}, not of {game.name!r} "
+                              f"({class_ref(type(game))})")
     try:
-        trained = get_game(name, config) if game is None else type(game)(**config)
+        cls = type(game) if game is not None else game_class(key)
+    except ValueError as e:
+        raise CheckpointError(f"checkpoint {str(path)!r}: cannot rebuild its game: {e}") from None
+    name = cls.name
+    if config is None:  # written before game options: the default game if its input fits, else legacy
+        base = game if game is not None else cls()
+        config = base.config() if tuple(base.obs_shape) == shape else dict(base.legacy_config)
+    try:
+        trained = cls(**config)
     except (TypeError, ValueError) as e:
         raise CheckpointError(f"checkpoint {str(path)!r}: its game options {config} do not fit "
                               f"this version of {name!r}: {e}") from e

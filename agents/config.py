@@ -34,7 +34,9 @@ class TrainConfig:
     run: str = _f("highway_az", "run name, one folder name (no '/'): files go to OUT_DIR/RUN/ (latest.pt, best.pt, "
                                    "log.csv, tb/)")
     out_dir: str = _f("checkpoints", "parent directory of the run directories")
-    game: str = _f("highway", "game to train (agents.registry.GAMES)")
+    game: str = _f("highway", "game to train: highway, blackpath, jumping, a name added with "
+                              "agents.register_game, or your own agents.game.Game subclass as "
+                              "'package.module:Class' (imported on use; checkpoints store the reference)")
     game_obs: str = _f("", "the game's observation variant ('' = its default; highway: 'features' "
                            "(one-hot planes + path-bound features, the default) or 'planes' (one-hot "
                            "numbers only, as checkpoints before the features))")
@@ -180,10 +182,13 @@ class TrainConfig:
         check("device", self.device == "cpu" or self.device.startswith("cuda"), "'cpu' or 'cuda[:N]'")
         self.ray_runtime_env_dict()
         check("min_replay", self.min_replay <= self.replay_size, f"<= replay_size ({self.replay_size})")
-        from agents.registry import GAMES, agent_kinds
+        from agents.games import game_key
+        from agents.registry import agent_kinds, get_game
 
-        check("game", self.game in GAMES, f"one of {sorted(GAMES)}")
-        from agents.registry import get_game
+        try:  # a name registered in this process becomes its reference: workers and checkpoints import it
+            self.game = game_key(self.game)
+        except ValueError as e:
+            raise ConfigError(f"game: {e}") from None
 
         options = self.game_options()  # ConfigError naming a bad game_config key or value
         try:  # also loads the game's module, which registers its agent kinds (e.g. "perfect")

@@ -36,6 +36,8 @@ class Game(abc.ABC):
     """Batched two-player zero-sum game. Subclasses set the class attributes and the methods."""
 
     name: str = "game"
+    #: the game's name in reports (e.g. "Black Path"); None: ``name``
+    title: str | None = None
     num_actions: int  # size of the action space (board frame = view frame size)
     state_shape: tuple[int, ...]  # one state
     state_dtype = np.int8
@@ -115,6 +117,15 @@ class Game(abc.ABC):
         solver-labelled, that evaluation reports never grade on: the trainer measures its network
         there while it trains and may pick ``best.pt`` by it. None: the game has no such set."""
         return None
+
+    def plies(self, states: np.ndarray) -> np.ndarray | None:
+        """(N,) int64 moves made in each position, for reports by ply (the evaluation's accuracy
+        by ply, ``evaluate.py --label-from-ply``). None: the game does not count them."""
+        return None
+
+    def describe(self) -> str:
+        """This game's board and options in a few words, for report titles (e.g. "n = 4")."""
+        return ", ".join(f"{k} = {v}" for k, v in self.config().items()) or "default options"
 
     def heuristic(self, states: np.ndarray) -> np.ndarray:
         """(N,) float static evaluation for player 0 (higher = better for player 0); used by the

@@ -1,5 +1,14 @@
-"""Games by name: ``get_game("highway")``, and the ``"module:attr"`` references games use to name
-code imported on first use (their class here, their perfect player in ``Game.perfect_player``)."""
+"""Games by name or reference: ``get_game("highway")``, ``get_game("mypkg.mygame:MyGame")``, and the
+``"module:attr"`` references games use to name code imported on first use (their class here, their
+perfect player in ``Game.perfect_player``).
+
+A game is named either by a registered name (the three shipped games, or one added with
+:func:`register_game`) or by a reference ``"package.module:Class"`` to a :class:`~agents.game.Game`
+subclass, imported on first use, so ``train.py --game mypkg.mygame:MyGame`` needs no registration.
+A name registered at runtime exists only in the process that registered it: what is passed to
+self-play workers and stored in checkpoints is :func:`game_key`, which is the shipped name or the
+class's reference, so spawned processes and a fresh ``az:PATH`` rebuild the game by importing it.
+"""
 
 from __future__ import annotations
 
@@ -13,30 +22,119 @@ from agents.game import Game
 GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame",
                          "blackpath": "highway_env.blackpath.az_game:BlackPathGame",
                          "jumping": "highway_env.jumping.az_game:JumpingGame"}
+#: the names every process knows without a registration (stored as names in checkpoints)
+SHIPPED = frozenset(GAMES)
 
 
 def resolve(ref: str):
-    """The object a ``"package.module:attr[.attr...]"`` reference names, importing the module."""
-    module, _, attr = ref.partition(":")
-    obj = importlib.import_module(module)
+    """The object a ``"package.module:attr[.attr...]"`` reference names, importing the module;
+    ValueError (one line, naming ``ref``) if it has no colon, the module does not import or the
+    attribute is missing."""
+    module, colon, attr = ref.partition(":") if isinstance(ref, str) else ("", "", "")
+    if not (colon and module and attr):
+        raise ValueError(f"{ref!r} is not a reference of the form 'package.module:Name'")
+    try:
+        obj = importlib.import_module(module)
+    except ImportError as e:  # ModuleNotFoundError, or an import inside the module failing
+        raise ValueError(f"{ref!r}: cannot import module {module!r} ({type(e).__name__}: {e})") from None
     for part in attr.split("."):
-        obj = getattr(obj, part)
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(f"{ref!r}: {getattr(obj, '__name__', module)!r} has no attribute {part!r}") from None
     return obj
 
 
+def class_ref(cls: type) -> str:
+    """``"module:QualName"``, the reference that imports ``cls``."""
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _game_class_of(ref: str) -> type[Game]:
+    cls = resolve(ref)
+    if not (isinstance(cls, type) and issubclass(cls, Game)):
+        raise ValueError(f"{ref!r} is not an agents.game.Game subclass (it is {cls!r})")
+    if inspect.isabstract(cls):
+        missing = sorted(getattr(cls, "__abstractmethods__", ()))
+        raise ValueError(f"{ref!r} is an abstract Game: it lacks {', '.join(missing)}")
+    return cls
+
+
+def register_game(name: str, ref_or_class, *, replace: bool = False) -> None:
+    """Make ``get_game(name)`` (and ``train.py --game name`` in this process) build the game that
+    ``ref_or_class`` names: a ``"module:Class"`` reference or the class itself, which must be
+    importable by its reference (not defined in ``__main__`` or inside a function), since workers
+    and checkpoints rebuild it from there. ValueError on a duplicate name (unless ``replace``), a
+    shipped name, or anything that is not a concrete Game subclass."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"a game name must be an identifier such as 'tictactoe', got {name!r}")
+    if name in SHIPPED:
+        raise ValueError(f"game {name!r} is a shipped game and cannot be replaced")
+    if name in GAMES and not replace:
+        raise ValueError(f"game {name!r} is already registered (as {GAMES[name]!r}); pass replace=True")
+    if isinstance(ref_or_class, type):
+        ref = class_ref(ref_or_class)
+        if ref_or_class.__module__ == "__main__" or "<locals>" in ref:
+            raise ValueError(f"game class {ref!r} cannot be imported by another process (workers, a later "
+                             "az:PATH): define it in an importable module")
+        if not issubclass(ref_or_class, Game):
+            raise ValueError(f"{ref!r} is not an agents.game.Game subclass")
+        if resolve(ref) is not ref_or_class:
+            raise ValueError(f"game class {ref_or_class!r} is not what its reference {ref!r} imports")
+    elif isinstance(ref_or_class, str):
+        ref = ref_or_class
+        if ref.startswith("__main__:"):
+            raise ValueError(f"game {ref!r} cannot be imported by another process (a later az:PATH): "
+                             "define it in an importable module")
+    else:
+        raise ValueError(f"register_game({name!r}, ...) takes a 'module:Class' reference or a Game "
+                         f"subclass, got {ref_or_class!r}")
+    _game_class_of(ref)
+    GAMES[name] = ref
+
+
+def game_class(game: str) -> type[Game]:
+    """The Game subclass a registered name or a ``"module:Class"`` reference names; ValueError
+    naming ``game`` otherwise."""
+    if isinstance(game, str) and game in GAMES:
+        return _game_class_of(GAMES[game])
+    if not isinstance(game, str) or ":" not in game:
+        hint = f" (a reference has a colon: '{game}:GameClass')" if isinstance(game, str) and "." in game else ""
+        raise ValueError(f"unknown game {game!r}; known: {sorted(GAMES)}, or a reference "
+                         f"'package.module:GameClass'{hint}")
+    return _game_class_of(game)
+
+
+def game_key(game: str) -> str:
+    """What names ``game`` in every process: a shipped name as is, a registered name or a reference
+    as the class's ``"module:Class"`` (the shipped name if it is a shipped class). ValueError as
+    :func:`game_class`."""
+    ref = class_ref(game_class(game))
+    if isinstance(game, str) and game in SHIPPED:
+        return game
+    return next((name for name in sorted(SHIPPED) if GAMES[name] == ref), ref)
+
+
+def same_game(key: str, game: Game) -> bool:
+    """Whether the game ``key`` names (a name or reference, as a checkpoint stores it) is ``game``'s
+    class."""
+    try:
+        return game_class(key) is type(game)
+    except ValueError:
+        return key == class_ref(type(game))
+
+
 def get_game(name: str = "highway", config: dict | None = None) -> Game:
-    """The game ``name``, built with the keyword options ``config`` (``Game.config()``)."""
-    if name not in GAMES:
-        raise ValueError(f"unknown game {name!r}; known: {sorted(GAMES)}")
-    return resolve(GAMES[name])(**(config or {}))
+    """The game ``name`` (a registered name or ``"module:Class"``), built with the keyword options
+    ``config`` (``Game.config()``)."""
+    return game_class(name)(**(config or {}))
 
 
 def game_options(name: str, text: str) -> dict:
     """The keyword options of game ``name`` from a JSON object (``--game-config '{"rows": 5}'``;
     ``''`` = the defaults), checked by building the game once: ValueError names an unknown key (and
     lists the known ones) or the value the game rejects."""
-    if name not in GAMES:
-        raise ValueError(f"unknown game {name!r}; known: {sorted(GAMES)}")
+    cls = game_class(name)
     text = (text or "").strip()
     if not text:
         return {}
@@ -46,7 +144,6 @@ def game_options(name: str, text: str) -> dict:
         raise ValueError(f"game config {text!r} is not JSON ({e})") from None
     if not isinstance(opts, dict):
         raise ValueError(f"game config must be a JSON object such as '{{\"rows\": 5}}', got {text!r}")
-    cls = resolve(GAMES[name])
     known = [k for k in inspect.signature(cls.__init__).parameters if k != "self"]
     unknown = sorted(set(opts) - set(known))
     if unknown:

@@ -1,4 +1,5 @@
-"""Games and agents by name: ``get_game("highway")`` and ``make_agent("mcts:200")``.
+"""Games and agents by name: ``get_game("highway")`` and ``make_agent("mcts:200")``; more games plug
+in with ``register_game(name, "module:Class")`` or are named by their reference directly.
 
 Agent specs: ``random``, ``greedy``, ``mcts:N`` (UCT + random rollouts, N simulations),
 ``az:PATH[:SIMS]`` (AlphaZero checkpoint; SIMS=0 plays the raw policy; N and SIMS at most
@@ -14,7 +15,7 @@ from typing import Callable
 
 from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
 from agents.game import Game
-from agents.games import GAMES, get_game, resolve  # noqa: F401  (GAMES, get_game: public here too)
+from agents.games import GAMES, get_game, register_game, resolve  # noqa: F401  (the first three: public here too)
 
 AgentFactory = Callable[[list, "Game | None", "int | None"], Agent]  # (spec args, game or None, seed)
 _AGENTS: dict[str, AgentFactory] = {}
@@ -125,11 +126,21 @@ def perfect_first_exact_ply(game: Game) -> int:
     """The earliest ply from which ``game``'s perfect player gives exact moves here (0: from the
     start, so it plays whole games), as its class answers ``exact_from_ply(game)`` (0 when it does
     not ask). The player is not built: building one may solve the game."""
+    ask = getattr(perfect_player_class(game), "exact_from_ply", None)
+    return 0 if ask is None else int(ask(game))
+
+
+def perfect_player_class(game: Game):
+    """The class whose factory ``game``'s ``perfect_player`` names (``Class.from_spec``), None for a
+    plain function; AgentSpecError if the game names none or the reference does not import. Its
+    ``move_values`` (see ``agents.base.BestValueAgent``) labels positions for the evaluation."""
     ref = type(game).perfect_player
     if ref is None:
-        raise AgentSpecError(f"game {game.name!r} names no perfect player")
-    ask = getattr(getattr(resolve(ref), "__self__", None), "exact_from_ply", None)
-    return 0 if ask is None else int(ask(game))
+        raise AgentSpecError(f"game {game.name!r} names no perfect player (Game.perfect_player)")
+    try:
+        return getattr(resolve(ref), "__self__", None)
+    except ValueError as e:
+        raise AgentSpecError(f"game {game.name!r}: its perfect_player {e}") from None
 
 
 register_agent("random", _no_args("random", RandomAgent))

@@ -116,6 +116,7 @@ class BlackPathGame(Game):
     """Black Path for the AlphaZero code; positions can also be given as ``blackpath.game.State``."""
 
     name = "blackpath"
+    title = "Black Path"
     perfect_player = "highway_env.blackpath.perfect:BlackPathPerfect.from_spec"
     state_dtype = np.int8
 
@@ -148,6 +149,12 @@ class BlackPathGame(Game):
     def config(self) -> dict:
         return {"rows": self.rows, "cols": self.cols,
                 "start": bp.start_name(self.start_square, self.start_side, self.cols)}
+
+    def describe(self) -> str:
+        return f"{self.rows}x{self.cols} from start square {self.start_square} side {self.start_side}"
+
+    def plies(self, states):
+        return self.checked_states(states)[:, self.cells + 2].astype(np.int64)
 
     # -- conversions
     def as_state(self, state) -> np.ndarray:

@@ -1,5 +1,8 @@
-"""``evaluate.py --game blackpath|jumping``: agents of the two-player sibling games against their
-exact solvers (:mod:`highway_env.blackpath.perfect`, :mod:`highway_env.jumping.perfect`).
+"""``evaluate.py --game blackpath|jumping|module:Class``: agents of a two-player game other than
+Highway against its exact solver: the ``move_values`` of the player its ``Game.perfect_player``
+names (:mod:`highway_env.blackpath.perfect`, :mod:`highway_env.jumping.perfect`, or a researcher's
+own game such as ``examples/tictactoe_game.py``). Scored games (with ``Game.margins``, as Jumping)
+also get the points given away; ``Game.plies`` gives the by-ply breakdown.
 
 Per agent:
 
@@ -30,12 +33,23 @@ from highway_env.evaluation import metrics
 RANDOM_SHARES = (1.0, 0.5, 0.25, 0.1)
 
 
-def _values_fn(game):
-    if game.name == "blackpath":
-        from highway_env.blackpath.perfect import move_values
-    else:
-        from highway_env.jumping.perfect import move_values
-    return move_values
+def move_values_fn(game):
+    """``(game, state) -> (num_actions,)`` each move's exact value for the mover: the ``move_values``
+    of the class whose factory the game's ``perfect_player`` names (``agents.base.BestValueAgent``);
+    ValueError naming the game if it has none."""
+    from agents.registry import perfect_player_class
+
+    fn = getattr(perfect_player_class(game), "move_values", None)
+    if fn is None:
+        raise ValueError(f"game {game.name!r}: its perfect player {type(game).perfect_player!r} gives no "
+                         "move_values (name a BestValueAgent subclass's from_spec), so positions cannot be labelled")
+    return fn
+
+
+def _plies(game, states) -> np.ndarray:
+    """Each position's ply (all 0 for a game that does not count them: one ply bucket)."""
+    plies = game.plies(states) if len(states) else None
+    return np.zeros(len(states), np.int64) if plies is None else np.asarray(plies, np.int64)
 
 
 def _final_margins(game, states) -> np.ndarray:
@@ -73,7 +87,7 @@ def sample_positions(game, n: int, seed: int, from_ply: int = 0) -> np.ndarray:
         games += 1
         s = game.initial_states(1)
         while not game.terminal(s)[0]:
-            early = int(s[0, -1]) < from_ply  # both games store ply last
+            early = bool(from_ply) and int(_plies(game, s)[0]) < from_ply
             if not early:
                 seen.setdefault(s[0].tobytes(), s[0].copy())
             who = rand if early or rng.random() < share else perfect
@@ -86,7 +100,7 @@ def sample_positions(game, n: int, seed: int, from_ply: int = 0) -> np.ndarray:
 def label(game, states) -> tuple[np.ndarray, np.ndarray]:
     """(values (N, A) exact value of each move for the mover, very negative on illegal moves;
     legal masks (N, A))."""
-    fn = _values_fn(game)
+    fn = move_values_fn(game)
     legal = game.legal_masks(states)
     vals = np.stack([fn(game, s) for s in states]) if len(states) else np.zeros((0, game.num_actions), np.int64)
     vals = np.where(legal, vals, np.iinfo(np.int64).min // 2)
@@ -105,14 +119,14 @@ def accuracy(game, states, values, legal, actions) -> dict:
     keeps = values[np.arange(n), actions] == best
     crit = (legal & (values < best[:, None])).any(axis=1)
     mover = game.to_play(states).astype(np.int64) if n else np.zeros(0, np.int64)
-    ply = np.asarray(states[:, -1], np.int64) if n else np.zeros(0, np.int64)  # both games store ply last
+    ply = _plies(game, states)
     return metrics.keep_rates(keeps, crit, ply, mover)
 
 
-def value_loss(states, values, actions) -> dict:
+def value_loss(game, states, values, actions) -> dict:
     """Points given away (best move's value - chosen move's, for the mover): ``margin_loss`` schema."""
     loss = values.max(axis=1) - values[np.arange(len(states)), np.asarray(actions, np.int64)]
-    return metrics.loss_summary(loss, np.asarray(states[:, -1], np.int64))  # both games store ply last
+    return metrics.loss_summary(loss, _plies(game, states))
 
 
 def evaluate(args, log=print) -> dict:
@@ -123,12 +137,13 @@ def evaluate(args, log=print) -> dict:
 
     t0 = time.monotonic()
     game = get_game(args.game, args.game_options)
+    scored = hasattr(game, "margins")  # move values are points (Jumping), not just win/draw/loss
     from tqdm import tqdm
 
     from_ply = args.label_from_ply
     states = sample_positions(game, args.positions, args.seed, from_ply)
     values, legal = label(game, states)
-    start_value = int(_values_fn(game)(game, game.initial_states(1)[0]).max()) if not from_ply else None
+    start_value = int(move_values_fn(game)(game, game.initial_states(1)[0]).max()) if not from_ply else None
     agents = {}
     steps = len(args.agent) * 3
     rr = list(args.agent) + (["perfect"] if args.rr_perfect else [])
@@ -141,8 +156,8 @@ def evaluate(args, log=print) -> dict:
         if len(states):
             acts = agent.act_batch(states, np.random.default_rng([args.seed, 21, k]))
             a["accuracy"] = accuracy(game, states, values, legal, acts)
-            if game.name == "jumping":
-                a["margin_loss"] = value_loss(states, values, acts)
+            if scored:
+                a["margin_loss"] = value_loss(game, states, values, acts)
         bar.update(1)
         for seat, key in ((0, "as_A_vs_perfect"), (1, "as_B_vs_perfect")):
             perfect = make_agent("perfect", game, seed=args.seed + 1)
@@ -167,10 +182,8 @@ def evaluate(args, log=print) -> dict:
     for spec in args.agent:
         agents[spec]["elo"] = elo.get(spec)
     crit = int((legal & (values < values.max(axis=1)[:, None])).any(axis=1).sum()) if len(states) else 0
-    board = (f"{game.rows}x{game.cols} from start square {game.start_square} side {game.start_side}"
-             if game.name == "blackpath" else f"n = {game.n}")
     return {
-        "game": args.game, "board": board,
+        "game": args.game, "title": type(game).title or game.name, "scored": scored, "board": game.describe(),
         "start_value": start_value,
         "config": {"agents": args.agent, "game_config": game.config(), "games": args.games, "rr_games": args.rr_games,
                    "positions": int(len(states)), "critical_positions": crit, "conversion": 0,
@@ -186,19 +199,16 @@ def markdown(summary: dict, plots: list[str]) -> str:
     from highway_env.evaluation.report import table
 
     c = summary["config"]
-    g = summary["game"]
-    title = {"blackpath": "Black Path", "jumping": "Jumping Farther & Farther"}[g]
+    title, scored = summary["title"], summary["scored"]
     sv = summary["start_value"]
+    val = "the exact future score difference" if scored else "win/draw/loss"
     if sv is None:
-        outcome, val = "the value was not computed (positions from ply {} on only)".format(c.get("label_from_ply")), \
-            "win/loss" if g == "blackpath" else "the exact future score difference"
-    elif g == "blackpath":
-        outcome = f"the {'first' if sv > 0 else 'second'} player ({'A' if sv > 0 else 'B'}) wins with perfect play"
-        val = "win/loss"
+        outcome = "the value was not computed (positions from ply {} on only)".format(c.get("label_from_ply"))
+    elif not sv:
+        outcome = "perfect play is a draw"
     else:
-        outcome = (f"with perfect play the {'first' if sv > 0 else 'second'} player ({'A' if sv > 0 else 'B'}) "
-                   f"wins by {abs(sv)} point(s)" if sv else "perfect play is a draw")
-        val = "the exact future score difference"
+        outcome = (f"with perfect play the {'first' if sv > 0 else 'second'} player ({'A' if sv > 0 else 'B'}) wins"
+                   + (f" by {abs(sv)} point(s)" if scored else ""))
     lines = [f"# {title} ({summary['board']}): evaluation against the exact solver: {c.get('name')}", "",
              f"Agents: {', '.join('`' + a + '`' for a in summary['agents'])}. Seed {c['seed']}; "
              f"{c['games']} games per side against the perfect player, {c['rr_games']} games per pair in "
@@ -213,9 +223,9 @@ def markdown(summary: dict, plots: list[str]) -> str:
              f"(share of random moves per game cycling through {c['random_shares']}), sampled uniformly "
              "and labelled by the solver" + (f"; only plies {c['label_from_ply']} and later (the moves before "
                                              "them random)." if c.get("label_from_ply") else "."),
-             "- **margin lost** (Jumping): mean points given away, best move's value - chosen move's, "
-             "over all sampled positions." if g == "jumping" else
-             "- **margin lost**: not applicable (Black Path has no score).",
+             "- **margin lost** (scored games): mean points given away, best move's value - chosen move's, "
+             "over all sampled positions." if scored else
+             f"- **margin lost**: not applicable ({title} has no score).",
              "- **as A / as B W/D/L**: games from the start against the perfect player (W/D/L from the "
              "agent's side). The best possible result against it is the game's value: a side that loses "
              "with perfect play loses every game whatever it does.",

@@ -98,6 +98,7 @@ class JumpingGame(Game):
     """Two-player Jumping Farther & Farther; positions can also be given as ``jumping.game.State``."""
 
     name = "jumping"
+    title = "Jumping Farther & Farther"
     perfect_player = "highway_env.jumping.perfect:JumpingPerfect.from_spec"
     state_dtype = np.int8
     view_options = ("value",)
@@ -129,6 +130,12 @@ class JumpingGame(Game):
 
     def config(self) -> dict:
         return {"n": self.n} if self.value == "result" else {"n": self.n, "value": self.value}
+
+    def describe(self) -> str:
+        return f"n = {self.n}"
+
+    def plies(self, states):
+        return self.checked_states(states)[:, self.cells + 4].astype(np.int64)
 
     # -- conversions
     def as_state(self, state) -> np.ndarray:
