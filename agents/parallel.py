@@ -336,8 +336,9 @@ def _run_chunk_with(task: ChunkTask, weights: dict) -> ChunkResult:
     return run_chunk(task._replace(weights=weights))
 
 
-def make_pool(workers: int, ray_address: str = "", runtime_env: dict | None = None):
-    """The pool of a training run; ``runtime_env`` is the extra Ray runtime_env (None: ship nothing)."""
+def make_pool(workers: int, ray_address: str = "", runtime_env: dict | None = None, modules: tuple[str, ...] = ()):
+    """The pool of a training run; ``runtime_env`` is the extra Ray runtime_env (None: ship nothing),
+    ``modules`` the game's code that Ray ships beside the packages (:func:`shipped_runtime_env`)."""
     if ray_address:
-        return RayPool(ray_address, workers, shipped_runtime_env(runtime_env))
+        return RayPool(ray_address, workers, shipped_runtime_env(runtime_env, modules))
     return ProcessPool(workers) if workers > 0 else InlinePool()

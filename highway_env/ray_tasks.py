@@ -16,6 +16,7 @@ the project nor a shared filesystem. Ray is imported only when a cluster is used
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import tempfile
@@ -41,18 +42,35 @@ _SHIPPED_EXCLUDES = ["pretrained", "__pycache__", "*.pyc", "*.nbi", "*.nbc"]
 _LOST = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OutOfMemoryError", "LocalRayletDiedError")
 
 
-def shipped_runtime_env(extra: dict | None) -> dict | None:
+def shipped_runtime_env(extra: dict | None, modules: tuple[str, ...] = ()) -> dict | None:
     """The default Ray runtime_env: the highway_env and agents packages as py_modules (Ray zips
     them once and unpacks them on every node, so a node needs only their dependencies, pyproject's
-    ``dependencies``), with ``extra`` merged over it; ``extra=None`` ships nothing."""
+    ``dependencies``), with ``extra`` merged over it; ``extra=None`` ships nothing. ``modules``
+    names more code the tasks import (a user's game, ``--game pkg.mod:Class``): the top-level
+    package of each is shipped too, unless it is installed (in site-packages, as a dependency)."""
     if extra is None:
         return None
     import agents
     import highway_env
 
-    base = {"py_modules": [os.path.dirname(highway_env.__file__), os.path.dirname(agents.__file__)],
-            "excludes": list(_SHIPPED_EXCLUDES)}
+    shipped = [os.path.dirname(highway_env.__file__), os.path.dirname(agents.__file__)]
+    for name in modules:
+        path = _top_level_path(name)
+        if path and path not in shipped:
+            shipped.append(path)
+    base = {"py_modules": shipped, "excludes": list(_SHIPPED_EXCLUDES)}
     return {**base, **extra}
+
+
+def _top_level_path(module: str) -> str | None:
+    """The folder (or single file) of ``module``'s top-level package, None where it is installed in
+    site-packages or has no single place on disk."""
+    top = importlib.import_module(module.split(".")[0])
+    paths = list(getattr(top, "__path__", None) or [])
+    path = paths[0] if len(paths) == 1 else getattr(top, "__file__", None) if not paths else None
+    if not path or any(part in ("site-packages", "dist-packages") for part in Path(path).parts):
+        return None
+    return os.path.abspath(path)
 
 
 def runtime_env_from_text(text: str, option: str = "--ray-runtime-env") -> dict | None:

@@ -14,7 +14,7 @@ import pytest
 
 import evaluate
 from highway_env.core import Board
-from highway_env.ray_tasks import RayClusterError
+from highway_env.ray_tasks import RayClusterError, shipped_runtime_env
 from highway_env.solver.prove import ProofConfig, prove
 
 from ray_helpers import free_port, local_cluster, needs_ray, on_first_process, parent_pid, runs_task  # noqa: E402
@@ -215,3 +215,14 @@ def test_the_position_store_changes_no_result(tmp_path, small_set, capsys):  # n
     import sqlite3
 
     assert sqlite3.connect(store).execute("SELECT count(*) FROM positions").fetchone()[0] > 100
+
+
+def test_a_users_game_module_is_shipped_beside_the_packages():
+    import highway_env
+
+    base = shipped_runtime_env({})["py_modules"]
+    assert shipped_runtime_env({}, ("highway_env.az_game",))["py_modules"] == base  # already shipped
+    assert shipped_runtime_env({}, ("numpy",))["py_modules"] == base  # installed: a dependency, not shipped
+    game = shipped_runtime_env({}, ("examples.tictactoe_game",))["py_modules"]
+    assert game == base + [str(Path(highway_env.__file__).resolve().parents[1] / "examples")]
+    assert shipped_runtime_env(None, ("examples.tictactoe_game",)) is None  # 'none': nothing shipped
