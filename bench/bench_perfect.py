@@ -92,7 +92,7 @@ def main(argv=None) -> int:
 
     def make_perfect(seed):
         player = PerfectPlayer(game, tiebreak=args.tiebreak, seed=seed, book=book, store=args.store,
-                               budget=args.budget, solver=shared, progress=False)
+                               budget=args.budget, inherit_max_ply=0, solver=shared, progress=False)
         player.warm_up()  # kernel loading is not a move
         return player
 

@@ -199,6 +199,27 @@ def test_node_budget_moves_do_not_depend_on_what_the_player_already_knows(nodes)
         PerfectPlayer(budget_nodes=0, book=False)
 
 
+def test_direct_construction_defaults_to_make_agents_reproducible_settings():
+    """PerfectPlayer() used the random tie-break and seconds budgets (moves depending on the
+    machine's load) while make_agent("perfect") used hardest and node budgets; seconds are used
+    only when asked for."""
+    from agents.registry import make_agent
+
+    settings = ("tiebreak", "budget", "budget_nodes", "early_budget", "early_budget_nodes", "inherit_max_ply",
+                "exact_from_ply", "exact_min_ply")
+    direct = PerfectPlayer(book=False, progress=False)
+    spec = make_agent("perfect", seed=0)
+    assert [getattr(direct, k) for k in settings] == [getattr(spec, k) for k in settings]
+    assert (direct.tiebreak, direct.budget_nodes, direct.early_budget_nodes) == ("hardest", 300_000, 2_000_000)
+    timed = PerfectPlayer(book=False, progress=False, budget=0.5, early_budget=3.0)
+    assert (timed.budget, timed.budget_nodes, timed.early_budget, timed.early_budget_nodes) == (0.5, None, 3.0, None)
+    both = PerfectPlayer(book=False, progress=False, budget=0.5, budget_nodes=1000)
+    assert both.budget_nodes == 1000 and both.early_budget_nodes == 2_000_000
+    for bad in ({"budget": -1.0}, {"early_budget": float("nan")}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            PerfectPlayer(book=False, **bad)
+
+
 def test_accepts_arrays_strings_and_boards(solver):
     player = make(solver)
     board = positions(10, 5, 1)[0]
