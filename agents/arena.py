@@ -34,13 +34,16 @@ class MatchResult:
 
 
 def play_out(game: Game, states: np.ndarray, players, seats: np.ndarray, rngs, game_rngs=None,
-             per_game=(False, False)) -> np.ndarray:
+             per_game=(False, False), history: list | None = None) -> np.ndarray:
     """Play the games ``states`` (changed in place) to the end and return them. ``players[0]`` moves
     for side ``seats[i]`` of game i and ``players[1]`` for the other side; each draws from its
     generator ``rngs[k]`` (the two may be one). A player with ``per_game[k]`` moves in one game at a
     time with that game's generator ``game_rngs[i]``, so its choices do not depend on which games
-    share the batch."""
+    share the batch. ``history``, if given, gets a copy of ``states`` before the first move and after
+    each round (every live game has moved once): the position sets draw their candidates from it."""
     while True:
+        if history is not None:
+            history.append(states.copy())
         live = ~game.terminal(states)
         if not live.any():
             return states

@@ -10,7 +10,7 @@ configuration trained in the same run; the table prints each row's ratio to it.
 
     python bench/bench_ablations.py                             # 40 iterations per run (~3 min each, quiet machine)
     python bench/bench_ablations.py --iterations 10 --only baseline,no-margin   # quick
-    python bench/bench_ablations.py --out results/ablations    # rerun: finished runs are skipped
+    python bench/bench_ablations.py --out results/ablations    # the committed table; rerun: finished runs are skipped
 
 Writes OUT/ablations.csv and OUT/ablations.md; runs go to OUT/checkpoints/<name>, their grading
 to OUT/eval/<name>.
@@ -116,15 +116,24 @@ def main(argv=None) -> int:
                    help="positions sampled from v1's report part for the v1 accuracy (default 1500)")
     p.add_argument("--only", default="", help="comma-separated ablation names (default: all; 'baseline' "
                                                f"is always run): {', '.join([*TRAINED, *PLAY_TIME])}")
-    p.add_argument("--out", default="results/ablations", help="output folder (default results/ablations)")
+    p.add_argument("--out", default=None, help="output folder (default results/ablations-run; the committed "
+                                               "results/ablations is replaced only when named here)")
     args = p.parse_args(argv)
+    allowed = args.out is not None
+    args.out = args.out or "results/ablations-run"
     names = [n.strip() for n in args.only.split(",") if n.strip()] or [*TRAINED, *PLAY_TIME]
     unknown = [n for n in names if n not in TRAINED and n not in PLAY_TIME]
     if unknown:
         p.error(f"unknown ablation(s) {unknown}; known: {', '.join([*TRAINED, *PLAY_TIME])}")
 
     from highway_env.atomic_files import atomic_write_text
+    from highway_env.core import HighwayError
+    from highway_env.shipped import check_output
 
+    try:
+        check_output(Path(args.out) / "ablations.csv", allowed=allowed)  # before hours of training, not after
+    except HighwayError as e:
+        p.error(str(e))
     names = ["baseline"] + [n for n in names if n != "baseline"]
     base_run = None
     base = None

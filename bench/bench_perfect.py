@@ -11,6 +11,7 @@ Plain solves are skipped below --baseline-min-ply (the empty board would take ho
 
     python bench/bench_perfect.py --games 4
     python bench/bench_perfect.py --games 10 --tiebreak margin --opponent greedy --json
+    python bench/bench_perfect.py --as-opponent --games 6 --no-baseline --store :memory:  # the play server's
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from agents.registry import get_game, make_agent
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.core import Board
 from highway_env.solver import Solver
-from highway_env.solver.player import PerfectPlayer
+from highway_env.solver.player import OPPONENT_OPTIONS, PerfectPlayer
 
 
 def _stats(xs):
@@ -62,6 +63,9 @@ def main(argv=None) -> int:
     p.add_argument("--tiebreak", default="random", choices=["random", "margin", "hardest"], help="the perfect "
                    "player's tie-break (default random)")
     p.add_argument("--budget", type=positive_float, default=2.0, help="perfect player's per-move tie-break budget, s")
+    p.add_argument("--as-opponent", action="store_true",
+                   help="the player as make_agent('perfect[:TIEBREAK]') builds it (the play server's opponent: "
+                        "OPPONENT_OPTIONS, budgets in solver nodes; --budget is unused)")
     p.add_argument("--book", default="shipped", help="'shipped' (default), 'none', or a book file")
     p.add_argument("--store", default=None, help="position store file for the player (default: none)")
     p.add_argument("--opening-plies", type=non_negative_int, default=0,
@@ -91,8 +95,10 @@ def main(argv=None) -> int:
     shared = Solver(tt_bits=args.tt_bits)
 
     def make_perfect(seed):
-        player = PerfectPlayer(game, tiebreak=args.tiebreak, seed=seed, book=book, store=args.store,
-                               budget=args.budget, solver=shared, progress=False)
+        budgets = OPPONENT_OPTIONS if args.as_opponent else {"budget": args.budget, "inherit_max_ply": 0,
+                                                             "progress": False}
+        player = PerfectPlayer(game, tiebreak=args.tiebreak, seed=seed, book=book, store=args.store, solver=shared,
+                               **budgets)
         player.warm_up()  # kernel loading is not a move
         return player
 
@@ -155,7 +161,8 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
-    print(f"perfect player (tiebreak={args.tiebreak}, budget={args.budget}s, book={args.book}) vs {args.opponent}; "
+    budget = "make_agent's node budgets" if args.as_opponent else f"budget={args.budget}s"
+    print(f"perfect player (tiebreak={args.tiebreak}, {budget}, book={args.book}) vs {args.opponent}; "
           f"{args.games} games per matchup, seed {args.seed}")
     print("outcomes (pa: perfect is A, pb: perfect is B, pp: both):", outcomes)
     print("move sources:", dict(sources))

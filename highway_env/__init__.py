@@ -10,6 +10,7 @@ import). PettingZoo registry (pettingzoo >= 1.27): ``pettingzoo.make("aec", "hig
 import gymnasium as _gymnasium
 
 from highway_env import registration as _registration
+from highway_env.registration import GYM_ENV_ID, RUSH_HOUR_ENV_ID  # noqa: F401
 
 from highway_env.core import (  # noqa: F401
     A_PATHS,
@@ -28,8 +29,6 @@ from highway_env.core import (  # noqa: F401
 
 __version__ = "0.1.0"
 
-GYM_ENV_ID = "highway_env/Highway-v0"
-RUSH_HOUR_ENV_ID = "highway_env/RushHour-v0"
 # Gymnasium ids, and the three AEC envs in PettingZoo's registry where it has one (>= 1.27)
 _registration.register_gymnasium(_gymnasium)
 _registration.register_pettingzoo()

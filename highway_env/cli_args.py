@@ -11,7 +11,9 @@ import math
 MAX_TIME_LIMIT = 365 * 24 * 3600.0
 MAX_NODE_LIMIT = 2 ** 62
 # The solver's transposition table: 2**N two-entry buckets of 21 bytes an entry. Below 10 it is too
-# small to help; 30 takes 45 GB. One range for Solver and every --tt-bits flag.
+# small to help; 30 takes 45 GB. One range for Solver and every --tt-bits flag. It lives here, not in
+# the solver package, because importing any module of highway_env.solver loads the compiled solver
+# (its __init__ imports Solver), and every command, train.py included, parses its flags with this module.
 TT_BITS_MIN, TT_BITS_MAX = 10, 30
 
 

@@ -138,6 +138,24 @@ def transform_action(action: int, perm: Sequence[int]) -> int:
     return encode_action(number, perm[cell])
 
 
+_SYMMETRY_PERMS = tuple(SYMMETRIES.values())
+_SYMMETRY_INVS = tuple(inverse_perm(p) for p in _SYMMETRY_PERMS)
+
+
+def canonical_cells(cells: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(canonical cells, perm): the least (lexicographically) of the position's images under the four
+    symmetries and the symmetry that gives it, ``Board(cells).transform(perm).cells``; the first in
+    :data:`SYMMETRIES`' order among equals. The one symmetry reduction: :meth:`Board.canonical`, the
+    position key of the store, the book and the oracle (``solver.store.canonical_key``) use it."""
+    cells = tuple(int(v) for v in cells)
+    best, best_perm = None, None
+    for inv, perm in zip(_SYMMETRY_INVS, _SYMMETRY_PERMS):
+        t = tuple(cells[inv[j]] for j in range(CELLS))
+        if best is None or t < best:
+            best, best_perm = t, perm
+    return best, best_perm
+
+
 # ----------------------------------------------------------------------------- outcome
 
 @dataclass(frozen=True)
@@ -303,8 +321,9 @@ class Board:
         return Board(tuple(cells))
 
     def canonical(self) -> "Board":
-        """The representative of the board under the four symmetries (the lexicographically least)."""
-        return min((self.transform(perm) for perm in SYMMETRIES.values()), key=lambda b: b.cells)
+        """The representative of the board under the four symmetries (the lexicographically least;
+        :func:`canonical_cells`)."""
+        return Board(canonical_cells(self.cells)[0])
 
     # -- text
     def to_string(self) -> str:

@@ -8,10 +8,13 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+#: the Gymnasium ids (``highway_env.GYM_ENV_ID``, ``highway_env.RUSH_HOUR_ENV_ID``)
+GYM_ENV_ID = "highway_env/Highway-v0"
+RUSH_HOUR_ENV_ID = "highway_env/RushHour-v0"
 #: Gymnasium id -> entry point (single-agent envs)
 GYM_ENVS = {
-    "highway_env/Highway-v0": "highway_env.gym_env:HighwayGymEnv",
-    "highway_env/RushHour-v0": "highway_env.rushhour.env:RushHourEnv",
+    GYM_ENV_ID: "highway_env.gym_env:HighwayGymEnv",
+    RUSH_HOUR_ENV_ID: "highway_env.rushhour.env:RushHourEnv",
 }
 
 #: PettingZoo AEC id -> entry point (``env()``: the classic wrappers, as PettingZoo's own games)

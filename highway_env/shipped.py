@@ -1,5 +1,6 @@
-"""Shipped results (``proof/``, ``results/shipped/``, ``highway_env/data/``) are never overwritten by a
-command's default output: only a path the user names (``--out``) or ``--force`` may replace them.
+"""Shipped results (``proof/``, ``highway_env/data/`` and every committed folder under ``results/``) are
+never overwritten by a command's default output: only a path the user names (``--out``) or ``--force``
+may replace them.
 
 Commands call :func:`refuse_shipped` before writing; their defaults point under ``results/`` instead.
 The data-building commands read ``proof/`` relative to the current directory (a pip-installed
@@ -16,7 +17,10 @@ from highway_env.atomic_files import check_writable
 from highway_env.core import HighwayError
 
 _REPO = Path(__file__).resolve().parent.parent
-SHIPPED_DIRS = (_REPO / "proof", _REPO / "results" / "shipped", _REPO / "highway_env" / "data")
+#: the folders under ``results/`` that git tracks (``tests/test_hostile_cli.py`` checks none is missing)
+SHIPPED_RESULTS = ("ablations", "default3_seeds", "main3_seeds", "recipes", "reply_tree", "shipped", "siblings",
+                   "zoo")
+SHIPPED_DIRS = (_REPO / "proof", _REPO / "highway_env" / "data", *(_REPO / "results" / d for d in SHIPPED_RESULTS))
 
 
 def is_shipped(path: str | os.PathLike) -> bool:

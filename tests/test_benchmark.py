@@ -83,11 +83,8 @@ def test_player_frame_turns_mask_and_planes_for_b_only():
                               highway_v0.mask_to_player_frame(absolute["action_mask"][i], mover))
 
 
-def test_player_frame_matches_the_env_option_when_it_exists():
-    try:
-        env = highway_v0.raw_env(frame="player")
-    except TypeError:
-        pytest.skip("highway_v0.raw_env has no frame option in this checkout")
+def test_player_frame_matches_the_env_option():
+    env = highway_v0.raw_env(frame="player")
     boards = random_boards(20, seed=3)
     obs = observations(boards, "player")
     for i, b in enumerate(boards):

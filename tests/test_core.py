@@ -138,6 +138,27 @@ def test_symmetries_form_a_group_and_canonical_is_invariant():
             assert board.transform(perm).canonical() == canon
 
 
+def test_canonical_cells_is_the_least_image_and_its_symmetry():
+    """The one symmetry reduction (Board.canonical and the store's keys use it) against its definition:
+    the least of the four images Board.transform makes, and the first symmetry giving it. Boards
+    fixed by a symmetry (numbers only on its fixed cells) have ties."""
+    rng = np.random.default_rng(6)
+    perms = list(SYMMETRIES.values())
+    boards = [core.random_board(rng, int(rng.integers(0, 17))) for _ in range(300)]
+    for name in ("transpose", "anti_transpose"):
+        fixed = [j for j, p in enumerate(SYMMETRIES[name]) if p == j]
+        for k in range(len(fixed) + 1):
+            cells = [0] * 16
+            for j, v in zip(fixed[:k], rng.permutation(np.arange(1, 17))[:k]):
+                cells[j] = int(v)
+            boards.append(Board(tuple(cells)))
+    for board in boards:
+        images = [board.transform(p).cells for p in perms]
+        canon, perm = core.canonical_cells(board.cells)
+        assert canon == min(images) and perm == perms[images.index(min(images))]
+        assert board.canonical().cells == canon
+
+
 def test_bounds_contain_every_completion():
     rng = np.random.default_rng(5)
     for _ in range(100):

@@ -98,6 +98,7 @@ def test_pettingzoo_make_in_fresh_process_and_no_torch():
 def test_gymnasium_ids_still_registered():
     assert highway_env.GYM_ENV_ID in gymnasium.registry
     assert highway_env.RUSH_HOUR_ENV_ID in gymnasium.registry
+    assert {highway_env.GYM_ENV_ID, highway_env.RUSH_HOUR_ENV_ID} == set(registration.GYM_ENVS)  # one list of ids
 
 
 def test_no_pettingzoo_at_all_registers_nothing(monkeypatch):

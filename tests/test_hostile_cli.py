@@ -113,9 +113,50 @@ def test_shipped_paths_are_refused_unless_named():
     assert is_shipped(shipped) and is_shipped(REPO / "highway_env" / "data" / "x.npz")
     assert is_shipped(REPO / "results" / "shipped" / "a" / "b.json")
     assert not is_shipped(REPO / "results" / "proof" / "certificate.json")
+    assert is_shipped(REPO / "results" / "ablations" / "ablations.md")
     with pytest.raises(HighwayError, match="--force"):
         refuse_shipped(shipped, allowed=False)
     refuse_shipped(shipped, allowed=True)  # named by the user: allowed
+
+
+def test_every_committed_results_folder_is_shipped():
+    """bench_ablations.py's default --out was the committed results/ablations/, which the guard did not
+    know: every folder under results/ that git tracks must be in SHIPPED_DIRS, so a new one cannot be
+    forgotten."""
+    try:
+        proc = subprocess.run(["git", "ls-files", "results"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        proc = None
+    if proc is None or proc.returncode != 0 or not proc.stdout.strip():
+        if os.environ.get("CI"):
+            pytest.fail("CI=true but git cannot list the tracked results/ of this checkout")
+        pytest.skip("not a git checkout (an sdist): no list of the committed results/")
+    tracked = {Path(f).parts[1] for f in proc.stdout.splitlines() if len(Path(f).parts) > 2}
+    assert "shipped" in tracked and "ablations" in tracked
+    assert sorted(d for d in tracked if not is_shipped(REPO / "results" / d / "x.json")) == []
+
+
+def test_bench_ablations_default_output_is_not_shipped(tmp_path, monkeypatch):
+    """Its default --out overwrote the committed results/ablations/; named, the path is still allowed."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_ablations", REPO / "bench" / "bench_ablations.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    outs = []
+
+    def train(name, flags, args):
+        outs.append(args.out)
+        raise KeyboardInterrupt  # stop before any training
+
+    monkeypatch.setattr(module, "train", train)
+    monkeypatch.chdir(tmp_path)
+    for argv in ([], ["--out", str(tmp_path / "named")]):
+        with pytest.raises(KeyboardInterrupt):
+            module.main(argv)
+    assert outs[1] == str(tmp_path / "named")
+    assert not is_shipped(REPO / outs[0]) and not is_shipped(tmp_path / outs[0])
+    assert (tmp_path / outs[0]).is_dir()  # checked writable before the work
 
 
 @pytest.mark.parametrize("cwd", [pytest.param("repo", marks=pytest.mark.slow), "tmp"])

@@ -21,6 +21,29 @@ def test_strong_games_are_legal_games_that_diverge():
     assert len({g[8].tobytes() for g in games}) > 1  # the noise makes lines diverge
 
 
+def test_candidate_games_go_through_play_out_with_the_draws_of_a_plain_loop():
+    """_play was a second game loop; through agents.arena.play_out (history=) it must draw the same
+    games from the same seed, or the versioned position sets could not be rebuilt."""
+    from agents.game import sample_legal
+    from agents.registry import get_game
+
+    game = get_game("highway")
+
+    def policy(states, ply, rng):  # uses the ply and draws over the whole batch, as the v2 games do
+        out = sample_legal(game.legal_masks(states), rng)
+        flip = rng.random(len(states)) < (0.5 if ply % 2 else 0.2)
+        return np.where(flip, sample_legal(game.legal_masks(states), rng), out)
+
+    rng = np.random.default_rng([3, 1])
+    states = game.initial_states(7)
+    expected = [states.copy()]
+    for ply in range(16):
+        states = game.apply(states, policy(states, ply, rng))
+        expected.append(states.copy())
+    games = _play(game, 7, policy, np.random.default_rng([3, 1]))
+    assert games.dtype == np.int8 and np.array_equal(games, np.stack(expected, axis=1))
+
+
 def test_selection_leaves_out_excluded_boards():
     from agents.game import sample_legal
     from agents.registry import get_game

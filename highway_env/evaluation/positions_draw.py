@@ -32,13 +32,26 @@ def _eps_mix(actions, states, game, rng, eps):
     return np.where(flip, rand, actions)
 
 
+class _Policy:
+    """``policy(states, ply, rng)`` as the one player of both sides in :func:`agents.arena.play_out`:
+    the games start together, so every call gets all of them at the same ply."""
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def act_batch(self, states, rng):
+        return self.policy(states, int(np.count_nonzero(states[0])), rng)
+
+
 def _play(game, n, policy, rng) -> np.ndarray:
-    """(n, 17, 16) every position of n games (ply 0..16) with ``policy(states, plies, rng)``."""
-    states = game.initial_states(n)
-    hist = [states.copy()]
-    for ply in range(CELLS):
-        states = game.apply(states, policy(states, ply, rng))
-        hist.append(states.copy())
+    """(n, 17, 16) every position of n games (ply 0..16) with ``policy(states, ply, rng)``, one call
+    per ply for all games: a policy that mixes both sides' moves with noise drawn over the whole
+    batch (the v2 games) draws its randomness in the order the shipped sets were built with."""
+    from agents.arena import play_out
+
+    hist = []
+    player = _Policy(policy)
+    play_out(game, game.initial_states(n), (player, player), np.zeros(n, np.int64), (rng, rng), history=hist)
     return np.stack(hist, axis=1)
 
 

@@ -5,8 +5,9 @@ Specs as everywhere in the project (``random``, ``greedy``, ``mcts:N``, ``az:PAT
 ``az``) means the checkpoint shipped inside the installed package, wherever the server runs from.
 
 The searching agents (perfect player, MCTS, AlphaZero) run in a process of their own
-(:class:`AgentProcess`): the perfect player's solver holds the GIL for up to ~30 s early in a game,
-which would freeze every thread of the web server meanwhile, and a search in a process can be
+(:class:`AgentProcess`): the perfect player's solver holds the GIL for the whole of a search (its
+longest think times: the README's Benchmarks, ``bench/bench_perfect.py --as-opponent``), which would
+freeze every thread of the web server meanwhile, and a search in a process can be
 stopped when its game is replaced, deleted or dropped (a thread cannot be). Random and greedy are
 instant and run in the server.
 """

@@ -2,7 +2,8 @@
 the rules of the web app are testable without a browser or a server.
 
 The opponent moves in a background thread, so a request never waits for a slow agent (the perfect
-player can think for ~25 s early in the game); the page polls :meth:`Session.state`, or waits on
+player's longest think times: the README's Benchmarks, ``bench/bench_perfect.py --as-opponent``;
+MCTS and AlphaZero as their simulations ask); the page polls :meth:`Session.state`, or waits on
 it with ``wait``. Undo and new game bump ``generation``, so a reply that an agent is still
 computing for an abandoned position is dropped when it arrives.
 """

@@ -38,8 +38,9 @@ from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bou
                                       canonical_key, intersect, key_ply)
 
 
-class Book(opening_book.Book):
-    """An opening book being built: the reader's lookups, and entries added, merged and saved."""
+class BookBuilder(opening_book.Book):
+    """An opening book being built: the reader's (:class:`~highway_env.solver.opening_book.Book`)
+    lookups, and entries added, merged and saved."""
 
     def add(self, board_or_key, lo: int = UNKNOWN_LO, hi: int = UNKNOWN_HI, moves: Iterable[int] = (),
             all_moves: bool = False) -> BookEntry:
@@ -64,7 +65,7 @@ class Book(opening_book.Book):
         self.entries[key] = entry
         return entry
 
-    def merge(self, other: opening_book.Book) -> "Book":
+    def merge(self, other: opening_book.Book) -> "BookBuilder":
         for key, e in other.entries.items():
             self.add(key, e.lo, e.hi, e.moves, e.all_moves)
         return self
@@ -97,6 +98,11 @@ class Book(opening_book.Book):
         return {"path": self.path, "positions": len(self), "meta": self.meta, "by_ply": dict(sorted(by_ply.items()))}
 
 
+#: The builder's former name, kept for code that imports ``Book`` from this module to build books
+#: (the reader is :class:`highway_env.solver.opening_book.Book`).
+Book = BookBuilder
+
+
 # ----------------------------------------------------------------------------- from the proof
 
 def _read_json(path: Path, what: str):
@@ -106,7 +112,7 @@ def _read_json(path: Path, what: str):
         raise BookError(f"{what} {str(path)!r} is unreadable ({type(e).__name__}: {e})") from e
 
 
-def book_from_certificate(path: str | Path, book: Book | None = None) -> Book:
+def book_from_certificate(path: str | Path, book: BookBuilder | None = None) -> BookBuilder:
     """Book entries from a proof certificate (``proof/certificate.json``, see ``solver.prove``) with
     threshold t (``threshold``, 1 if absent: "A wins"), from its ``root`` (default the empty board):
 
@@ -122,7 +128,7 @@ def book_from_certificate(path: str | Path, book: Book | None = None) -> Book:
     """
     path = Path(path)
     cert = _read_json(path, "certificate")
-    book = Book(meta={}) if book is None else book
+    book = BookBuilder(meta={}) if book is None else book
     try:
         t = int(cert.get("threshold", 1))
         root = parse_board(cert["root"]) if cert.get("root") else Board()
@@ -152,7 +158,8 @@ def book_from_certificate(path: str | Path, book: Book | None = None) -> Book:
     return book
 
 
-def book_from_first_moves(path: str | Path, book: Book | None = None, root: Board | None = None) -> Book:
+def book_from_first_moves(path: str | Path, book: BookBuilder | None = None,
+                          root: Board | None = None) -> BookBuilder:
     """Book entries from ``python -m highway_env.solver first-moves`` output (``proof/first_moves.json``:
     the value of each of A's first moves modulo symmetry, from ``root``, default the empty board):
 
@@ -164,7 +171,7 @@ def book_from_first_moves(path: str | Path, book: Book | None = None, root: Boar
     """
     path = Path(path)
     doc = _read_json(path, "first-moves file")
-    book = Book(meta={}) if book is None else book
+    book = BookBuilder(meta={}) if book is None else book
     root = Board() if root is None else root
     try:
         entries = doc["moves"]
@@ -204,7 +211,7 @@ def book_from_first_moves(path: str | Path, book: Book | None = None, root: Boar
     return book
 
 
-def close_under_moves(book: Book) -> int:
+def close_under_moves(book: BookBuilder) -> int:
     """Add the position after each recommended move with the value of the entry it leaves (a
     value-keeping move keeps the value), so a line played from the book stays known one ply further.
     Returns the number of entries added or tightened."""
@@ -224,7 +231,7 @@ def close_under_moves(book: Book) -> int:
     return changed
 
 
-def fix_lost_replies(book: Book, ply: int = 1) -> list[Board]:
+def fix_lost_replies(book: BookBuilder, ply: int = 1) -> list[Board]:
     """Give every entry at ``ply`` whose side to move is lost (no moves listed: every move keeps the
     value) an explicit move: the first in the solver's order, the perfect player's default there.
     Returns the positions after each entry's first listed move (canonical entries), i.e. where the
@@ -266,8 +273,8 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
                first_moves: str | None = None,
                store: PositionStore | str | None = None, from_store_max_ply: int | None = None,
                moves: str = "one", shard: tuple[int, int] = (0, 1), time_limit: float | None = None,
-               tt_bits: int = 22, book: Book | None = None, progress: bool = True,
-               after_replies_min_value: int | None = None) -> Book:
+               tt_bits: int = 22, book: BookBuilder | None = None, progress: bool = True,
+               after_replies_min_value: int | None = None) -> BookBuilder:
     """Build a book.
 
     - ``certificate``: add the entries of :func:`book_from_certificate`.
@@ -294,7 +301,7 @@ def build_book(*, plies: Sequence[int] = (), root: Board | None = None, certific
 
     if moves not in ("keeping", "one", "none"):
         raise BookError(f"moves must be keeping, one or none; got {moves!r}")
-    book = Book(meta={}) if book is None else book
+    book = BookBuilder(meta={}) if book is None else book
     start = time.monotonic()
     if certificate:
         book_from_certificate(certificate, book)
@@ -432,7 +439,7 @@ def main(argv=None) -> int:
                 parser.error("--from-store needs --store")
             if not (args.certificate or args.first_moves or args.ply or args.from_store is not None):
                 parser.error("nothing to build: give --certificate, --first-moves, --ply and/or --from-store")
-            base = Book.load(args.merge_into) if args.merge_into else None
+            base = BookBuilder.load(args.merge_into) if args.merge_into else None
             book = build_book(plies=args.ply, root=parse_board(args.root) if args.root else None,
                               certificate=args.certificate, first_moves=args.first_moves, store=args.store, from_store_max_ply=args.from_store,
                               moves=args.moves, shard=args.shard, time_limit=args.time_limit, tt_bits=args.tt_bits,
@@ -440,13 +447,13 @@ def main(argv=None) -> int:
             book.save(args.out)
             print(json.dumps(book.summary(), indent=1))
         elif args.cmd == "merge":
-            book = Book(meta={"merged": args.books})
+            book = BookBuilder(meta={"merged": args.books})
             for p in args.books:
-                book.merge(Book.load(p))
+                book.merge(BookBuilder.load(p))
             book.save(args.out)
             print(json.dumps(book.summary(), indent=1))
         else:
-            print(json.dumps(Book.load(args.book).summary(), indent=1))
+            print(json.dumps(BookBuilder.load(args.book).summary(), indent=1))
     except HighwayError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

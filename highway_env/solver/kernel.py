@@ -1,8 +1,9 @@
 """The solver's compiled hot core (numba): alpha-beta on the final margin with sound bounds.
 
 The value searched is the margin minB - minA of the full board, A maximising, B minimising.
-``search(lo_window, hi_window)`` is fail-soft alpha-beta; a null window (t - 1, t) answers "can A
-force margin >= t?", which is how win/draw/loss is decided cheaply.
+``run_search(ctx, board, alpha, beta)`` searches one window with ``_search``, fail-soft alpha-beta;
+a null window (t - 1, t) answers "can A force margin >= t?", which is how win/draw/loss is decided
+cheaply (:class:`~highway_env.solver.solver.Solver` chooses the windows).
 
 What makes it fast (each measured on this game):
 - static bounds at every node: a path ends between placed + k smallest and placed + k largest unused

@@ -16,23 +16,28 @@ Answers come from the :class:`~highway_env.solver.oracle.Oracle`: a cache, the o
 first plies, where the solver needs minutes), the optional position store, then the exact solver.
 
 The value of the position and one value-keeping move are always computed exactly, however long it
-takes. The tie-break is attempted from ply ``exact_min_ply[tiebreak]`` on, within ``budget``
-seconds per move; before plies where every child is cheap, the player first secures a
+takes. The tie-break is attempted from ply ``exact_min_ply[tiebreak]`` on, within a budget per move
+(by default ``budget_nodes`` solver nodes, see below); before plies where every child is cheap, the player first secures a
 value-keeping move (the first in the solver's order), then gives the tie-break the budget. When
 the budget runs out, or the ply is earlier, it plays a value-keeping move found cheaply (the best
 candidate fully evaluated, else one already found, else the first in the solver's order) and sets
 ``last_info["exact"] = False``. Book positions use the book's moves.
 
-Options for opponents that must answer fast from the start (the evaluation's perfect player):
+The defaults are ``make_agent("perfect")``'s (:data:`OPPONENT_OPTIONS`): tie-break ``hardest``,
+budgets in solver nodes, so that the moves depend on the position and the seed alone, not on the
+machine or its load. The budget options:
 
+- ``budget_nodes`` / ``early_budget_nodes`` (defaults :data:`DEFAULT_BUDGET_NODES` /
+  :data:`DEFAULT_EARLY_BUDGET_NODES`): the tie-break's and the early moves' budgets counted in
+  solver nodes (:class:`~highway_env.solver.oracle.NodeBudget`).
+- ``budget`` / ``early_budget``: the same budgets in seconds instead, used when the nodes option is
+  not given (``math.inf``: no limit). Moves then depend on the machine's speed and load
+  (``bench/bench_perfect.py`` measures think times this way).
 - ``exact_from_ply`` (default 0: every move is the above). Before that ply, a position the book does
-  not know can take the solver minutes, so the player tries within ``early_budget`` seconds and, if
-  that runs out, plays the solver's first move in its static order and counts the move as
-  *unproven* (``unproven_moves``; ``moves`` counts every move).
-- ``budget_nodes`` / ``early_budget_nodes`` (default None: the budgets are in seconds): the two
-  budgets counted in solver nodes instead (:class:`~highway_env.solver.oracle.NodeBudget`): the
-  moves then depend on the position and the seed alone, not on the machine: what the evaluation uses.
-- ``inherit_max_ply`` (default 0: off): after its own move to a position of value v (up to this
+  not know can take the solver minutes, so the player tries within the early budget and, if that
+  runs out, plays the solver's first move in its static order and counts the move as *unproven*
+  (``unproven_moves``; ``moves`` counts every move).
+- ``inherit_max_ply`` (default 6; 0: off): after its own move to a position of value v (up to this
   ply), the value of the position after any reply is bounded by v (the replier cannot do better).
 - ``first_moves`` (default None): a ``proof/first_moves.json`` whose values after A's first moves
   and B's refuting replies are loaded into the oracle.
@@ -46,6 +51,7 @@ margin (margin tie-break), opponent_replies (hardest tie-break), action.
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Callable
@@ -68,11 +74,15 @@ DEFAULT_EXACT_MIN_PLY = {"random": 3, "margin": 5, "hardest": 7}
 #: From which ply on "random" enumerates every value-keeping move (else: first keeper in a
 #: shuffled order, which is the same uniform choice, cheaper).
 ENUMERATE_MIN_PLY = 8
-#: ``make_agent("perfect")``'s options: an opponent whose budgets are counted in solver nodes, so
-#: that its moves are the same on any machine under any load (about half a second a move on one
-#: core; the evaluation sets its budgets from its command line)
-OPPONENT_OPTIONS = {"budget_nodes": 300_000, "early_budget_nodes": 2_000_000, "inherit_max_ply": 6,
-                    "progress": False}
+#: The tie-break's budget per move in solver nodes (about half a second a move on one core), and the
+#: budget of a move before ``exact_from_ply``: counted in nodes, the moves are the same on any machine
+#: under any load.
+DEFAULT_BUDGET_NODES = 300_000
+DEFAULT_EARLY_BUDGET_NODES = 2_000_000
+#: ``make_agent("perfect")``'s options, the constructor's defaults but quiet (the evaluation sets
+#: its budgets from its command line)
+OPPONENT_OPTIONS = {"budget_nodes": DEFAULT_BUDGET_NODES, "early_budget_nodes": DEFAULT_EARLY_BUDGET_NODES,
+                    "inherit_max_ply": 6, "progress": False}
 
 
 class _OutOfTime(Exception):
@@ -105,26 +115,34 @@ class PerfectPlayer(Agent):
     """Plays value-keeping moves, tie-broken by ``tiebreak`` (see the module docstring).
 
     Parameters: ``game`` (default ``agents.get_game("highway")``), ``tiebreak`` in
-    :data:`TIEBREAKS`, ``seed``, ``store`` (a PositionStore, a path, True for the default path, or
-    None for none), ``book`` (True: the shipped book; a path; a Book; False: none), ``budget``
-    (seconds per move for the exact tie-break), ``exact_min_ply`` (per tie-break, see
+    :data:`TIEBREAKS` (default ``hardest``), ``seed``, ``store`` (a PositionStore, a path, True for
+    the default path, or None for none), ``book`` (True: the shipped book; a path; a Book; False:
+    none), ``budget_nodes`` or ``budget`` (solver nodes, else seconds, per move for the exact
+    tie-break), ``exact_min_ply`` (per tie-break, see
     :data:`DEFAULT_EXACT_MIN_PLY`), ``solver`` (share one Solver) or ``tt_bits``, ``progress``
     (tqdm bars for first-use work and long analyses), ``exact_from_ply`` / ``early_budget`` /
-    ``inherit_max_ply`` / ``first_moves`` (see the module docstring).
+    ``early_budget_nodes`` / ``inherit_max_ply`` / ``first_moves`` (see the module docstring).
+    With no budget given, the player is ``make_agent("perfect")``'s (:data:`OPPONENT_OPTIONS`).
     """
 
     name = "perfect"
 
-    def __init__(self, game=None, tiebreak: str = "random", seed: int | None = None, store=None,
-                 book=True, budget: float = 2.0, exact_min_ply: dict | None = None,
+    def __init__(self, game=None, tiebreak: str = "hardest", seed: int | None = None, store=None,
+                 book=True, budget: float | None = None, exact_min_ply: dict | None = None,
                  solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
-                 progress: bool = True, exact_from_ply: int = 0, early_budget: float = 5.0,
-                 inherit_max_ply: int = 0, first_moves: str | Path | None = None,
+                 progress: bool = True, exact_from_ply: int = 0, early_budget: float | None = None,
+                 inherit_max_ply: int = OPPONENT_OPTIONS["inherit_max_ply"],
+                 first_moves: str | Path | None = None,
                  budget_nodes: int | None = None, early_budget_nodes: int | None = None):
         if tiebreak not in TIEBREAKS:
             raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
-        if budget is not None and budget < 0:
-            raise ValueError(f"budget must be >= 0 seconds, got {budget!r}")
+        for name, seconds in (("budget", budget), ("early_budget", early_budget)):
+            if seconds is not None and not seconds >= 0:
+                raise ValueError(f"{name} must be >= 0 seconds, got {seconds!r}")
+        if budget is None and budget_nodes is None:  # seconds only when asked for: reproducible moves
+            budget_nodes = DEFAULT_BUDGET_NODES
+        if early_budget is None and early_budget_nodes is None:
+            early_budget_nodes = DEFAULT_EARLY_BUDGET_NODES
         for name, nodes in (("budget_nodes", budget_nodes), ("early_budget_nodes", early_budget_nodes)):
             if nodes is not None and (not isinstance(nodes, int) or nodes <= 0):
                 raise ValueError(f"{name} must be a positive number of solver nodes, got {nodes!r}")
@@ -252,14 +270,14 @@ class PerfectPlayer(Agent):
         return int(action)
 
     def _budget(self, seconds: float | None, nodes: int | None):
-        """A move's budget: ``nodes`` solver nodes if given, else ``seconds`` from now (None: none)."""
+        """A move's budget: ``nodes`` solver nodes if given, else ``seconds`` from now (inf: none)."""
         if nodes is not None:
             return self.oracle.node_budget(nodes)
-        return Deadline(None if seconds is None else time.monotonic() + seconds)
+        return Deadline(None if seconds == math.inf else time.monotonic() + seconds)
 
     # -- before exact_from_ply, and what the player knows from its own moves
     def _early_move(self, board: Board) -> int:
-        """A value-keeping move if the oracle finds one within ``early_budget`` seconds, else the
+        """A value-keeping move if the oracle finds one within the early budget, else the
         solver's first move in its static order (counted in ``unproven_moves``)."""
         o = self.oracle
         budget = self._budget(self.early_budget, self.early_budget_nodes)

@@ -32,7 +32,7 @@ import weakref
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from highway_env.core import CELLS, SYMMETRIES, Board, HighwayError, inverse_perm
+from highway_env.core import CELLS, Board, HighwayError, canonical_cells
 
 #: The version of the solver's results: bump it whenever a change could alter what the search
 #: returns, so that stores ignore the entries an older solver wrote.
@@ -42,10 +42,6 @@ UNKNOWN_LO, UNKNOWN_HI = -1000, 1000
 
 FORMAT_NAME = "highway-solved-positions"
 FORMAT_VERSION = 2  # 2: rows carry the solver version and a checksum (version 1 files are upgraded)
-
-_INV = tuple(inverse_perm(p) for p in SYMMETRIES.values())
-_PERMS = tuple(tuple(p) for p in SYMMETRIES.values())
-
 
 class StoreError(HighwayError):
     """A problem with a position store (the message names the file)."""
@@ -61,20 +57,9 @@ class StoreConflictError(StoreError):
 
 # ----------------------------------------------------------------------------- keys and bounds
 
-def canonical_cells(cells: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(canonical cells, perm) with ``Board(cells).transform(perm).cells == canonical cells``: the
-    same representative as :meth:`Board.canonical`, without building Board objects (fast)."""
-    cells = tuple(int(v) for v in cells)
-    best, best_perm = None, None
-    for inv, perm in zip(_INV, _PERMS):
-        t = tuple(cells[inv[j]] for j in range(16))
-        if best is None or t < best:
-            best, best_perm = t, perm
-    return best, best_perm
-
-
 def canonical_key(board: Board | Sequence[int]) -> str:
-    """The store/book key of a position: its canonical board string."""
+    """The store/book key of a position: its canonical board string (:func:`core.canonical_cells`,
+    the one symmetry reduction)."""
     cells = board.cells if isinstance(board, Board) else board
     return ",".join(map(str, canonical_cells(cells)[0]))
 
