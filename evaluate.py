@@ -76,6 +76,8 @@ MAX_POSITIONS = 1_000_000  # a sibling game draws from up to 20 games per positi
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from highway_env.solver.player import EVALUATION_OPPONENT as PERFECT
+
     p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--game", default="highway", metavar="GAME",
                    help="highway (default), blackpath or jumping (the two-player sibling games, measured "
@@ -148,25 +150,25 @@ def build_parser() -> argparse.ArgumentParser:
                         "python -m highway_env.evaluation.positions build --strong): every position graded, "
                         "accuracy reported beside v1's as 'acc v2'; 'default' = highway_env/data/positions_v2.npz "
                         "if present, 'none' = skip (default: %(default)s)")
-    p.add_argument("--perfect-tiebreak", default="hardest", choices=("random", "margin", "hardest"),
+    p.add_argument("--perfect-tiebreak", default=PERFECT["tiebreak"], choices=("random", "margin", "hardest"),
                    help="tie-break of the perfect opponent among value-keeping moves (default: %(default)s)")
-    p.add_argument("--perfect-budget-nodes", type=int, default=300_000,
+    p.add_argument("--perfect-budget-nodes", type=int, default=PERFECT["budget_nodes"],
                    help="solver nodes per move for the perfect player's exact tie-break before it falls "
                         "back to another value-keeping move; counted in nodes so that the figures are the "
                         "same on any machine under any load; 0 = --perfect-budget seconds instead "
                         "(default: %(default)s)")
-    p.add_argument("--perfect-budget", type=float, default=0.5,
+    p.add_argument("--perfect-budget", type=float, default=PERFECT["budget"],
                    help="seconds per move for the tie-break when --perfect-budget-nodes is 0 (default: %(default)s)")
-    p.add_argument("--perfect-exact-from-ply", type=int, default=0,
+    p.add_argument("--perfect-exact-from-ply", type=int, default=PERFECT["exact_from_ply"],
                    help="from this ply on the perfect player's moves are always proven value-keeping, "
                         "however long the solver takes; earlier, positions not in the opening book get "
                         "--perfect-early-budget-nodes solver nodes. The shipped book answers every early position of "
                         "games from the empty board within seconds, so the default is 0: every move exact; "
                         "raise it for games from other starts (default: %(default)s)")
-    p.add_argument("--perfect-early-budget-nodes", type=int, default=2_000_000,
+    p.add_argument("--perfect-early-budget-nodes", type=int, default=PERFECT["early_budget_nodes"],
                    help="solver nodes per early move (see --perfect-exact-from-ply); 0 = "
                         "--perfect-early-budget seconds instead (default: %(default)s)")
-    p.add_argument("--perfect-early-budget", type=float, default=3.0,
+    p.add_argument("--perfect-early-budget", type=float, default=PERFECT["early_budget"],
                    help="seconds per early move when --perfect-early-budget-nodes is 0 (default: %(default)s)")
     p.add_argument("--store", default="default",
                    help="solver position store shared by the workers and kept between runs: a path, "

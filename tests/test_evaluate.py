@@ -295,3 +295,23 @@ def test_pool_worker_progress_bars_register_no_semaphore():
             "assert not registered, registered\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_one_perfect_opponent_for_evaluate_the_benchmark_and_tasks():
+    """evaluate.py's --perfect-* defaults and the benchmark's were written out in three places; the
+    player a task builds is make_agent("perfect")'s with the task's budgets laid over."""
+    from highway_env.benchmark.run import PERFECT
+    from highway_env.evaluation.tasks import get_agent
+    from highway_env.solver.player import EVALUATION_OPPONENT, OPPONENT_OPTIONS
+
+    args = evaluate.build_parser().parse_args(["--agent", "random"])
+    assert dict(evaluate.perfect_options(args), tiebreak=args.perfect_tiebreak) == EVALUATION_OPPONENT == PERFECT
+    quiet = dict(EVALUATION_OPPONENT, store=None)
+    p = get_agent("perfect", quiet)
+    assert (p.tiebreak, p.budget_nodes, p.early_budget_nodes, p.budget) == (
+        "hardest", OPPONENT_OPTIONS["budget_nodes"], OPPONENT_OPTIONS["early_budget_nodes"], 0.5)
+    assert p.inherit_max_ply == OPPONENT_OPTIONS["inherit_max_ply"] and not p.progress
+    seconds = get_agent("perfect:margin", dict(quiet, budget_nodes=0, tiebreak="random"))
+    assert (seconds.tiebreak, seconds.budget_nodes, seconds.budget) == ("margin", None, 0.5)
+    with pytest.raises(ValueError, match="perfect spec is perfect"):
+        get_agent("perfect:margin:x", quiet)

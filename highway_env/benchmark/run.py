@@ -1,9 +1,9 @@
 """Grade one policy against perfect play: the measures of ``evaluate.py``, in this process.
 
 The policy runs here (so lambdas, closures and loaded models work); the perfect opponent is the
-evaluation's (:mod:`highway_env.evaluation.perfect`), games go through the evaluation's game loop
-(:func:`highway_env.evaluation.tasks.play`, lock-step: one policy call per ply for all games), and
-the numbers through :mod:`highway_env.evaluation.metrics`.
+evaluation's (:data:`~highway_env.solver.player.EVALUATION_OPPONENT`), games go through the
+evaluation's game loop (:func:`highway_env.evaluation.tasks.play`, lock-step: one policy call per ply
+for all games), and the numbers through :mod:`highway_env.evaluation.metrics`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ import numpy as np
 from highway_env.benchmark.policy import as_agent, check_frame
 from highway_env.benchmark.report import BenchmarkReport
 from highway_env.evaluation.tasks import play_seats  # noqa: F401  (benchmark.run.play_seats)
+from highway_env.solver.player import EVALUATION_OPPONENT as PERFECT  # as evaluate.py's defaults
 
-#: the perfect opponent's settings, as evaluate.py's defaults
-PERFECT = {"tiebreak": "hardest", "budget": 0.5, "budget_nodes": 300_000, "exact_from_ply": 0, "early_budget": 3.0,
-           "early_budget_nodes": 2_000_000, "store": True}
 #: positions per policy call for the position set (a batched policy sees this many at once)
 POSITION_BATCH = 1024
 #: the game value: perfect A beats perfect B by this margin
@@ -56,7 +54,7 @@ def held_to_value(margins_for_a) -> dict:
 def evaluate(policy, *, frame: str = "absolute", batched: bool = False, positions: int = 3000,
              games: int = 24, conversion: int = 60, seed: int = 0, workers: int = 1, name: str | None = None,
              progress: bool = True, margin_games: int | None = None, positions_file=None,
-             perfect_tiebreak: str = "hardest", perfect_options: dict | None = None) -> BenchmarkReport:
+             perfect_tiebreak: str = PERFECT["tiebreak"], perfect_options: dict | None = None) -> BenchmarkReport:
     """Grade ``policy`` against the exact solver and the perfect player.
 
     ``policy``: a callable on a PettingZoo observation dict returning an action (``batched=True``:

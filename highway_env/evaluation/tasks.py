@@ -98,15 +98,15 @@ def get_agent(spec: str, perfect: dict):
     key = (spec, json.dumps(perfect, sort_keys=True) if spec.startswith("perfect") else "")
     if key not in _CACHE:
         game = _game()
-        if spec.split(":")[0] == "perfect":
-            from highway_env.solver.player import OPPONENT_OPTIONS, PerfectPlayer
+        if spec.split(":")[0] == "perfect":  # plain "perfect": the task's tie-break
+            from highway_env.solver.player import DEFAULT_TIEBREAK, PerfectPlayer
 
-            tb = spec.split(":")[1] if ":" in spec else perfect.get("tiebreak", "hardest")
-            options = dict(OPPONENT_OPTIONS, budget=perfect["budget"], exact_from_ply=perfect["exact_from_ply"],
-                           early_budget=perfect["early_budget"],
-                           budget_nodes=perfect.get("budget_nodes") or None,  # 0 / absent: seconds
-                           early_budget_nodes=perfect.get("early_budget_nodes") or None)
-            _CACHE[key] = PerfectPlayer(game, tiebreak=tb, seed=0, store=perfect.get("store"), **options)
+            args = spec.split(":")[1:] or [perfect.get("tiebreak", DEFAULT_TIEBREAK)]
+            _CACHE[key] = PerfectPlayer.from_spec(
+                args, game, seed=0, budget=perfect["budget"], exact_from_ply=perfect["exact_from_ply"],
+                early_budget=perfect["early_budget"], store=perfect.get("store"),
+                budget_nodes=perfect.get("budget_nodes") or None,  # 0 / absent: seconds
+                early_budget_nodes=perfect.get("early_budget_nodes") or None)
         else:
             from agents.registry import make_agent
 

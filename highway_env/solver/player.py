@@ -68,6 +68,7 @@ from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bou
                                       value_from_bounds)
 
 TIEBREAKS = ("random", "margin", "hardest")
+DEFAULT_TIEBREAK = "hardest"
 #: From which ply (filled cells) on each tie-break is attempted exactly (measured: earlier it
 #: rarely fits a 2 s budget and the attempt would only waste the budget).
 DEFAULT_EXACT_MIN_PLY = {"random": 3, "margin": 5, "hardest": 7}
@@ -80,9 +81,18 @@ ENUMERATE_MIN_PLY = 8
 DEFAULT_BUDGET_NODES = 300_000
 DEFAULT_EARLY_BUDGET_NODES = 2_000_000
 #: ``make_agent("perfect")``'s options, the constructor's defaults but quiet (the evaluation sets
-#: its budgets from its command line)
+#: its budgets from its command line, :data:`EVALUATION_OPPONENT`)
 OPPONENT_OPTIONS = {"budget_nodes": DEFAULT_BUDGET_NODES, "early_budget_nodes": DEFAULT_EARLY_BUDGET_NODES,
                     "inherit_max_ply": 6, "progress": False}
+#: The evaluation's perfect opponent: the defaults of ``evaluate.py``'s ``--perfect-*`` options and
+#: of ``highway_env.benchmark.evaluate``'s ``perfect_options`` (a task's ``perfect`` dict, built by
+#: :meth:`PerfectPlayer.from_spec` in ``highway_env.evaluation.tasks.get_agent``). The tie-break and
+#: node budgets are :data:`OPPONENT_OPTIONS`'; the seconds apply only where a nodes budget is 0;
+#: every move is exact from the start (the shipped book answers the early plies); ``store`` True:
+#: the solver's default position store.
+EVALUATION_OPPONENT = {"tiebreak": DEFAULT_TIEBREAK, "budget": 0.5, "budget_nodes": DEFAULT_BUDGET_NODES,
+                       "exact_from_ply": 0, "early_budget": 3.0, "early_budget_nodes": DEFAULT_EARLY_BUDGET_NODES,
+                       "store": True}
 
 
 class _OutOfTime(Exception):
@@ -127,7 +137,7 @@ class PerfectPlayer(Agent):
 
     name = "perfect"
 
-    def __init__(self, game=None, tiebreak: str = "hardest", seed: int | None = None, store=None,
+    def __init__(self, game=None, tiebreak: str = DEFAULT_TIEBREAK, seed: int | None = None, store=None,
                  book=True, budget: float | None = None, exact_min_ply: dict | None = None,
                  solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
                  progress: bool = True, exact_from_ply: int = 0, early_budget: float | None = None,
@@ -177,15 +187,16 @@ class PerfectPlayer(Agent):
             self._load_first_moves(first_moves)
 
     @classmethod
-    def from_spec(cls, args: list, game=None, seed: int | None = None) -> "PerfectPlayer":
+    def from_spec(cls, args: list, game=None, seed: int | None = None, **options) -> "PerfectPlayer":
         """``make_agent("perfect[:TIEBREAK]")`` (Highway's ``Game.perfect_player``): tie-break
-        ``hardest`` unless given, with :data:`OPPONENT_OPTIONS`."""
+        ``hardest`` unless given, with :data:`OPPONENT_OPTIONS`, over which ``options`` (the
+        constructor's) are laid (the evaluation's budgets and store)."""
         if len(args) > 1:
             raise ValueError(f"perfect spec is perfect[:TIEBREAK], got args {args}")
-        tiebreak = args[0] if args else "hardest"
+        tiebreak = args[0] if args else DEFAULT_TIEBREAK
         if tiebreak not in TIEBREAKS:
             raise ValueError(f"perfect: tie-break must be one of {list(TIEBREAKS)}, got {tiebreak!r}")
-        return cls(game, tiebreak=tiebreak, seed=seed, **OPPONENT_OPTIONS)
+        return cls(game, tiebreak=tiebreak, seed=seed, **dict(OPPONENT_OPTIONS, **options))
 
     @property
     def store(self) -> PositionStore | None:
