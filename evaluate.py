@@ -77,6 +77,7 @@ MAX_POSITIONS = 1_000_000  # a sibling game draws from up to 20 games per positi
 
 def build_parser() -> argparse.ArgumentParser:
     from highway_env.solver.player import EVALUATION_OPPONENT as PERFECT
+    from highway_env.solver.player import TIEBREAKS
 
     p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--game", default="highway", metavar="GAME",
@@ -96,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     p.add_argument("--agent", action="append", metavar="SPEC", default=[],
                    help="an agent to evaluate (repeat the flag for several): random, greedy, mcts:N, "
-                        "az:PATH[:SIMS], perfect[:random|margin|hardest]")
+                        f"az:PATH[:SIMS], perfect[:{'|'.join(TIEBREAKS)}]")
     p.add_argument("--frame", default="absolute", choices=("absolute", "player"),
                    help="observation/action frame of module:attr policies (default: %(default)s; see "
                         "highway_env.benchmark)")
@@ -150,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "python -m highway_env.evaluation.positions build --strong): every position graded, "
                         "accuracy reported beside v1's as 'acc v2'; 'default' = highway_env/data/positions_v2.npz "
                         "if present, 'none' = skip (default: %(default)s)")
-    p.add_argument("--perfect-tiebreak", default=PERFECT["tiebreak"], choices=("random", "margin", "hardest"),
+    p.add_argument("--perfect-tiebreak", default=PERFECT["tiebreak"], choices=TIEBREAKS,
                    help="tie-break of the perfect opponent among value-keeping moves (default: %(default)s)")
     p.add_argument("--perfect-budget-nodes", type=int, default=PERFECT["budget_nodes"],
                    help="solver nodes per move for the perfect player's exact tie-break before it falls "
@@ -178,8 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "one game per legal B reply (225) is played out against the perfect B, per tie-break of "
                         "--reply-tree-tiebreaks; reported as 'tree W/D/L' (all games won = no B reply refutes it)")
     p.add_argument("--reply-tree-tiebreaks", default="hardest,margin", metavar="TB[,TB...]",
-                   help="tie-breaks of the perfect B in the ply-1 tree, comma-separated, from random, margin, "
-                        "hardest (default: %(default)s)")
+                   help=f"tie-breaks of the perfect B in the ply-1 tree, comma-separated, from "
+                        f"{', '.join(TIEBREAKS)} (default: %(default)s)")
     p.add_argument("--reply-tree-max", type=int, default=0, metavar="N",
                    help="play only the first N of B's replies (in action order), for smoke tests; 0 = all "
                         "(default: %(default)s)")
@@ -227,11 +228,13 @@ def validate(args, argv) -> None:
         if v < lo or (hi is not None and v > hi):
             raise UsageError(f"--{name.replace('_', '-')} must be >= {lo}" + (f" and <= {hi}" if hi else "")
                              + f", got {v}")
+    from highway_env.solver.player import TIEBREAKS
+
     tbs = [t.strip() for t in args.reply_tree_tiebreaks.split(",")]
-    bad = [t for t in tbs if t not in ("random", "margin", "hardest")] or ([] if len(set(tbs)) == len(tbs) else tbs)
+    bad = [t for t in tbs if t not in TIEBREAKS] or ([] if len(set(tbs)) == len(tbs) else tbs)
     if bad or not tbs:
         raise UsageError(f"bad --reply-tree-tiebreaks {args.reply_tree_tiebreaks!r}: give distinct tie-breaks "
-                         "from random, margin, hardest, comma-separated")
+                         f"from {', '.join(TIEBREAKS)}, comma-separated")
     args.reply_tree_tiebreaks = tbs
     for name in ("perfect_budget", "perfect_early_budget"):
         v = getattr(args, name)

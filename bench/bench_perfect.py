@@ -28,7 +28,7 @@ from agents.registry import get_game, make_agent
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.core import Board
 from highway_env.solver import Solver
-from highway_env.solver.player import OPPONENT_OPTIONS, PerfectPlayer
+from highway_env.solver.player import OPPONENT_OPTIONS, TIEBREAKS, PerfectPlayer
 
 
 def _stats(xs):
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
                    help="pa: perfect (A) vs opponent; pb: opponent (A) vs perfect (B); pp: perfect vs perfect "
                         "(default: all three)")
     p.add_argument("--opponent", default="random", help="agent spec of the opponent (random, greedy, mcts:N...)")
-    p.add_argument("--tiebreak", default="random", choices=["random", "margin", "hardest"], help="the perfect "
+    p.add_argument("--tiebreak", default="random", choices=TIEBREAKS, help="the perfect "
                    "player's tie-break (default random)")
     p.add_argument("--budget", type=positive_float, default=2.0, help="perfect player's per-move tie-break budget, s")
     p.add_argument("--as-opponent", action="store_true",
