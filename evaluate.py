@@ -263,9 +263,9 @@ def validate(args, argv) -> None:
                 args.policies[spec] = load_spec_object(spec)
                 as_agent(args.policies[spec], frame=args.frame, batched=args.batched)  # TypeError: not a policy
             elif spec.split(":")[0] == "perfect" and args.game == "highway":
-                from highway_env.evaluation.perfect import perfect_factory
+                from highway_env.solver.player import PerfectPlayer
 
-                perfect_factory(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
+                PerfectPlayer.from_spec(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
             elif spec not in built:
                 make_agent(spec, game, seed=0)
         except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError) as e:

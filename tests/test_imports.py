@@ -26,7 +26,7 @@ def test_make_agent_perfect_works_in_a_fresh_process():
 
 
 @pytest.mark.parametrize("module", ["highway_env", "highway_env.solver.player", "highway_env.solver.book",
-                                    "highway_env.play.hints", "highway_env.evaluation.perfect", "agents"])
+                                    "highway_env.play.hints", "highway_env.evaluation.tasks", "agents"])
 def test_runtime_modules_do_not_import_torch(module):
     r = _run(f"import sys, {module}; assert 'torch' not in sys.modules, 'torch was imported'")
     assert r.returncode == 0, r.stderr

@@ -8,11 +8,11 @@ Modules, each small:
 - :mod:`~highway_env.evaluation.positions`: the build tool of the sets (``python -m
   highway_env.evaluation.positions``), drawing them (``positions_draw``) and labelling them
   (``positions_label``).
-- :mod:`~highway_env.evaluation.perfect`: the perfect opponent used in games (the solver's
-  :class:`~highway_env.solver.player.PerfectPlayer`, ``make_agent("perfect")``).
 - :mod:`~highway_env.evaluation.metrics`: move accuracy, margin given away, win/draw/loss tallies.
 - :mod:`~highway_env.evaluation.elo`: Bradley-Terry / Elo fit with bootstrap confidence intervals.
-- :mod:`~highway_env.evaluation.tasks`: the units of work (games, position chunks), cached on disk.
+- :mod:`~highway_env.evaluation.tasks`: the units of work (games, position chunks), cached on disk,
+  and their perfect opponent (the solver's :class:`~highway_env.solver.player.PerfectPlayer` with
+  :data:`~highway_env.solver.player.EVALUATION_OPPONENT`'s options).
 - :mod:`~highway_env.evaluation.siblings`: ``evaluate.py --game blackpath|jumping``, the two-player
   sibling games against their exact solvers (same metrics, report and plots where they apply).
 - :mod:`~highway_env.evaluation.plots` and :mod:`~highway_env.evaluation.report`: PNGs, table,
