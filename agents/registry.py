@@ -87,9 +87,11 @@ def _mcts(args, game, seed):
     return MCTSAgent(game or get_game(), simulations=n, seed=seed)
 
 
-def _az_parts(args: list[str]) -> tuple[str, str | None]:
-    """(PATH, SIMS or None) of the arguments of an ``az:PATH[:SIMS]`` spec."""
-    if len(args) > 1 and args[-1].isdigit():  # PATH may itself contain ':'
+def split_az_args(rest: str) -> tuple[str, str | None]:
+    """(PATH, SIMS or None) from what follows ``az:`` in an ``az:PATH[:SIMS]`` spec (PATH may
+    contain ':'; SIMS is the text of the last part if it is all digits, checked by the caller)."""
+    args = rest.split(":") if rest else []
+    if len(args) > 1 and args[-1].isdigit():
         return ":".join(args[:-1]), args[-1]
     return ":".join(args), None
 
@@ -100,7 +102,7 @@ def az_checkpoint(spec: str) -> tuple[str, str] | None:
     name, _, rest = spec.partition(":")
     if name != "az" or not rest:
         return None
-    path, sims = _az_parts(rest.split(":"))
+    path, sims = split_az_args(rest)
     return path, "" if sims is None else f":{sims}"
 
 
@@ -109,7 +111,7 @@ def _az(args, game, seed):
 
     if not args:
         raise AgentSpecError("az spec is az:PATH[:SIMS]")
-    path, sims = _az_parts(args)
+    path, sims = split_az_args(":".join(args))
     sims = None if sims is None else _int_arg("az", sims, "SIMS")
     return AlphaZeroAgent.from_checkpoint(path, simulations=sims, game=game, seed=seed)
 

@@ -79,6 +79,22 @@ def test_bad_specs(bad):
         make_agent(bad, G)
 
 
+@pytest.mark.parametrize("rest, parts", [("", ("", None)), ("a.pt", ("a.pt", None)), ("a.pt:50", ("a.pt", "50")),
+                                         ("C:/x/a.pt:0", ("C:/x/a.pt", "0")), ("a:b.pt", ("a:b.pt", None)),
+                                         ("50", ("50", None)), ("a.pt:-5", ("a.pt:-5", None))])
+def test_one_az_spec_parser(rest, parts):
+    """az:PATH[:SIMS] was split in agents/registry.py and again in highway_env/play/opponents.py:
+    the registry's split_az_args serves both (and the play server's limits)."""
+    import agents
+    from agents.registry import az_checkpoint, split_az_args
+    from highway_env.play.opponents import resolve_spec
+
+    assert split_az_args(rest) == parts
+    assert az_checkpoint(f"az:{rest}") == (None if not rest else (parts[0], f":{parts[1]}" if parts[1] else ""))
+    assert resolve_spec(f"az:shipped:{parts[1]}" if parts[1] else "az") == ":".join(
+        ["az", str(agents.PRETRAINED), *([parts[1]] if parts[1] else [])])
+
+
 @pytest.mark.parametrize("kind", ["mlp", "resnet"])
 def test_network_shapes(kind):
     net = build_network(NetConfig(kind=kind, hidden=32, layers=2, channels=8, blocks=1,

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from highway_env.play.opponents import SHIPPED_ALIASES, SHIPPED_AZ, split_az_args
+from highway_env.play.opponents import SHIPPED_ALIASES, SHIPPED_AZ
 
 #: Defaults: mcts:20000 is ~6 s a move on one core; the shipped network searches 400 simulations.
 MAX_MCTS_SIMULATIONS = 20_000
@@ -64,6 +64,8 @@ class ServerLimits:
         if name == "mcts" and rest and ":" not in rest:
             self._simulations(spec, rest, self.max_mcts_simulations, "--max-mcts-sims")
         elif name == "az":
+            from agents.registry import split_az_args
+
             path, sims = split_az_args(rest)
             if sims is not None:
                 self._simulations(spec, sims, self.max_az_simulations, "--max-az-sims")

@@ -45,19 +45,13 @@ class OpponentSpecError(ValueError):
     """A spec that names no usable Highway agent; the message names the spec."""
 
 
-def split_az_args(rest: str) -> tuple[str, str | None]:
-    """(PATH, SIMS or None) from what follows ``az:`` in an ``az:PATH[:SIMS]`` spec (PATH may
-    contain ':')."""
-    args = rest.split(":") if rest else []
-    sims = args.pop() if len(args) > 1 and args[-1].isdigit() else None
-    return ":".join(args), sims
-
-
 def resolve_spec(spec: str) -> str:
     """The spec with the shipped checkpoint's path made absolute (the server may run anywhere)."""
     name, _, rest = spec.partition(":")
     if name != "az":
         return spec
+    from agents.registry import split_az_args
+
     path, sims = split_az_args(rest)
     if path in SHIPPED_ALIASES or (not os.path.exists(path) and Path(path).as_posix().endswith(SHIPPED_AZ)):
         import agents
