@@ -191,7 +191,7 @@ class TrainConfig:
             raise ConfigError(f"game: {e}") from None
 
         options = self.game_options()  # ConfigError naming a bad game_config key or value
-        try:  # also loads the game's module, which registers its agent kinds (e.g. "perfect")
+        try:  # the game with its options once: game_obs must fit it
             get_game(self.game, options)
         except (TypeError, ValueError) as e:
             raise ConfigError(f"game_obs {self.game_obs!r} does not fit game {self.game!r}: {e}") from e

@@ -194,7 +194,8 @@ def test_resume_of_a_run_from_before_game_options(tmp_path):
 
 
 def test_perfect_player_is_a_valid_evaluation_opponent():
-    """The game's own agent kinds (Highway registers "perfect") are known when the config is checked."""
+    """"perfect" (registered by agents/registry.py, built as the game's Game.perfect_player) is a
+    known agent kind when the config is checked; a misspelt kind is a ConfigError naming it."""
     cfg = TrainConfig(eval_opponents="greedy,perfect").validate()
     assert cfg.opponents() == ["greedy", "perfect"]
     with pytest.raises(ConfigError, match="perfecto"):
