@@ -27,9 +27,9 @@ Per agent it measures:
 - with --reply-tree: the whole tree after the agent's first move as A, one game per B reply at ply 1
   (225) against the perfect B with each tie-break of --reply-tree-tiebreaks: W/D/L and mean margin.
 
-Output in --out (default results/eval-<time>): report.md, summary.json, agents.csv,
-accuracy_by_ply.csv, PNG plots, and tasks/ (per-task results: rerun the same command after an
-interrupt and finished tasks are skipped). Work runs on --workers processes, or as tasks on a Ray
+Output in --out (default results/eval-<NAME or time>, NAME from --name): report.md, summary.json,
+agents.csv, accuracy_by_ply.csv, PNG plots, and tasks/ (per-task results: rerun the same command
+after an interrupt and finished tasks are skipped). Work runs on --workers processes, or as tasks on a Ray
 cluster with --ray-address, with a progress bar, and is reproducible with --seed:
 
     python evaluate.py --agent az:agents/pretrained/highway_az.pt --reply-tree --ray-address HEAD:6379
