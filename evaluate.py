@@ -488,7 +488,7 @@ def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict
             while pending:
                 for ref in cluster.wait(list(pending)):
                     t = pending.pop(ref)
-                    r = cluster.get(ref, f"evaluation task {t['id']}")
+                    r = cluster.get(ref, f"evaluation task {t['id']}", name_failures=True)
                     save_done(out_dir, t, r)
                     results[r["id"]] = r
                     bar.update(1)
@@ -658,7 +658,7 @@ def main(argv=None) -> int:
 
     try:
         results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, args.ray)
-    except RayClusterError as e:  # the cluster lost every CPU node, a task lost too often, no ray package
+    except RayClusterError as e:  # the cluster lost every CPU node, a task lost or failed on its node, no ray
         print(f"error: {e}; finished tasks are kept in {out_dir}/tasks: rerun the same command to resume",
               file=sys.stderr)
         return 2

@@ -98,6 +98,14 @@ def import_ray(option: str = "--ray-address"):
     return ray
 
 
+class RayTaskFailed(RayClusterError):
+    """A task's own code raised on its node (not retried: it would fail again)."""
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [""])[0]
+
+
 class RayCluster:
     """A connection to the Ray cluster at ``address`` ('local' starts one in this process with
     ``local_cpus`` CPUs, 'auto' or host:port joins one) for tasks called ``noun`` in messages
@@ -173,17 +181,24 @@ class RayCluster:
         return any(n.get("Alive") and all(n.get("Resources", {}).get(k, 0) >= v for k, v in need.items())
                    for n in self.ray.nodes())
 
-    def get(self, ref, name: str):
+    def get(self, ref, name: str, *, name_failures: bool = False):
         """The result of a finished task, ``name`` saying which one in the RayClusterError raised
-        when its worker or node was lost more often than its retries allow (an exception of the
-        task's own code is raised as it is)."""
+        when its worker or node was lost more often than its retries allow. An exception of the
+        task's own code is raised as it is (its traceback shows where), or with ``name_failures``
+        as a :class:`RayTaskFailed` naming the task and the exception's type and first line: a
+        command's one-line error, for tasks whose failures come from a node's setup (a path it
+        cannot write) rather than from the code."""
+        failed = getattr(self.ray.exceptions, "RayTaskError", ()) if name_failures else ()
         try:
             return self.ray.get(ref)
         except tuple(getattr(self.ray.exceptions, n) for n in _LOST) as e:
-            first = (str(e).strip().splitlines() or [""])[0]
             raise RayClusterError(f"{name} was lost with its Ray worker or node more often than its retries "
-                                  f"allow ({type(e).__name__}: {first}); out of memory? check the nodes, "
-                                  f"or {self.fallback}") from None
+                                  f"allow ({type(e).__name__}: {_first_line(e)}); out of memory? check the "
+                                  f"nodes, or {self.fallback}") from None
+        except failed as e:
+            cause = getattr(e, "cause", None) or e  # the exception the task raised on its node
+            raise RayTaskFailed(f"{name} failed on its Ray node: {type(cause).__name__}: "
+                                f"{_first_line(cause)}") from None
 
     def cancel(self, refs, force: bool = False) -> None:
         for ref in refs:

@@ -121,6 +121,45 @@ def test_evaluate_bad_ray_options_are_one_line_errors(tmp_path, small_set, capsy
     assert err.count("\n") == 1 and named in err, err
 
 
+class _TaskError(Exception):
+    """Stands for ray.exceptions.RayTaskError: the exception a task raised on its node (``cause``),
+    with the node's traceback in its message."""
+
+    def __init__(self, cause):
+        super().__init__(f"ray::run_shipped() (pid=1, ip=10.0.0.2)\nTraceback (most recent call last):\n"
+                         f"  File \"store.py\", line 1\n{type(cause).__name__}: {cause}")
+        self.cause = cause
+
+
+class _FailingRay(_FakeRay):
+    """A joined cluster on which every task's own code raises (a node that cannot create the store)."""
+
+    class exceptions(_FakeRay.exceptions):  # noqa: N801
+        RayTaskError = _TaskError
+
+    def put(self, obj):
+        return ("object", len(obj))
+
+    def remote(self, **options):
+        return lambda fn: type("Remote", (), {"remote": lambda self, *args: object()})()
+
+    def get(self, ref):
+        raise _TaskError(PermissionError(13, "Permission denied", "/node/only/store.sqlite"))
+
+
+def test_evaluate_task_failing_on_its_node_is_a_one_line_error(tmp_path, small_set, capsys, monkeypatch):  # noqa: F811
+    """A task whose own code failed on a Ray node (a --store path the node cannot create) ended
+    evaluate.py with Ray's traceback; now one line names the task and the node's error."""
+    monkeypatch.setitem(sys.modules, "ray", _FailingRay(cpus=1, done=True))
+    out = tmp_path / "e"
+    rc = evaluate.main(_eval_argv(out, small_set, "--games", "0", "--ray-address", "auto"))
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1, err
+    assert err.startswith("error: evaluation task moves-greedy-") and (
+        "failed on its Ray node: PermissionError: [Errno 13] Permission denied: '/node/only/store.sqlite'" in err)
+    assert "Traceback" not in err and f"kept in {out}/tasks" in err
+
+
 @needs_ray
 def test_evaluate_where_no_ray_head_answers_is_a_one_line_error(tmp_path, small_set, capsys):  # noqa: F811
     port = free_port()
