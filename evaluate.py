@@ -56,7 +56,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import sys
 import time
@@ -65,11 +64,14 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import check_writable
-from highway_env.cli_args import MAX_NODE_LIMIT, MAX_TIME_LIMIT, OneLineErrorParser, check_run_name
+from highway_env.cli_args import (OneLineErrorParser, check_run_name, non_negative_int, number, positive_float,
+                                  positive_int)
 
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
 REPLIES = 225  # B's legal replies to any first move of A on the empty board (15 numbers x 15 cells)
 TREE_CHUNK = 15  # ply-1 tree games per task
+# The flags' caps (argparse types from highway_env.cli_args, as in every command): above them a run
+# would take years (building the task list alone) or overflow
 MAX_GAMES = 100_000  # per side and agent, or per round-robin pair: more would take years
 MAX_WORKERS = 1024
 MAX_POSITIONS = 1_000_000  # a sibling game draws from up to 20 games per position asked for
@@ -90,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(blackpath: rows, cols, start; jumping: n). Default: the board of the first az: "
                         "agent's checkpoint, else the game's default (Black Path 4x4 from A1:top, Jumping n = 4); "
                         "an az: agent trained on another board is an error naming both")
-    p.add_argument("--label-from-ply", type=int, default=0, metavar="K",
+    p.add_argument("--label-from-ply", type=non_negative_int, default=0, metavar="K",
                    help="sibling games: grade only positions at ply K or later (the moves before K random), "
                         "and skip the value from the start: for boards the solver labels late but cannot solve "
                         "from the start (Jumping n >= 6 needs K >= n*n - 17 and --games 0, see the README) "
@@ -103,22 +105,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "highway_env.benchmark)")
     p.add_argument("--batched", action="store_true",
                    help="module:attr policies take stacked observations and return N actions")
-    p.add_argument("--games", type=int, default=20,
+    p.add_argument("--games", type=number(int, 0, MAX_GAMES), default=20,
                    help="games from the empty board against the perfect player, per side (as A and as B) "
                         "and per agent (default: %(default)s)")
-    p.add_argument("--rr-games", type=int, default=None,
+    p.add_argument("--rr-games", type=number(int, 0, 2 * MAX_GAMES), default=None,
                    help="round-robin games per pair of agents, colours alternating (default: 2 x --games)")
-    p.add_argument("--positions", type=int, default=1500,
+    p.add_argument("--positions", type=number(int, 0, MAX_POSITIONS), default=1500,
                    help="positions sampled from the set's report part (the part training never looks at; "
                         "see highway_env/evaluation/position_set.py) for move accuracy and margin loss; 0 = all "
                         "(default: %(default)s)")
-    p.add_argument("--conversion", type=int, default=40,
+    p.add_argument("--conversion", type=number(int, 0, MAX_POSITIONS), default=40,
                    help="won positions (for the side to move) sampled from the set and played out "
                         "against perfect defence, per agent (default: %(default)s)")
     p.add_argument("--quick", action="store_true",
                    help=f"small smoke-test sizes ({', '.join(f'--{k} {v}' for k, v in QUICK.items())}) "
                         "unless given explicitly")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+    p.add_argument("--workers", type=number(int, 1, MAX_WORKERS), default=os.cpu_count() or 1,
                    help="worker processes (default: all cores, %(default)s); 1 = in this process. With "
                         "--ray-address: the CPUs of the Ray instance 'local' starts, else unused (the cluster's "
                         "CPUs decide how many tasks run at once)")
@@ -138,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "agents packages to the nodes (they need only the dependencies: numpy, numba, torch, "
                         "...), a JSON object is merged over that (e.g. '{\"pip\": [\"numba\"]}'), 'none' ships "
                         "nothing (every node has the packages installed)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every sample and game (default: %(default)s)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of every sample and game (default: %(default)s)")
     p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>, for "
                                                "another --game results/eval-<its Game.name>-<NAME or time>); "
                                                "reuse it to resume an interrupted run")
@@ -153,23 +155,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "if present, 'none' = skip (default: %(default)s)")
     p.add_argument("--perfect-tiebreak", default=PERFECT["tiebreak"], choices=TIEBREAKS,
                    help="tie-break of the perfect opponent among value-keeping moves (default: %(default)s)")
-    p.add_argument("--perfect-budget-nodes", type=int, default=PERFECT["budget_nodes"],
+    p.add_argument("--perfect-budget-nodes", type=non_negative_int, default=PERFECT["budget_nodes"],
                    help="solver nodes per move for the perfect player's exact tie-break before it falls "
                         "back to another value-keeping move; counted in nodes so that the figures are the "
                         "same on any machine under any load; 0 = --perfect-budget seconds instead "
                         "(default: %(default)s)")
-    p.add_argument("--perfect-budget", type=float, default=PERFECT["budget"],
+    p.add_argument("--perfect-budget", type=positive_float, default=PERFECT["budget"],
                    help="seconds per move for the tie-break when --perfect-budget-nodes is 0 (default: %(default)s)")
-    p.add_argument("--perfect-exact-from-ply", type=int, default=PERFECT["exact_from_ply"],
+    p.add_argument("--perfect-exact-from-ply", type=non_negative_int, default=PERFECT["exact_from_ply"],
                    help="from this ply on the perfect player's moves are always proven value-keeping, "
                         "however long the solver takes; earlier, positions not in the opening book get "
                         "--perfect-early-budget-nodes solver nodes. The shipped book answers every early position of "
                         "games from the empty board within seconds, so the default is 0: every move exact; "
                         "raise it for games from other starts (default: %(default)s)")
-    p.add_argument("--perfect-early-budget-nodes", type=int, default=PERFECT["early_budget_nodes"],
+    p.add_argument("--perfect-early-budget-nodes", type=non_negative_int, default=PERFECT["early_budget_nodes"],
                    help="solver nodes per early move (see --perfect-exact-from-ply); 0 = "
                         "--perfect-early-budget seconds instead (default: %(default)s)")
-    p.add_argument("--perfect-early-budget", type=float, default=PERFECT["early_budget"],
+    p.add_argument("--perfect-early-budget", type=positive_float, default=PERFECT["early_budget"],
                    help="seconds per early move when --perfect-early-budget-nodes is 0 (default: %(default)s)")
     p.add_argument("--store", default="default",
                    help="solver position store shared by the workers and kept between runs: a path, "
@@ -181,11 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reply-tree-tiebreaks", default="hardest,margin", metavar="TB[,TB...]",
                    help=f"tie-breaks of the perfect B in the ply-1 tree, comma-separated, from "
                         f"{', '.join(TIEBREAKS)} (default: %(default)s)")
-    p.add_argument("--reply-tree-max", type=int, default=0, metavar="N",
+    p.add_argument("--reply-tree-max", type=non_negative_int, default=0, metavar="N",
                    help="play only the first N of B's replies (in action order), for smoke tests; 0 = all "
                         "(default: %(default)s)")
     p.add_argument("--rr-perfect", action="store_true", help="also put the perfect player in the round robin")
-    p.add_argument("--chunk", type=int, default=5, help="games per task (default: %(default)s)")
+    p.add_argument("--chunk", type=positive_int, default=5, help="games per task (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout "
                                                        "(the table and messages go to stderr)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -218,16 +220,6 @@ def validate(args, argv) -> None:
         raise UsageError("give at least one --agent SPEC (e.g. --agent greedy)")
     if args.rr_games is None:
         args.rr_games = 2 * args.games
-    # above the caps a run would take years (building the task list alone) or overflow
-    for name, lo, hi in (("games", 0, MAX_GAMES), ("rr_games", 0, 2 * MAX_GAMES), ("positions", 0, MAX_POSITIONS),
-                         ("conversion", 0, MAX_POSITIONS), ("workers", 1, MAX_WORKERS), ("chunk", 1, None),
-                         ("seed", 0, MAX_NODE_LIMIT), ("label_from_ply", 0, None), ("reply_tree_max", 0, None),
-                         ("perfect_exact_from_ply", 0, None), ("perfect_budget_nodes", 0, MAX_NODE_LIMIT),
-                         ("perfect_early_budget_nodes", 0, MAX_NODE_LIMIT)):
-        v = getattr(args, name)
-        if v < lo or (hi is not None and v > hi):
-            raise UsageError(f"--{name.replace('_', '-')} must be >= {lo}" + (f" and <= {hi}" if hi else "")
-                             + f", got {v}")
     from highway_env.solver.player import TIEBREAKS
 
     tbs = [t.strip() for t in args.reply_tree_tiebreaks.split(",")]
@@ -236,11 +228,6 @@ def validate(args, argv) -> None:
         raise UsageError(f"bad --reply-tree-tiebreaks {args.reply_tree_tiebreaks!r}: give distinct tie-breaks "
                          f"from {', '.join(TIEBREAKS)}, comma-separated")
     args.reply_tree_tiebreaks = tbs
-    for name in ("perfect_budget", "perfect_early_budget"):
-        v = getattr(args, name)
-        if not (math.isfinite(v) and 0 < v <= MAX_TIME_LIMIT):  # nan compares false to everything
-            raise UsageError(f"--{name.replace('_', '-')} must be a number of seconds in (0, {MAX_TIME_LIMIT:.0f}], "
-                             f"got {v}")
     validate_ray(args)
     if len(set(args.agent)) != len(args.agent):
         raise UsageError(f"an agent is given twice: {args.agent}")
