@@ -87,7 +87,7 @@ OPPONENT_OPTIONS = {"budget_nodes": DEFAULT_BUDGET_NODES, "early_budget_nodes": 
 #: The evaluation's perfect opponent: the defaults of ``evaluate.py``'s ``--perfect-*`` options and
 #: of ``highway_env.benchmark.evaluate``'s ``perfect_options`` (a task's ``perfect`` dict, built by
 #: :meth:`PerfectPlayer.from_spec` in ``highway_env.evaluation.tasks.get_agent``). The tie-break and
-#: node budgets are :data:`OPPONENT_OPTIONS`'; the seconds apply only where a nodes budget is 0;
+#: node budgets are ``make_agent("perfect")``'s; the seconds apply only where a nodes budget is 0;
 #: every move is exact from the start (the shipped book answers the early plies); ``store`` True:
 #: the solver's default position store.
 EVALUATION_OPPONENT = {"tiebreak": DEFAULT_TIEBREAK, "budget": 0.5, "budget_nodes": DEFAULT_BUDGET_NODES,
