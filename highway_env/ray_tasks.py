@@ -66,7 +66,8 @@ def _top_level_path(module: str) -> str | None:
     """The folder (or single file) of ``module``'s top-level package, None where it is installed in
     site-packages or has no single place on disk."""
     top = importlib.import_module(module.split(".")[0])
-    paths = list(getattr(top, "__path__", None) or [])
+    # a namespace package lists its folder once per sys.path entry that leads to it ('' and $PWD)
+    paths = list(dict.fromkeys(os.path.realpath(p) for p in getattr(top, "__path__", None) or []))
     path = paths[0] if len(paths) == 1 else getattr(top, "__file__", None) if not paths else None
     if not path or any(part in ("site-packages", "dist-packages") for part in Path(path).parts):
         return None
