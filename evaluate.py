@@ -354,11 +354,11 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     sample, conv = plan["sample"], plan["conversion"]
     tasks = []
 
-    def add(kind, name, opponent=perfect, **kw):
+    def add(kind, name, opponent=perfect, seed_kw=None, **kw):
         pkey = {k: v for k, v in opponent.items() if k != "store"}
         key = digest({"kind": kind, "seed_root": args.seed, "perfect": pkey, **kw})
         # the seed leaves the node budgets out: the same games as with time budgets (the shipped runs')
-        seed_key = digest({"kind": kind, "seed_root": args.seed, **kw,
+        seed_key = digest({"kind": kind, "seed_root": args.seed, **kw, **(seed_kw or {}),
                            "perfect": {k: v for k, v in pkey.items() if not k.endswith("budget_nodes")}})
         t = {"kind": kind, "perfect": opponent, "positions_file": pfile, **kw}
         t["id"] = f"{kind}-{slug(name)}-{key}"
@@ -373,7 +373,8 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
         if ps2 is not None:  # set v2: every position, a yardstick beside v1
             for i in range(0, len(ps2), chunk_pos):
                 add("moves", f"{spec}-v2", agent=spec, index=list(range(i, min(len(ps2), i + chunk_pos))),
-                    set_version=ps2.meta.get("version"), positions_file=str(args.positions_v2), yardstick="v2")
+                    set_version=ps2.meta.get("version"), positions_file=str(args.positions_v2), yardstick="v2",
+                    seed_kw={"positions_file": v2_seed_name(args.positions_v2)})
         for seat in (0, 1):
             for g0 in range(0, args.games, args.chunk):
                 add("vs_perfect", f"{spec}-{'AB'[seat]}", agent=spec, seat=seat, g0=g0,
@@ -399,6 +400,23 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
                 for g0 in range(0, args.rr_games, step):
                     add("match", f"{rr[i]}-vs-{rr[j]}", a=rr[i], b=rr[j], g0=g0, g1=min(args.rr_games, g0 + step))
     return tasks, {"plan": plan, "rr_agents": rr}
+
+
+#: What seeds the tasks on the shipped set v2 in place of its path, so that every checkout and install
+#: draws the same numbers: the path it had where the published figures were measured (a seed
+#: constant now, never opened).
+V2_SEED_NAME = "/work/main/highway_env/data/positions_v2.npz"
+
+
+def v2_seed_name(path) -> str:
+    """The name that seeds the tasks on set v2 ``path``: :data:`V2_SEED_NAME` for the shipped file
+    (wherever it lies), else the file's content digest (a copy of a file seeds as the file does)."""
+    import hashlib
+
+    from highway_env.evaluation.position_set import V2_PATH
+
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return V2_SEED_NAME if digest == hashlib.sha256(V2_PATH.read_bytes()).hexdigest() else "sha256:" + digest
 
 
 def registry_agents(args) -> list[str]:

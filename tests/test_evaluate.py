@@ -319,3 +319,27 @@ def test_one_perfect_opponent_for_evaluate_the_benchmark_and_tasks():
     assert (seconds.tiebreak, seconds.budget_nodes, seconds.budget) == ("margin", None, 0.5)
     with pytest.raises(ValueError, match="perfect spec is perfect"):
         get_agent("perfect:margin:x", quiet)
+
+
+def test_v2_seeds_do_not_depend_on_where_the_set_lies(tmp_path, small_set):
+    """The seeds of the v2 tasks once hashed the set's absolute path: a random agent's v2 figures
+    then changed with the checkout's folder. The shipped set seeds by one fixed name wherever it
+    lies (the published figures' seeds); another file by its content."""
+    import shutil
+
+    from highway_env.evaluation.position_set import V2_PATH
+
+    def v2_seeds(v2_path):
+        args = evaluate.build_parser().parse_args(["--agent", "random", "--games", "0", "--rr-games", "0",
+                                                   "--positions", "10", "--conversion", "0",
+                                                   "--positions-v2", str(v2_path)])
+        tasks, _ = evaluate.make_tasks(args, load_positions(), tmp_path, load_positions(v2_path))
+        return [t["seed"] for t in tasks if t.get("yardstick") == "v2"]
+
+    copy = tmp_path / "elsewhere" / "positions_v2.npz"
+    copy.parent.mkdir()
+    shutil.copy(V2_PATH, copy)
+    shipped = v2_seeds(V2_PATH)
+    assert shipped and v2_seeds(copy) == shipped
+    assert evaluate.v2_seed_name(copy) == evaluate.V2_SEED_NAME
+    assert v2_seeds(small_set) != shipped[:1] and evaluate.v2_seed_name(small_set).startswith("sha256:")
