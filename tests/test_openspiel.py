@@ -366,6 +366,9 @@ def test_bot_mistakes_are_errors_naming_position_and_action(game):
 
     with pytest.raises(PolicyError, match=r"illegal action 0 \(1@r0c0\) in position '[0-9,]+' \([AB] to move\)"):
         evaluate(AlwaysZero(), **dict(GRADE, games=0, conversion=0))
+    AlwaysZero.step = lambda self, state: 3.0
+    with pytest.raises(PolicyError, match=r"returned 3.0, not an integer action, in position"):
+        evaluate(AlwaysZero(), **dict(GRADE, games=0, conversion=0))
     with pytest.raises(ValueError, match=r"INVALID_ACTION \(-1\) in position '[0-9,]+' \(B to move\).*one bot per seat"):
         evaluate(UniformRandomBot(0, np.random.RandomState(0)), **GRADE)
     with pytest.raises(HighwayError, match="asked to move for player 1"):  # AgentBot bound to A
