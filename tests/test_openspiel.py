@@ -1,6 +1,6 @@
 """Highway as the OpenSpiel game ``python_highway`` (extra ``openspiel``): the same game as
-``highway_v0`` move by move, OpenSpiel's MCTSBot on it, the perfect player as an OpenSpiel bot, and
-Shimmy's PettingZoo wrapper over it.
+``highway_v0`` move by move, OpenSpiel's MCTSBot on it, the perfect player as an OpenSpiel bot,
+OpenSpiel bots graded by ``highway_env.benchmark.evaluate``, and Shimmy's PettingZoo wrapper over it.
 
 Skipped when pyspiel or shimmy is missing, except under CI=true, where that is a failure (CI installs
 the extra and must really run these)."""
