@@ -388,9 +388,11 @@ def test_cpp_mcts_bot_still_crashes_on_python_games():
     code = ("import pyspiel\nfrom open_spiel.python.games import tic_tac_toe\n"
             "g = pyspiel.load_game('python_tic_tac_toe')\n"
             "bot = pyspiel.MCTSBot(g, pyspiel.RandomRolloutEvaluator(1, 0), 2.0, 2, 100, False, 0, False)\n"
+            "print('built', flush=True)\n"
             "print(bot.step(g.new_initial_state()))\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert run.returncode < 0, (run.returncode, run.stdout, run.stderr)  # killed by a signal
+    # built, then killed by a signal in step()
+    assert run.stdout == "built\n" and run.returncode < 0, (run.returncode, run.stdout, run.stderr)
 
 
 def test_evaluate_cli_grades_a_bot_factory(tmp_path, monkeypatch, capsys):
