@@ -8,8 +8,9 @@
 
 Agents are specs for ``agents.make_agent``: random, greedy, mcts:N, az:PATH[:SIMS], perfect[:TIEBREAK];
 or your own policy: ``module:attr`` (an importable callable on PettingZoo observation dicts, an
-``agents.Agent``, an SB3 model, or a zero-argument factory returning one; --frame and --batched say
-how it takes observations) or ``sb3:PATH.zip`` (a saved sb3-contrib MaskablePPO or SB3 PPO model).
+``agents.Agent``, an SB3 model, an OpenSpiel bot, or a zero-argument factory returning one; --frame
+and --batched say how it takes observations) or ``sb3:PATH.zip`` (a saved sb3-contrib MaskablePPO or
+SB3 PPO model).
 Those are graded in this process by ``highway_env.benchmark.evaluate`` (same measures; not in the
 round robin).
 Per agent it measures:
@@ -102,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
                         f"az:PATH[:SIMS], perfect[:{'|'.join(TIEBREAKS)}]")
     p.add_argument("--frame", default="absolute", choices=("absolute", "player"),
                    help="observation/action frame of module:attr policies (default: %(default)s; see "
-                        "highway_env.benchmark)")
+                        "highway_env.benchmark; OpenSpiel bots always play python_highway states)")
     p.add_argument("--batched", action="store_true",
                    help="module:attr policies take stacked observations and return N actions")
     p.add_argument("--games", type=number(int, 0, MAX_GAMES), default=20,
@@ -255,7 +256,8 @@ def validate(args, argv) -> None:
                 PerfectPlayer.from_spec(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
             elif spec not in built:
                 make_agent(spec, game, seed=0)
-        except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError) as e:
+        except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError, ImportError) as e:
+            # ImportError: an OpenSpiel bot without the openspiel extra
             raise UsageError(f"bad agent spec {spec!r}: {e}") from None
 
 

@@ -43,3 +43,20 @@ def test_torchrl_glue_without_torchrl_names_the_extra(monkeypatch):
 
     with pytest.raises(ImportError, match=r"needs the optional extra 'torchrl'"):
         make_env(seed=0)
+
+
+def test_openspiel_bot_without_pyspiel_names_the_extra(monkeypatch):
+    from highway_env.benchmark.policy import as_agent
+
+    class DuckBot:  # OpenSpiel's bot interface, without pyspiel
+        def restart_at(self, state):
+            pass
+
+        def step(self, state):
+            return 0
+
+    _hide(monkeypatch, "pyspiel")
+    _forget(monkeypatch, "highway_env.openspiel", "highway_env.openspiel.game", "highway_env.openspiel.bot",
+            "highway_env.openspiel.grading")
+    with pytest.raises(ImportError, match=r"highway_env\.openspiel needs the optional extra 'openspiel'"):
+        as_agent(DuckBot())

@@ -711,7 +711,7 @@ def test_huge_simulation_counts_in_specs_are_range_errors(spec, named):
     ("bench_env", "--seconds", "nan"), ("bench_jumping_labels", "--stop-seconds", "inf"),
     ("bench_jumping_solve", "--rounds", "0"), ("bench_numba_vs_c", "--tt-bits", "99"),
     ("bench_perfect", "--budget", "nan"), ("bench_scale", "--workers", "0"), ("bench_solver", "--filled", "16"),
-    ("bench_strength", "--minutes", "nan"),
+    ("bench_strength", "--minutes", "nan"), ("bench_openspiel_mcts", "--uct-c", "nan"),
 ])
 def test_bench_scripts_refuse_bad_numbers_in_one_line(capsys, script, flag, value):
     """The bench scripts took nan seconds, negative seeds and counts unchecked (a traceback or a run

@@ -54,3 +54,14 @@ def test_agents_package_imports_its_parts_on_first_use():
              "print(sorted(set(agents.__all__) - set(dir(agents))))")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+def test_benchmark_imports_openspiel_only_for_a_bot():
+    # grading a callable needs no pyspiel (the openspiel extra): only an OpenSpiel bot loads it
+    r = _run("import sys\n"
+             "from highway_env.benchmark.policy import as_agent, is_openspiel_bot\n"
+             "agent = as_agent(lambda obs: 0)\n"
+             "assert not is_openspiel_bot(agent) and not is_openspiel_bot(print)\n"
+             "bad = [m for m in sys.modules if m == 'pyspiel' or m.startswith(('open_spiel', 'highway_env.openspiel'))]\n"
+             "assert not bad, bad")
+    assert r.returncode == 0, r.stderr

@@ -3,16 +3,20 @@
 A policy may be a callable on one PettingZoo observation dict (``{"observation": (4, 4, 16) int8,
 "action_mask": (256,) int8}``) returning an action, a batched callable (the same keys with a leading
 batch axis, returning N actions), an ``agents.Agent``, a Stable-Baselines3 / sb3-contrib model
-(anything with ``predict(obs, action_masks=..., deterministic=True)``), or an ``agents.make_agent``
-spec string. Observations are built for whole batches, in ``highway_v0``'s ``"absolute"`` (default)
-or ``"player"`` frame. An action that is not an integer, out of range or illegal raises
-:class:`PolicyError` naming the position and the action: it is never replaced by a legal one.
+(anything with ``predict(obs, action_masks=..., deterministic=True)``), an OpenSpiel bot (a
+``pyspiel.Bot`` or anything with ``step(state)`` and ``restart_at(state)``; one per seat as a pair
+``(bot_for_a, bot_for_b)``; asked on ``python_highway`` states, see
+:mod:`highway_env.openspiel.grading`), or an ``agents.make_agent`` spec string. Observations are
+built for whole batches, in ``highway_v0``'s ``"absolute"`` (default) or ``"player"`` frame. An
+action that is not an integer, out of range or illegal raises :class:`PolicyError` naming the
+position and the action: it is never replaced by a legal one.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 
 import numpy as np
 
@@ -95,14 +99,17 @@ def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
 class PolicyAgent:
     """An observation policy with the ``agents.Agent`` interface (``act``, ``act_batch``):
     ``act_batch`` builds the observations, calls the policy (once for the whole batch when
-    ``batched``, else once per position) and checks the actions."""
+    ``batched``, else once per position) and checks the actions. ``on_boards``: the policy takes
+    the (N, 16) boards instead and answers absolute actions (an OpenSpiel bot's adapter)."""
 
-    def __init__(self, policy, frame: str = "absolute", batched: bool = False, name: str | None = None):
+    def __init__(self, policy, frame: str = "absolute", batched: bool = False, name: str | None = None,
+                 on_boards: bool = False):
         if not callable(policy):
             raise TypeError(f"a policy must be callable, got {policy!r}")
         self.policy = policy
-        self.frame = check_frame(frame)
-        self.batched = bool(batched)
+        self.frame = "absolute" if on_boards else check_frame(frame)
+        self.batched = bool(batched) or on_boards
+        self.on_boards = on_boards
         self.name = name or getattr(policy, "__name__", type(policy).__name__)
         self.calls = 0  # policy calls made (a batched policy: one per batch)
 
@@ -111,6 +118,9 @@ class PolicyAgent:
 
     def act_batch(self, states, rng=None) -> np.ndarray:
         states = as_boards(states)
+        if self.on_boards:
+            self.calls += 1
+            return to_absolute_actions(states, self.policy(states), self.frame)
         obs = observations(states, self.frame)
         if self.batched:
             self.calls += 1
@@ -135,6 +145,22 @@ def is_sb3_model(obj) -> bool:
     except (TypeError, ValueError):
         return True
     return "action_masks" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def is_openspiel_bot(obj) -> bool:
+    """A ``pyspiel.Bot``, or anything with OpenSpiel's bot methods ``step(state)`` and
+    ``restart_at(state)`` (an instance: a bot class is a factory). pyspiel is not imported: a
+    ``pyspiel.Bot`` exists only once it is."""
+    pyspiel = sys.modules.get("pyspiel")
+    if pyspiel is not None and isinstance(obj, pyspiel.Bot):
+        return True
+    return (not inspect.isclass(obj) and callable(getattr(obj, "step", None))
+            and callable(getattr(obj, "restart_at", None)))
+
+
+def is_bot_pair(obj) -> bool:
+    """``(bot_for_a, bot_for_b)``: two OpenSpiel bots, one per seat."""
+    return isinstance(obj, (list, tuple)) and len(obj) == 2 and all(is_openspiel_bot(b) for b in obj)
 
 
 def sb3_policy(model):
@@ -198,7 +224,7 @@ def load_spec_object(spec: str):
 def _zero_arg_factory(obj) -> bool:
     from agents.base import Agent
 
-    if isinstance(obj, Agent) or is_sb3_model(obj) or not callable(obj):
+    if isinstance(obj, Agent) or is_sb3_model(obj) or is_openspiel_bot(obj) or not callable(obj):
         return False
     if inspect.isclass(obj):
         return True
@@ -232,9 +258,16 @@ def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect:
 
     if isinstance(policy, (Agent, PolicyAgent)):
         return policy
+    if is_openspiel_bot(policy) or is_bot_pair(policy):
+        # imported here: it needs the openspiel extra, which grading anything else does not
+        from highway_env.openspiel.grading import BotPolicy
+
+        bots = BotPolicy(policy)
+        return PolicyAgent(bots, name=name or bots.name, on_boards=True)
     if is_sb3_model(policy):
         return PolicyAgent(sb3_policy(policy), frame, batched=True, name=name)
     if callable(policy):
         return PolicyAgent(policy, frame, batched=batched, name=name)
     raise TypeError(f"cannot evaluate {policy!r}: give a callable on observations, an agents.Agent, an SB3 "
-                    "model (with predict(obs, action_masks=...)) or an agent spec string")
+                    "model (with predict(obs, action_masks=...)), an OpenSpiel bot (or a pair, one per seat) "
+                    "or an agent spec string")
