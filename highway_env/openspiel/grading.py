@@ -8,9 +8,8 @@ on each position. The actions of ``python_highway`` are the absolute actions the
 (an illegal one raises its PolicyError naming the position and the action).
 The bot draws from its own generators: graded twice from the same seeds (a fresh
 ``MCTSBot(..., random_state=np.random.RandomState(0))`` with a seeded evaluator) it gives the same
-report, since the benchmark asks the same positions in the same order (in games, as long as the
-perfect opponent answers the same: its default tie-break "hardest" searches within a time budget,
-``perfect_tiebreak="random"`` is seeded).
+report, since the benchmark asks the same positions in the same order and its perfect opponent
+counts its budgets in solver nodes.
 
     from open_spiel.python.algorithms import mcts
     bot = mcts.MCTSBot(game, 2.0, 200, mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)),
