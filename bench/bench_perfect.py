@@ -62,7 +62,8 @@ def main(argv=None) -> int:
     p.add_argument("--opponent", default="random", help="agent spec of the opponent (random, greedy, mcts:N...)")
     p.add_argument("--tiebreak", default="random", choices=TIEBREAKS, help="the perfect "
                    "player's tie-break (default random)")
-    p.add_argument("--budget", type=positive_float, default=2.0, help="perfect player's per-move tie-break budget in seconds (default 2.0; timing the player "
+    p.add_argument("--budget", type=positive_float, default=2.0,
+                   help="perfect player's per-move tie-break budget in seconds (default 2.0; timing the player "
                         "needs seconds, not node budgets)")
     p.add_argument("--as-opponent", action="store_true",
                    help="the player as make_agent('perfect[:TIEBREAK]') builds it (the play server's opponent: "
