@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 
 from agents.game import Game
+from highway_env.cli_args import json_object
 
 #: game name -> "module:Class" (imported on first use, so agents/ has no game code of its own)
 GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame",
@@ -138,12 +138,7 @@ def game_options(name: str, text: str) -> dict:
     text = (text or "").strip()
     if not text:
         return {}
-    try:
-        opts = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"game config {text!r} is not JSON ({e})") from None
-    if not isinstance(opts, dict):
-        raise ValueError(f"game config must be a JSON object such as '{{\"rows\": 5}}', got {text!r}")
+    opts = json_object(text, "game config", """'{"rows": 5}'""")
     known = [k for k in inspect.signature(cls.__init__).parameters if k != "self"]
     unknown = sorted(set(opts) - set(known))
     if unknown:

@@ -4,6 +4,7 @@ with exit code 2, and numeric limits are finite and in range (no traceback from 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 
 # Limits beyond these are meaningless (a year of search; more nodes than an int64 counter holds)
@@ -75,3 +76,15 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{'' if self.bare_errors else self.prog + ': '}error: {message} (see --help)\n")
+
+
+def json_object(text: str, what: str, example: str) -> dict:
+    """The JSON object ``text`` (a config given on a command line); ValueError naming ``what`` and
+    the text when it is not JSON or not an object (``example`` shows one)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{what} {text!r} is not JSON ({e}); give a JSON object such as {example}") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{what} must be a JSON object such as {example}, got {text!r}")
+    return obj

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import json
 import os
 import tempfile
 import time
 from pathlib import Path
 
 from highway_env.atomic_files import atomic_write_bytes
+from highway_env.cli_args import json_object
 from highway_env.core import HighwayError
 from highway_env.ray_address import check_reachable
 
@@ -82,12 +82,9 @@ def runtime_env_from_text(text: str, option: str = "--ray-runtime-env") -> dict 
     if text in ("", "none"):
         return {} if not text else None
     try:
-        env = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise HighwayError(f"{option} must be '', 'none' or a JSON object, got {text!r} ({e})") from None
-    if not isinstance(env, dict):
-        raise HighwayError(f"{option} must be '', 'none' or a JSON object, got {text!r}")
-    return env
+        return json_object(text, option, """'{"pip": ["numba"]}' (or '': ship the packages, 'none': nothing)""")
+    except ValueError as e:
+        raise HighwayError(str(e)) from None
 
 
 def import_ray(option: str = "--ray-address"):
