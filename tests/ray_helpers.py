@@ -39,6 +39,19 @@ def parent_pid(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
+def descends_from(pid: int, ancestor: int) -> bool:
+    """Whether ``ancestor`` is a parent, grandparent... of ``pid`` (a Ray instance this test started
+    has its processes below the test's own, so a watcher never touches another run's workers)."""
+    while pid > 1:
+        try:
+            pid = parent_pid(pid)
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid == ancestor:
+            return True
+    return False
+
+
 def runs_task(name: str):
     """A ``match`` for :func:`on_first_process`: a Ray worker running the task function ``name``
     (Ray titles a worker by the task it runs)."""

@@ -16,8 +16,8 @@ from agents.config import TrainConfig
 from agents.network import ConfigError, build_network
 from agents.trainer import Trainer
 
-from ray_helpers import (free_port, local_cluster, needs_ray, on_first_process, parent_pid,  # noqa: E402
-                         ray, runs_task)
+from ray_helpers import (descends_from, free_port, local_cluster, needs_ray,  # noqa: E402
+                         on_first_process, parent_pid, ray, runs_task)
 from test_train import _same, tiny  # noqa: E402  (pytest puts tests/ on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +189,8 @@ def test_ray_worker_killed_mid_chunk_is_retried_with_the_same_weights(tmp_path):
     try:
         b = Trainer(tiny(tmp_path, "ray", iterations=2, eval_every=0, workers=1, ray_address="local"))
         killed = []
-        killer = on_first_process(_playing, lambda pid: os.kill(pid, signal.SIGKILL), killed)
+        killer = on_first_process(lambda pid, cmd: _playing(pid, cmd) and descends_from(pid, os.getpid()),
+                                  lambda pid: os.kill(pid, signal.SIGKILL), killed)
         b.run()
         killer.join()
         assert killed and b.counters["iteration"] == 2 and b.counters["games"] == a.counters["games"]
