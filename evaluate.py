@@ -238,7 +238,11 @@ def validate(args, argv) -> None:
     from highway_env.benchmark.policy import as_agent, is_policy_spec, load_spec_object
 
     built = {}  # spec -> the agent game_options loaded already (a checkpoint is loaded once)
-    game = get_game(args.game, game_options(args, built))
+    options = game_options(args, built)
+    try:
+        game = get_game(args.game, options)
+    except ValueError as e:  # a user's game whose constructor raises
+        raise UsageError(f"--game: {e}") from None
     args.game_name = game.name  # for the default --out ('module:Class' is no folder name)
     if args.game != "highway":
         check_perfect_reach(args, game)

@@ -194,7 +194,8 @@ class TrainConfig:
         try:  # the game with its options once: game_obs must fit it
             get_game(self.game, options)
         except (TypeError, ValueError) as e:
-            raise ConfigError(f"game_obs {self.game_obs!r} does not fit game {self.game!r}: {e}") from e
+            what = f"game_obs {self.game_obs!r} does not fit game {self.game!r}" if self.game_obs else "game"
+            raise ConfigError(f"{what}: {e}") from e
         self.net_config(obs_shape=(1, 1, 1), num_actions=1)
         self.search_config()
         check("play_search", self.play_search in ("puct", "gumbel"), "'puct' or 'gumbel'")

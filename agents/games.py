@@ -16,7 +16,7 @@ import importlib
 import inspect
 
 from agents.game import Game
-from highway_env.cli_args import json_object
+from highway_env.cli_args import first_line, json_object
 
 #: game name -> "module:Class" (imported on first use, so agents/ has no game code of its own)
 GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame",
@@ -35,7 +35,7 @@ def resolve(ref: str):
         raise ValueError(f"{ref!r} is not a reference of the form 'package.module:Name'")
     try:
         obj = importlib.import_module(module)
-    except ImportError as e:  # ModuleNotFoundError, or an import inside the module failing
+    except Exception as e:  # not found, or the module's own code failing (an import in it, a raise, a SyntaxError)
         raise ValueError(f"{ref!r}: cannot import module {module!r} ({type(e).__name__}: {e})") from None
     for part in attr.split("."):
         try:
@@ -126,8 +126,14 @@ def same_game(key: str, game: Game) -> bool:
 
 def get_game(name: str = "highway", config: dict | None = None) -> Game:
     """The game ``name`` (a registered name or ``"module:Class"``), built with the keyword options
-    ``config`` (``Game.config()``)."""
-    return game_class(name)(**(config or {}))
+    ``config`` (``Game.config()``); ValueError naming the game and the error when its constructor
+    raises (a user's game run by reference)."""
+    cls = game_class(name)
+    try:
+        return cls(**(config or {}))
+    except Exception as e:
+        raise ValueError(f"game {name!r} cannot be built with options {config or {}}: "
+                         f"{type(e).__name__}: {first_line(e)}") from e
 
 
 def game_options(name: str, text: str) -> dict:

@@ -66,6 +66,11 @@ def check_run_name(name, option: str) -> str:
     return name
 
 
+def first_line(e: BaseException) -> str:
+    """The first line of ``e``'s message, for a one-line error about an exception from other code."""
+    return (str(e).strip().splitlines() or [""])[0]
+
+
 class OneLineErrorParser(argparse.ArgumentParser):
     """Usage errors as one line on stderr and exit code 2 (argparse prints the whole usage first);
     ``bare_errors=True`` starts the line with "error:" instead of the program's name."""

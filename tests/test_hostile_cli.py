@@ -845,3 +845,43 @@ def test_tt_bits_flags_and_the_solver_share_one_range(capsys, tmp_path, monkeypa
     with pytest.raises(SystemExit) as exc:
         entry()
     assert_one_line_error(exc.value.code, capsys.readouterr().err, "--tt-bits", allowed, repr(bits))
+
+
+_BAD_GAMES = {  # module text -> what the one-line error names
+    "raise RuntimeError('boom at import')\n": "RuntimeError: boom at import",
+    "def (:\n": "SyntaxError",
+    "from examples.tictactoe_game import TicTacToeGame\n\nclass Game(TicTacToeGame):\n"
+    "    def __init__(self, **kw):\n        raise RuntimeError('ctor boom')\n": "RuntimeError: ctor boom",
+}
+
+
+@pytest.mark.parametrize("module", ["train", "evaluate"])
+@pytest.mark.parametrize("text", list(_BAD_GAMES), ids=["raises on import", "syntax error", "constructor raises"])
+def test_a_game_ref_whose_code_raises_is_one_line_error(capsys, tmp_path, monkeypatch, module, text):
+    """--game pkg.mod:Class: a module raising anything but ImportError on import, or a constructor
+    raising, was a traceback with exit code 1."""
+    import importlib
+
+    name = f"hostile_game_{abs(hash((module, text)))}"
+    (tmp_path / f"{name}.py").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cli = importlib.import_module(module)
+    monkeypatch.setattr(cli, "check_writable", lambda *a: pytest.fail("the run started"))
+    argv = ["--game", f"{name}:Game"]
+    rc = cli.main([*argv, "--agent", "random", "--no-progress", "--out", str(tmp_path / "o")] if module == "evaluate"
+                  else [*argv, "--out-dir", str(tmp_path / "out")])
+    assert_one_line_error(rc, capsys.readouterr().err, f"{name}", _BAD_GAMES[text])
+
+
+@pytest.mark.parametrize("env, named", [('{"py_modules": 3}', "py_modules"), ('{"pip": 5}', "pip"),
+                                        ('{"env_vars": {"A": 1}}', "env_vars")])
+def test_a_runtime_env_of_wrong_types_is_one_line_error_before_ray_starts(capsys, tmp_path, env, named):
+    """Ray checks a runtime_env's types only in ray.init, after a local Ray had started: a TypeError
+    traceback from inside Ray, exit code 1."""
+    from optional_parts import require_ray
+
+    require_ray()
+    rc, _, err = run_cli(capsys, "prove", "--ray-address", "local", "--ray-runtime-env", env,
+                         "--out", str(tmp_path / "c.json"), "--estimates", "none", "--no-progress")
+    assert_one_line_error(rc, err, f"--ray-runtime-env {env!r}", named)
+    assert not (tmp_path / "c.json").exists()
