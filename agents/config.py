@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agents.mcts import SearchConfig
 from agents.network import ConfigError, NetConfig
-from highway_env.cli_args import check_run_name
+from highway_env.cli_args import MAX_SIMULATIONS, check_run_name
 
 MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
@@ -159,6 +159,8 @@ class TrainConfig:
         for name in ("seed", "iterations", "workers", "min_replay", "temperature_moves", "eval_every",
                      "random_opening", "grade_every", "grade_simulations", "learner_threads"):
             pos_int(name, 0)
+        for name in ("simulations", "eval_simulations", "play_simulations", "grade_simulations"):
+            check(name, getattr(self, name) <= MAX_SIMULATIONS, f"at most {MAX_SIMULATIONS} (as mcts:N and az:PATH:SIMS)")
         for name in ("minutes", "replay_ratio", "lr", "lr_final", "weight_decay", "value_weight",
                      "score_weight", "margin_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps", "random_opening_share",
                      "play_c_puct"):

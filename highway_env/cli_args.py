@@ -16,6 +16,11 @@ MAX_NODE_LIMIT = 2 ** 62
 # the solver package, because importing any module of highway_env.solver loads the compiled solver
 # (its __init__ imports Solver), and every command, train.py included, parses its flags with this module.
 TT_BITS_MIN, TT_BITS_MAX = 10, 30
+#: most simulations a search may be asked for (mcts:N, az:PATH:SIMS, train.py's --simulations, the
+#: play server's --max-mcts-sims): a search keeps every node and its edges (up to ~6 KB a simulation
+#: on an early Highway board), so a million take gigabytes; far more failed deep in numpy ("Maximum
+#: allowed dimension exceeded", an unallocatable array)
+MAX_SIMULATIONS = 1_000_000
 
 
 def number(kind: type = int, lo=None, hi=None, *, lo_open: bool = False, hi_name: str | None = None):

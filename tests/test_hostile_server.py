@@ -115,6 +115,8 @@ def test_limits_are_configurable():
         limits.check("mcts:51")
     with pytest.raises(ValueError, match="max_engines must be a positive integer, got 0"):
         ServerLimits(max_engines=0)
+    with pytest.raises(ValueError, match="max_mcts_simulations must be at most 1000000 .*, got 1000001"):
+        ServerLimits(max_mcts_simulations=1_000_001)  # a limit above what the agent registry builds
 
 
 def test_engine_processes_are_capped_and_idle_ones_make_room():
@@ -307,6 +309,7 @@ def test_bad_flags_stop_the_start_with_one_line(capsys):
 
     for argv in (["--hint-seconds", "nan"], ["--hint-seconds", "inf"], ["--hint-seconds", "-1"],
                  ["--max-mcts-sims", "0"], ["--max-az-sims", "x"], ["--max-engines", "-2"],
+                 ["--max-mcts-sims", "1000001"], ["--max-az-sims", "5000000"],  # above what mcts:N, az:PATH:N take
                  ["--checkpoint", "/no/such.pt"], ["--allow-host", "a b"], ["--port", "70000"],
                  ["--port", "x"]):
         try:

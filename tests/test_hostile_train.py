@@ -406,6 +406,17 @@ def test_chunk_planning_is_bounded_however_many_ray_workers(tmp_path):
             tiny(tmp_path, workers=10**9, ray_address="10.0.0.1:6379", games_per_iter=games).validate()
 
 
+@pytest.mark.parametrize("name", ["simulations", "eval_simulations", "play_simulations", "grade_simulations"])
+def test_simulation_counts_share_the_specs_range(tmp_path, name):
+    """--simulations 2000000 started self-play (gigabytes a search) though mcts:2000000 and
+    az:PATH:2000000 are refused; every simulation count now has MAX_SIMULATIONS as its cap."""
+    from agents.registry import MAX_SIMULATIONS
+
+    assert tiny(tmp_path, **{name: MAX_SIMULATIONS}).validate()
+    with pytest.raises(ConfigError, match=f"{name} must be at most {MAX_SIMULATIONS} .* got {MAX_SIMULATIONS + 1}"):
+        tiny(tmp_path, **{name: MAX_SIMULATIONS + 1}).validate()
+
+
 @pytest.mark.parametrize("damage, named", [({"net_config": "x"}, "'net_config' entry is a str"),
                                            ({"game_config": [1]}, "'game_config' entry is a list"),
                                            ({"model": {}}, "Missing key(s)"),
