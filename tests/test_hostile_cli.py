@@ -885,3 +885,59 @@ def test_a_runtime_env_of_wrong_types_is_one_line_error_before_ray_starts(capsys
                          "--out", str(tmp_path / "c.json"), "--estimates", "none", "--no-progress")
     assert_one_line_error(rc, err, f"--ray-runtime-env {env!r}", named)
     assert not (tmp_path / "c.json").exists()
+
+
+_BAD_POLICIES = '''
+class Bot:
+    def restart_at(self, state):
+        pass
+
+class Raises(Bot):
+    def step(self, state):
+        raise RuntimeError("bot boom")
+
+class RestartRaises(Bot):
+    def restart_at(self, state):
+        raise KeyError("restart boom")
+
+    def step(self, state):
+        return state.legal_actions()[0]
+
+class Huge(Bot):
+    def step(self, state):
+        return 10 ** 30
+
+def make_bot():
+    raise RuntimeError("factory boom")
+
+def policy(obs):
+    raise RuntimeError("policy boom")
+
+raises, restart, huge = Raises(), RestartRaises(), Huge()
+'''
+
+
+@pytest.mark.parametrize("attr, named", [
+    ("raises", "Raises raised RuntimeError: bot boom in position"),
+    ("restart", "RestartRaises raised KeyError: 'restart boom' in position"),
+    ("huge", "action 1000000000000000000000000000000, outside 0..255"),
+    ("make_bot", "calling 'make_bot'() raised RuntimeError: factory boom"),
+    ("policy", "the policy 'policy' raised RuntimeError: policy boom"),
+    (None, "cannot import module '{module}' (RuntimeError: import boom)"),
+])
+def test_a_graded_bot_or_policy_that_raises_is_one_line_error(capsys, tmp_path, monkeypatch, attr, named):
+    """evaluate.py --agent mod:attr: a bot whose step or restart_at raises, a factory or policy that
+    raises, a module raising on import were tracebacks with exit code 1; a bot returning 10**30 an
+    OverflowError."""
+    import evaluate
+
+    if attr not in ("policy", None):
+        from optional_parts import require_modules
+
+        require_modules("OpenSpiel", "OpenSpiel extra", ("pyspiel",), 'pip install -e ".[openspiel]"')
+    module = f"hostile_bots_{attr}"
+    (tmp_path / f"{module}.py").write_text(_BAD_POLICIES if attr else "raise RuntimeError('import boom')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rc = evaluate.main(["--agent", f"{module}:{attr or 'x'}", "--games", "1", "--positions", "20", "--conversion", "0",
+                        "--no-plots", "--no-progress", "--out", str(tmp_path / "o")])
+    assert_one_line_error(rc, capsys.readouterr().err, named.format(module=module))
