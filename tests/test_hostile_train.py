@@ -445,3 +445,54 @@ def test_resume_from_a_checkpoint_without_training_options_exits_2(tmp_path, cap
     rc = train.main(["--resume", "--out-dir", str(tmp_path), "--run", "t"])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "latest.pt is not a training checkpoint" in err, err
+
+
+_BROKEN_GAMES = '''
+import numpy as np
+from examples.tictactoe_game import TicTacToeGame
+
+class WrongMask(TicTacToeGame):
+    def legal_masks(self, states):
+        return super().legal_masks(states)[:, :5]
+
+class WrongObs(TicTacToeGame):
+    def observations(self, states):
+        return super().observations(states)[:, :1, :2]
+
+class NoLegal(TicTacToeGame):
+    def legal_masks(self, states):
+        return np.zeros_like(super().legal_masks(states))
+
+class WrongReturns(TicTacToeGame):
+    def returns(self, states):
+        return np.zeros((len(states), 3))
+
+class OnlyThree(TicTacToeGame):
+    def __init__(self, size: int = 3):
+        if size != 3:
+            raise NotImplementedError("only size 3")
+        super().__init__()
+'''
+
+
+@pytest.mark.parametrize("cls, game_config, named", [
+    ("WrongMask", "", "legal_masks() returned shape (2, 5), expected (2, 9)"),
+    ("WrongObs", "", "observations() returned shape (2, 1, 2, 2), expected (2, 3, 3, 2)"),
+    ("NoLegal", "", "legal_masks() gives no legal move in a state that terminal() calls running"),
+    ("WrongReturns", "", "returns() returned shape (2, 3), expected (2,)"),
+    ("OnlyThree", '{"size": 4}', """rejects game config '{"size": 4}': NotImplementedError: only size 3"""),
+])
+def test_a_plugged_in_game_that_breaks_the_protocol_is_one_line_error(tmp_path, monkeypatch, capsys, cls,
+                                                                      game_config, named):
+    """--game pkg.mod:Class whose methods return wrong shapes (or no legal move in a running state)
+    failed deep in self-play (an illegal move -1, a torch shape mismatch, a numpy IndexError); a
+    constructor refusing a --game-config value with its own exception type was a traceback."""
+    module = f"broken_games_{cls.lower()}"
+    (tmp_path / f"{module}.py").write_text(_BROKEN_GAMES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(train, "check_writable", lambda *a: pytest.fail("the run started"))
+    rc = train.main(["--game", f"{module}:{cls}", "--game-config", game_config, "--out-dir", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert named in err and f"{module}:{cls}" in err, err
+    assert not (tmp_path / "out").exists()
