@@ -44,9 +44,13 @@ def _checkpoint(text: str) -> str:
     from agents.checkpoint import CheckpointError, load_checkpoint
 
     try:  # a corrupt file is refused at the start, not offered to the players
-        load_checkpoint(text)
+        data = load_checkpoint(text)
     except CheckpointError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+    game = data.get("game", "highway") if isinstance(data, dict) else "highway"
+    if game != "highway":  # offered on the page, it failed only when a player picked it
+        raise argparse.ArgumentTypeError(f"{text!r} is an agent of game {game!r}; the page plays Highway: "
+                                         "give a checkpoint trained with train.py --game highway")
     return text
 
 
