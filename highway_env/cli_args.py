@@ -65,9 +65,10 @@ def check_run_name(name, option: str) -> str:
     """``name`` if it can name a run: one folder name, made under the command's output folder
     (``--name`` under results/, ``--run`` under --out-dir), so that no name puts the run's files
     elsewhere; else ValueError naming ``option``, the value and what is allowed."""
-    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\") or any(
+            ord(c) < 32 or ord(c) == 127 for c in name):  # control characters: a newline split the report's path
         raise ValueError(f"{option} must be a run name: one folder name, not empty, '.' or '..', "
-                         f"without '/', '\\' or NUL, got {name!r}")
+                         f"without '/', '\\' or control characters (NUL, newline, ...), got {name!r}")
     return name
 
 
