@@ -942,3 +942,22 @@ def test_a_graded_bot_or_policy_that_raises_is_one_line_error(capsys, tmp_path, 
     rc = evaluate.main(["--agent", f"{module}:{attr or 'x'}", "--games", "1", "--positions", "20", "--conversion", "0",
                         "--no-plots", "--no-progress", "--out", str(tmp_path / "o")])
     assert_one_line_error(rc, capsys.readouterr().err, named.format(module=module))
+
+
+@pytest.mark.parametrize("module, argv, named", [
+    ("highway_env.solver.__main__", ["prove", "--ray-address", "local", "--ray-runtime-env"], "--ray-runtime-env"),
+    ("evaluate", ["--game", "blackpath", "--agent", "random", "--game-config"], "game config"),
+    ("train", ["--game", "blackpath", "--game-config"], "game config"),
+])
+def test_json_nested_too_deeply_is_a_short_one_line_error(capsys, tmp_path, module, argv, named):
+    """cli_args.json_object: '[' * 100000 was a RecursionError traceback from the JSON parser."""
+    import importlib
+
+    cli = importlib.import_module(module)
+    try:
+        rc = cli.main([*argv, "[" * 100_000, *(["--out-dir", str(tmp_path)] if module == "train" else [])])
+    except SystemExit as exc:
+        rc = exc.code
+    err = capsys.readouterr().err
+    assert_one_line_error(rc, err, named, "nested too deeply")
+    assert len(err) < 400, err
