@@ -345,6 +345,8 @@ class TrainConfig:
             d = json.loads(Path(path).read_text())
         except (OSError, ValueError) as e:  # ValueError: not JSON, or not UTF-8 text
             raise ConfigError(f"cannot read config file {str(path)!r}: {e}") from e
+        except RecursionError:  # '[' * 100000: nested deeper than the parser goes
+            raise ConfigError(f"config file {str(path)!r} is nested too deeply to be a config") from None
         if not isinstance(d, dict):
             raise ConfigError(f"config file {str(path)!r} must hold a JSON object")
         return cls.from_dict(d, source=str(path))

@@ -355,12 +355,15 @@ def test_a_corrupt_checkpoint_is_a_one_line_error_naming_it(tmp_path, content):
     assert "bad.pt" in str(e.value) and "\n" not in str(e.value)  # torch's own message spans a page
 
 
-def test_a_config_file_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys):
+@pytest.mark.parametrize("content, named", [(b'{"run": "caf\xe9"}', "utf-8"), (b"[" * 100_000, "nested too deeply")],
+                         ids=["latin-1", "deep"])
+def test_a_config_file_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys, content, named):
+    """A config file nested deeper than the JSON parser goes was a RecursionError traceback."""
     path = tmp_path / "latin1.json"
-    path.write_bytes(b'{"run": "caf\xe9"}')
+    path.write_bytes(content)
     rc = train.main(["--config", str(path)])
     err = capsys.readouterr().err
-    assert rc == 2 and err.count("\n") == 1 and "latin1.json" in err and "utf-8" in err
+    assert rc == 2 and err.count("\n") == 1 and "latin1.json" in err and named in err, err
 
 
 @pytest.mark.parametrize("flags, named", [(["--device", "cudaXYZ"], "cudaXYZ"),
