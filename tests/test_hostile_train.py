@@ -499,3 +499,19 @@ def test_a_plugged_in_game_that_breaks_the_protocol_is_one_line_error(tmp_path, 
     assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert named in err and f"{module}:{cls}" in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_checkpoint_whose_game_refuses_its_options_is_a_one_line_error(tmp_path, monkeypatch):
+    """A checkpoint of a user's game whose constructor now refuses the stored game_config with its
+    own exception (NotImplementedError) was a traceback from az:PATH."""
+    from agents.registry import make_agent
+
+    (tmp_path / "broken_games_ckpt.py").write_text(_BROKEN_GAMES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shipped = load_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")
+    path = tmp_path / "user.pt"
+    save_checkpoint(path, {**shipped, "game": "broken_games_ckpt:OnlyThree", "game_config": {"size": 4}})
+    with pytest.raises(CheckpointError) as e:
+        make_agent(f"az:{path}")
+    assert "user.pt" in str(e.value) and "NotImplementedError: only size 3" in str(e.value)
+    assert "\n" not in str(e.value)
