@@ -961,3 +961,14 @@ def test_json_nested_too_deeply_is_a_short_one_line_error(capsys, tmp_path, modu
     err = capsys.readouterr().err
     assert_one_line_error(rc, err, named, "nested too deeply")
     assert len(err) < 400, err
+
+
+def test_an_agent_spec_error_names_the_spec_once(capsys):
+    """'bad agent spec 'perfect:foo': bad agent spec 'perfect:foo': ...': make_agent's message
+    already named it."""
+    import evaluate
+
+    rc = evaluate.main(["--game", "examples.tictactoe_game:TicTacToeGame", "--agent", "perfect:foo", "--no-progress"])
+    err = capsys.readouterr().err
+    assert_one_line_error(rc, err, "bad agent spec 'perfect:foo'", "takes no tie-break")
+    assert err.count("bad agent spec") == 1, err
