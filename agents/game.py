@@ -146,11 +146,17 @@ class Game(abc.ABC):
             s[live] = self.apply(s[live], sample_legal(masks, rng))
 
     def as_state(self, state) -> np.ndarray:
-        """Convert a user-facing position (e.g. a board object) to one state array."""
-        a = np.asarray(state, dtype=self.state_dtype)
+        """Convert a user-facing position (e.g. a board object) to one state array; GameError naming
+        it when it has another shape, or values that are not integers ``state_dtype`` holds (0.5 was
+        truncated to 0, 300 an OverflowError)."""
+        a = np.asarray(state) if state is not None else np.asarray([])
         if a.shape != tuple(self.state_shape):
             raise GameError(f"a {self.name} state has shape {self.state_shape}, got {a.shape}")
-        return a
+        if np.issubdtype(self.state_dtype, np.integer):
+            info = np.iinfo(self.state_dtype)
+            if a.dtype.kind not in "iub" or (a.size and not info.min <= a.min() <= a.max() <= info.max):
+                raise GameError(f"a {self.name} state holds integers in {info.min}..{info.max}, got {a.tolist()!r}"[:300])
+        return a.astype(self.state_dtype)
 
     def checked_states(self, states) -> np.ndarray:
         """A (N, *state_shape) batch as a contiguous ``state_dtype`` array; GameError naming the

@@ -515,3 +515,18 @@ def test_a_checkpoint_whose_game_refuses_its_options_is_a_one_line_error(tmp_pat
         make_agent(f"az:{path}")
     assert "user.pt" in str(e.value) and "NotImplementedError: only size 3" in str(e.value)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("state, named", [
+    ([5] * 10, "not a tic-tac-toe position"), ([1] * 9 + [0], "not a tic-tac-toe position"),
+    ([0.5] * 10, "holds integers in -128..127, got [0.5"), ([300] * 10, "holds integers in -128..127, got [300"),
+])
+def test_a_malformed_position_of_a_plugged_in_game_is_a_game_error(state, named):
+    """Game.as_state (a user's game, examples/tictactoe_game.py) truncated 0.5 to 0, raised an
+    OverflowError on 300, and took cells of 5 or nine Xs as a position whose moves it then valued."""
+    from agents.game import GameError
+    from examples.tictactoe_game import TicTacToeGame
+
+    with pytest.raises(GameError) as e:
+        TicTacToeGame().as_state(state)
+    assert named in str(e.value) and "\n" not in str(e.value)
