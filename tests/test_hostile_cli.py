@@ -972,3 +972,19 @@ def test_an_agent_spec_error_names_the_spec_once(capsys):
     err = capsys.readouterr().err
     assert_one_line_error(rc, err, "bad agent spec 'perfect:foo'", "takes no tie-break")
     assert err.count("bad agent spec") == 1, err
+
+
+def test_grading_a_bot_class_instead_of_a_bot_says_so():
+    """benchmark.evaluate(MCTSBot), the class: it was called on observations as a policy, a
+    TypeError from its constructor."""
+    from highway_env.benchmark import evaluate
+
+    class MyBot:
+        def restart_at(self, state):
+            pass
+
+        def step(self, state):
+            return 0
+
+    with pytest.raises(TypeError, match="cannot evaluate the class 'MyBot': give an OpenSpiel bot, an instance"):
+        evaluate(MyBot, games=0, positions=5, conversion=0, progress=False)

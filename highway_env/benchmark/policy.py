@@ -281,6 +281,9 @@ def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect:
 
         bots = BotPolicy(policy)
         return PolicyAgent(bots, name=name or bots.name, on_boards=True)
+    if inspect.isclass(policy) and hasattr(policy, "step") and hasattr(policy, "restart_at"):
+        raise TypeError(f"cannot evaluate the class {policy.__name__!r}: give an OpenSpiel bot, an instance "
+                        f"such as {policy.__name__}(game, ...)")
     if is_sb3_model(policy):
         return PolicyAgent(sb3_policy(policy), frame, batched=True, name=name)
     if callable(policy):
