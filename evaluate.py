@@ -238,7 +238,11 @@ def validate(args, argv) -> None:
     from highway_env.benchmark.policy import as_agent, is_policy_spec, load_spec_object
 
     built = {}  # spec -> the agent game_options loaded already (a checkpoint is loaded once)
-    game = get_game(args.game, game_options(args, built))
+    options = game_options(args, built)
+    try:
+        game = get_game(args.game, options)
+    except ValueError as e:  # a user's game whose constructor raises
+        raise UsageError(f"--game: {e}") from None
     args.game_name = game.name  # for the default --out ('module:Class' is no folder name)
     if args.game != "highway":
         check_perfect_reach(args, game)
@@ -258,7 +262,14 @@ def validate(args, argv) -> None:
                 make_agent(spec, game, seed=0)
         except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError, ImportError) as e:
             # ImportError: an OpenSpiel bot without the openspiel extra
-            raise UsageError(f"bad agent spec {spec!r}: {e}") from None
+            raise bad_spec(spec, e) from None
+
+
+def bad_spec(spec: str, e: Exception) -> UsageError:
+    """The usage error for agent ``spec`` that failed with ``e``, named once (make_agent's own
+    errors already start with "bad agent spec 'SPEC'")."""
+    prefix = f"bad agent spec {spec!r}"
+    return UsageError(str(e) if str(e).startswith(prefix) else f"{prefix}: {e}")
 
 
 def validate_ray(args) -> None:
@@ -305,7 +316,7 @@ def game_options(args, built: dict) -> dict:
                 try:
                     built[spec] = make_agent(spec, None, seed=0)
                 except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
-                    raise UsageError(f"bad agent spec {spec!r}: {e}") from None
+                    raise bad_spec(spec, e) from None
                 trained = built[spec].game
                 if game_key(class_ref(type(trained))) != args.game:
                     raise UsageError(f"bad agent spec {spec!r}: an agent of {trained.name!r}, not of {args.game!r}")

@@ -11,6 +11,7 @@ from agents.game import Game
 from agents.games import class_ref, game_class, same_game
 from agents.mcts import NetworkEvaluator, SearchConfig
 from agents.network import NetConfig, build_network
+from highway_env.cli_args import first_line
 
 
 def checkpoint_game(data: dict, path, game: Game | None = None) -> Game:
@@ -35,9 +36,9 @@ def checkpoint_game(data: dict, path, game: Game | None = None) -> Game:
         config = base.config() if tuple(base.obs_shape) == shape else dict(base.legacy_config)
     try:
         trained = cls(**config)
-    except (TypeError, ValueError) as e:
+    except Exception as e:  # TypeError, ValueError; a user's game may refuse in its own way
         raise CheckpointError(f"checkpoint {str(path)!r}: its game options {config} do not fit "
-                              f"this version of {name!r}: {e}") from e
+                              f"this version of {name!r}: {type(e).__name__}: {first_line(e)}") from e
     if game is not None and game.rules_config() != trained.rules_config():
         raise CheckpointError(f"checkpoint {str(path)!r} was trained on {name!r} with "
                               f"{trained.rules_config()}, not on this game ({game.rules_config()})")

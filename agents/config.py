@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agents.mcts import SearchConfig
 from agents.network import ConfigError, NetConfig
-from highway_env.cli_args import check_run_name
+from highway_env.cli_args import MAX_SIMULATIONS, check_run_name
 
 MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
@@ -159,6 +159,8 @@ class TrainConfig:
         for name in ("seed", "iterations", "workers", "min_replay", "temperature_moves", "eval_every",
                      "random_opening", "grade_every", "grade_simulations", "learner_threads"):
             pos_int(name, 0)
+        for name in ("simulations", "eval_simulations", "play_simulations", "grade_simulations"):
+            check(name, getattr(self, name) <= MAX_SIMULATIONS, f"at most {MAX_SIMULATIONS} (as mcts:N and az:PATH:SIMS)")
         for name in ("minutes", "replay_ratio", "lr", "lr_final", "weight_decay", "value_weight",
                      "score_weight", "margin_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps", "random_opening_share",
                      "play_c_puct"):
@@ -194,7 +196,8 @@ class TrainConfig:
         try:  # the game with its options once: game_obs must fit it
             get_game(self.game, options)
         except (TypeError, ValueError) as e:
-            raise ConfigError(f"game_obs {self.game_obs!r} does not fit game {self.game!r}: {e}") from e
+            what = f"game_obs {self.game_obs!r} does not fit game {self.game!r}" if self.game_obs else "game"
+            raise ConfigError(f"{what}: {e}") from e
         self.net_config(obs_shape=(1, 1, 1), num_actions=1)
         self.search_config()
         check("play_search", self.play_search in ("puct", "gumbel"), "'puct' or 'gumbel'")
@@ -342,6 +345,8 @@ class TrainConfig:
             d = json.loads(Path(path).read_text())
         except (OSError, ValueError) as e:  # ValueError: not JSON, or not UTF-8 text
             raise ConfigError(f"cannot read config file {str(path)!r}: {e}") from e
+        except RecursionError:  # '[' * 100000: nested deeper than the parser goes
+            raise ConfigError(f"config file {str(path)!r} is nested too deeply to be a config") from None
         if not isinstance(d, dict):
             raise ConfigError(f"config file {str(path)!r} must hold a JSON object")
         return cls.from_dict(d, source=str(path))

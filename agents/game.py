@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from highway_env.cli_args import first_line
+
 
 class GameError(ValueError):
     """Bad input to a game method (wrong shape, illegal action, non-terminal state for returns...)."""
@@ -144,11 +146,17 @@ class Game(abc.ABC):
             s[live] = self.apply(s[live], sample_legal(masks, rng))
 
     def as_state(self, state) -> np.ndarray:
-        """Convert a user-facing position (e.g. a board object) to one state array."""
-        a = np.asarray(state, dtype=self.state_dtype)
+        """Convert a user-facing position (e.g. a board object) to one state array; GameError naming
+        it when it has another shape, or values that are not integers ``state_dtype`` holds (0.5 was
+        truncated to 0, 300 an OverflowError)."""
+        a = np.asarray(state) if state is not None else np.asarray([])
         if a.shape != tuple(self.state_shape):
             raise GameError(f"a {self.name} state has shape {self.state_shape}, got {a.shape}")
-        return a
+        if np.issubdtype(self.state_dtype, np.integer):
+            info = np.iinfo(self.state_dtype)
+            if a.dtype.kind not in "iub" or (a.size and not info.min <= a.min() <= a.max() <= info.max):
+                raise GameError(f"a {self.name} state holds integers in {info.min}..{info.max}, got {a.tolist()!r}"[:300])
+        return a.astype(self.state_dtype)
 
     def checked_states(self, states) -> np.ndarray:
         """A (N, *state_shape) batch as a contiguous ``state_dtype`` array; GameError naming the
@@ -188,3 +196,42 @@ def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     csum = np.cumsum(masks, axis=1)
     out = (csum <= pick[:, None]).sum(axis=1)
     return np.where(counts > 0, out, -1).astype(np.int64)
+
+
+def check_contract(game: Game, games: int = 2, seed: int = 0) -> None:
+    """Play ``games`` random games of ``game`` to the end and check what its methods return
+    against the protocol (shapes, a legal move in every running state, an end within
+    ``max_game_length`` moves); GameError naming the game, the method and what it returned. A
+    game plugged in by reference is checked so before training or evaluation, not deep in search."""
+    label = f"game {type(game).__module__}:{type(game).__qualname__}"
+
+    def call(method, *args, shape=None):
+        try:
+            out = np.asarray(getattr(game, method)(*args))
+        except GameError:
+            raise
+        except Exception as e:
+            raise GameError(f"{label}: {method}() raised {type(e).__name__}: {first_line(e)}") from e
+        if shape is not None and out.shape != shape:
+            raise GameError(f"{label}: {method}() returned shape {out.shape}, expected {shape} (see agents/game.py)")
+        return out
+
+    rng = np.random.default_rng(seed)
+    states = call("initial_states", games, shape=(games, *game.state_shape))
+    for _ in range(int(game.max_game_length) + 1):
+        n = len(states)
+        done = call("terminal", states, shape=(n,)).astype(bool)
+        if done.any():  # only meaningful there: a game may refuse running states
+            call("returns", states[done], shape=(int(done.sum()),))
+        states = states[~done]
+        if not len(states):
+            return
+        n = len(states)
+        masks = call("legal_masks", states, shape=(n, game.num_actions)).astype(bool)
+        call("to_play", states, shape=(n,))
+        call("observations", states, shape=(n, *game.obs_shape))
+        if not masks.any(axis=1).all():
+            raise GameError(f"{label}: legal_masks() gives no legal move in a state that terminal() calls running: "
+                            f"{states[~masks.any(axis=1)][0].tolist()}")
+        states = call("apply", states, sample_legal(masks, rng), shape=(n, *game.state_shape))
+    raise GameError(f"{label}: a random game runs past max_game_length = {game.max_game_length} moves")

@@ -15,8 +15,8 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from agents.game import Game
-from highway_env.cli_args import json_object
+from agents.game import Game, check_contract
+from highway_env.cli_args import first_line, json_object
 
 #: game name -> "module:Class" (imported on first use, so agents/ has no game code of its own)
 GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame",
@@ -24,6 +24,7 @@ GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame",
                          "jumping": "highway_env.jumping.az_game:JumpingGame"}
 #: the names every process knows without a registration (stored as names in checkpoints)
 SHIPPED = frozenset(GAMES)
+_SHIPPED_REFS = frozenset(GAMES.values())
 
 
 def resolve(ref: str):
@@ -35,7 +36,7 @@ def resolve(ref: str):
         raise ValueError(f"{ref!r} is not a reference of the form 'package.module:Name'")
     try:
         obj = importlib.import_module(module)
-    except ImportError as e:  # ModuleNotFoundError, or an import inside the module failing
+    except Exception as e:  # not found, or the module's own code failing (an import in it, a raise, a SyntaxError)
         raise ValueError(f"{ref!r}: cannot import module {module!r} ({type(e).__name__}: {e})") from None
     for part in attr.split("."):
         try:
@@ -126,8 +127,18 @@ def same_game(key: str, game: Game) -> bool:
 
 def get_game(name: str = "highway", config: dict | None = None) -> Game:
     """The game ``name`` (a registered name or ``"module:Class"``), built with the keyword options
-    ``config`` (``Game.config()``)."""
-    return game_class(name)(**(config or {}))
+    ``config`` (``Game.config()``); ValueError naming the game and the error when its constructor
+    raises, and a GameError (a ValueError) when a game that is not shipped breaks the protocol in
+    two random games (:func:`agents.game.check_contract`)."""
+    cls = game_class(name)
+    try:
+        game = cls(**(config or {}))
+    except Exception as e:
+        raise ValueError(f"game {name!r} cannot be built with options {config or {}}: "
+                         f"{type(e).__name__}: {first_line(e)}") from e
+    if class_ref(cls) not in _SHIPPED_REFS:  # a user's game: its methods checked now, not deep in a search
+        check_contract(game)
+    return game
 
 
 def game_options(name: str, text: str) -> dict:
@@ -148,4 +159,6 @@ def game_options(name: str, text: str) -> dict:
         cls(**opts)
     except (TypeError, ValueError) as e:
         raise ValueError(f"game {name!r} rejects game config {text!r}: {e}") from None
+    except Exception as e:  # a user's game refusing an option in its own way
+        raise ValueError(f"game {name!r} rejects game config {text!r}: {type(e).__name__}: {first_line(e)}") from e
     return opts

@@ -16,6 +16,7 @@ from typing import Callable
 from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
 from agents.game import Game
 from agents.games import GAMES, get_game, register_game, resolve  # noqa: F401  (the first three: public here too)
+from highway_env.cli_args import MAX_SIMULATIONS  # noqa: F401  (the range of every simulation count; public here too)
 
 AgentFactory = Callable[[list, "Game | None", "int | None"], Agent]  # (spec args, game or None, seed)
 _AGENTS: dict[str, AgentFactory] = {}
@@ -53,10 +54,6 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
         raise AgentSpecError(f"bad agent spec {spec!r}: {e}") from e
 
 
-#: most simulations a spec may ask for (mcts:N, az:PATH:SIMS): a search keeps every node and its
-#: edges (up to ~6 KB a simulation on an early Highway board), so a million take gigabytes; far
-#: more failed deep in numpy ("Maximum allowed dimension exceeded", an unallocatable array)
-MAX_SIMULATIONS = 1_000_000
 
 
 def _int_arg(spec_name, value, what, minimum=0, maximum=MAX_SIMULATIONS):

@@ -61,8 +61,14 @@ class TicTacToeGame(Game):
             if len(text) != 9 or set(text) - set(".XO"):
                 raise GameError(f"a tic-tac-toe board is 9 of '.', 'X', 'O', got {state!r}")
             cells = [".XO".index(c) for c in text]
-            return np.array([*cells, 9 - cells.count(0)], np.int8)
-        return super().as_state(state)
+            a = np.array([*cells, 9 - cells.count(0)], np.int8)
+        else:
+            a = super().as_state(state)
+        x, o = int((a[:9] == 1).sum()), int((a[:9] == 2).sum())
+        if ((a[:9] < 0) | (a[:9] > 2)).any() or x - o not in (0, 1) or a[PLY] != x + o:
+            raise GameError(f"not a tic-tac-toe position: cells 0 (empty), 1 (X) or 2 (O), X first (as many "
+                            f"Xs as Os, or one more) and the last entry the number of marks, got {a.tolist()}")
+        return a
 
     def describe(self) -> str:
         return "3x3"

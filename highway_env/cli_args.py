@@ -16,6 +16,11 @@ MAX_NODE_LIMIT = 2 ** 62
 # the solver package, because importing any module of highway_env.solver loads the compiled solver
 # (its __init__ imports Solver), and every command, train.py included, parses its flags with this module.
 TT_BITS_MIN, TT_BITS_MAX = 10, 30
+#: most simulations a search may be asked for (mcts:N, az:PATH:SIMS, train.py's --simulations, the
+#: play server's --max-mcts-sims): a search keeps every node and its edges (up to ~6 KB a simulation
+#: on an early Highway board), so a million take gigabytes; far more failed deep in numpy ("Maximum
+#: allowed dimension exceeded", an unallocatable array)
+MAX_SIMULATIONS = 1_000_000
 
 
 def number(kind: type = int, lo=None, hi=None, *, lo_open: bool = False, hi_name: str | None = None):
@@ -60,10 +65,16 @@ def check_run_name(name, option: str) -> str:
     """``name`` if it can name a run: one folder name, made under the command's output folder
     (``--name`` under results/, ``--run`` under --out-dir), so that no name puts the run's files
     elsewhere; else ValueError naming ``option``, the value and what is allowed."""
-    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\") or any(
+            ord(c) < 32 or ord(c) == 127 for c in name):  # control characters: a newline split the report's path
         raise ValueError(f"{option} must be a run name: one folder name, not empty, '.' or '..', "
-                         f"without '/', '\\' or NUL, got {name!r}")
+                         f"without '/', '\\' or control characters (NUL, newline, ...), got {name!r}")
     return name
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of ``e``'s message, for a one-line error about an exception from other code."""
+    return (str(e).strip().splitlines() or [""])[0]
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -84,7 +95,9 @@ def json_object(text: str, what: str, example: str) -> dict:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ValueError(f"{what} {text!r} is not JSON ({e}); give a JSON object such as {example}") from None
+        raise ValueError(f"{what} {text[:60]!r} is not JSON ({e}); give a JSON object such as {example}") from None
+    except RecursionError:  # '[' * 100000: nested deeper than the parser goes
+        raise ValueError(f"{what} {text[:60]!r}... is nested too deeply; give a JSON object such as {example}") from None
     if not isinstance(obj, dict):
-        raise ValueError(f"{what} must be a JSON object such as {example}, got {text!r}")
+        raise ValueError(f"{what} must be a JSON object such as {example}, got {text[:60]!r}")
     return obj

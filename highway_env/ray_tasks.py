@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from highway_env.atomic_files import atomic_write_bytes
-from highway_env.cli_args import json_object
+from highway_env.cli_args import first_line, json_object
 from highway_env.core import HighwayError
 from highway_env.ray_address import check_reachable
 
@@ -82,9 +82,18 @@ def runtime_env_from_text(text: str, option: str = "--ray-runtime-env") -> dict 
     if text in ("", "none"):
         return {} if not text else None
     try:
-        return json_object(text, option, """'{"pip": ["numba"]}' (or '': ship the packages, 'none': nothing)""")
+        extra = json_object(text, option, """'{"pip": ["numba"]}' (or '': ship the packages, 'none': nothing)""")
     except ValueError as e:
         raise HighwayError(str(e)) from None
+    try:  # Ray checks the fields' types only once it has started or joined a cluster: check them now
+        from ray.runtime_env import RuntimeEnv
+    except ImportError:
+        return extra  # the run's import_ray says to install ray
+    try:
+        RuntimeEnv(**extra)
+    except (TypeError, ValueError) as e:
+        raise HighwayError(f"{option} {text!r} is no Ray runtime_env: {first_line(e)}") from None
+    return extra
 
 
 def import_ray(option: str = "--ray-address"):
@@ -98,10 +107,6 @@ def import_ray(option: str = "--ray-address"):
 
 class RayTaskFailed(RayClusterError):
     """A task's own code raised on its node (not retried: it would fail again)."""
-
-
-def _first_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [""])[0]
 
 
 class RayCluster:
@@ -191,12 +196,12 @@ class RayCluster:
             return self.ray.get(ref)
         except tuple(getattr(self.ray.exceptions, n) for n in _LOST) as e:
             raise RayClusterError(f"{name} was lost with its Ray worker or node more often than its retries "
-                                  f"allow ({type(e).__name__}: {_first_line(e)}); out of memory? check the "
+                                  f"allow ({type(e).__name__}: {first_line(e)}); out of memory? check the "
                                   f"nodes, or {self.fallback}") from None
         except failed as e:
             cause = getattr(e, "cause", None) or e  # the exception the task raised on its node
             raise RayTaskFailed(f"{name} failed on its Ray node: {type(cause).__name__}: "
-                                f"{_first_line(cause)}") from None
+                                f"{first_line(cause)}") from None
 
     def cancel(self, refs, force: bool = False) -> None:
         for ref in refs:

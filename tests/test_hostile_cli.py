@@ -557,6 +557,7 @@ def test_evaluate_refuses_non_finite_negative_and_huge_numbers(capsys, flag, val
     ("evaluate", ["--name", "../../../x"]), ("evaluate", ["--name", "/abs"]), ("evaluate", ["--name", "a/b"]),
     ("evaluate", ["--name", ""]), ("evaluate", ["--name", ".."]),
     ("train", ["--run", "a\\b"]), ("train", ["--run", ".."]), ("train", ["--resume", "--run", "../t"]),
+    ("evaluate", ["--name", "a\nb"]), ("train", ["--run", "a\tb"]),  # a newline split the printed report path
 ])
 def test_run_names_are_one_folder_name(capsys, tmp_path, monkeypatch, module, argv):
     """evaluate.py --name made the default --out results/eval-<NAME>, so '../../../x' wrote outside
@@ -845,3 +846,145 @@ def test_tt_bits_flags_and_the_solver_share_one_range(capsys, tmp_path, monkeypa
     with pytest.raises(SystemExit) as exc:
         entry()
     assert_one_line_error(exc.value.code, capsys.readouterr().err, "--tt-bits", allowed, repr(bits))
+
+
+_BAD_GAMES = {  # module text -> what the one-line error names
+    "raise RuntimeError('boom at import')\n": "RuntimeError: boom at import",
+    "def (:\n": "SyntaxError",
+    "from examples.tictactoe_game import TicTacToeGame\n\nclass Game(TicTacToeGame):\n"
+    "    def __init__(self, **kw):\n        raise RuntimeError('ctor boom')\n": "RuntimeError: ctor boom",
+}
+
+
+@pytest.mark.parametrize("module", ["train", "evaluate"])
+@pytest.mark.parametrize("text", list(_BAD_GAMES), ids=["raises on import", "syntax error", "constructor raises"])
+def test_a_game_ref_whose_code_raises_is_one_line_error(capsys, tmp_path, monkeypatch, module, text):
+    """--game pkg.mod:Class: a module raising anything but ImportError on import, or a constructor
+    raising, was a traceback with exit code 1."""
+    import importlib
+
+    name = f"hostile_game_{abs(hash((module, text)))}"
+    (tmp_path / f"{name}.py").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cli = importlib.import_module(module)
+    monkeypatch.setattr(cli, "check_writable", lambda *a: pytest.fail("the run started"))
+    argv = ["--game", f"{name}:Game"]
+    rc = cli.main([*argv, "--agent", "random", "--no-progress", "--out", str(tmp_path / "o")] if module == "evaluate"
+                  else [*argv, "--out-dir", str(tmp_path / "out")])
+    assert_one_line_error(rc, capsys.readouterr().err, f"{name}", _BAD_GAMES[text])
+
+
+@pytest.mark.parametrize("env, named", [('{"py_modules": 3}', "py_modules"), ('{"pip": 5}', "pip"),
+                                        ('{"env_vars": {"A": 1}}', "env_vars")])
+def test_a_runtime_env_of_wrong_types_is_one_line_error_before_ray_starts(capsys, tmp_path, env, named):
+    """Ray checks a runtime_env's types only in ray.init, after a local Ray had started: a TypeError
+    traceback from inside Ray, exit code 1."""
+    from optional_parts import require_ray
+
+    require_ray()
+    rc, _, err = run_cli(capsys, "prove", "--ray-address", "local", "--ray-runtime-env", env,
+                         "--out", str(tmp_path / "c.json"), "--estimates", "none", "--no-progress")
+    assert_one_line_error(rc, err, f"--ray-runtime-env {env!r}", named)
+    assert not (tmp_path / "c.json").exists()
+
+
+_BAD_POLICIES = '''
+class Bot:
+    def restart_at(self, state):
+        pass
+
+class Raises(Bot):
+    def step(self, state):
+        raise RuntimeError("bot boom")
+
+class RestartRaises(Bot):
+    def restart_at(self, state):
+        raise KeyError("restart boom")
+
+    def step(self, state):
+        return state.legal_actions()[0]
+
+class Huge(Bot):
+    def step(self, state):
+        return 10 ** 30
+
+def make_bot():
+    raise RuntimeError("factory boom")
+
+def policy(obs):
+    raise RuntimeError("policy boom")
+
+raises, restart, huge = Raises(), RestartRaises(), Huge()
+'''
+
+
+@pytest.mark.parametrize("attr, named", [
+    ("raises", "Raises raised RuntimeError: bot boom in position"),
+    ("restart", "RestartRaises raised KeyError: 'restart boom' in position"),
+    ("huge", "action 1000000000000000000000000000000, outside 0..255"),
+    ("make_bot", "calling 'make_bot'() raised RuntimeError: factory boom"),
+    ("policy", "the policy 'policy' raised RuntimeError: policy boom"),
+    (None, "cannot import module '{module}' (RuntimeError: import boom)"),
+])
+def test_a_graded_bot_or_policy_that_raises_is_one_line_error(capsys, tmp_path, monkeypatch, attr, named):
+    """evaluate.py --agent mod:attr: a bot whose step or restart_at raises, a factory or policy that
+    raises, a module raising on import were tracebacks with exit code 1; a bot returning 10**30 an
+    OverflowError."""
+    import evaluate
+
+    if attr not in ("policy", None):
+        from optional_parts import require_modules
+
+        require_modules("OpenSpiel", "OpenSpiel extra", ("pyspiel",), 'pip install -e ".[openspiel]"')
+    module = f"hostile_bots_{attr}"
+    (tmp_path / f"{module}.py").write_text(_BAD_POLICIES if attr else "raise RuntimeError('import boom')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rc = evaluate.main(["--agent", f"{module}:{attr or 'x'}", "--games", "1", "--positions", "20", "--conversion", "0",
+                        "--no-plots", "--no-progress", "--out", str(tmp_path / "o")])
+    assert_one_line_error(rc, capsys.readouterr().err, named.format(module=module))
+
+
+@pytest.mark.parametrize("module, argv, named", [
+    ("highway_env.solver.__main__", ["prove", "--ray-address", "local", "--ray-runtime-env"], "--ray-runtime-env"),
+    ("evaluate", ["--game", "blackpath", "--agent", "random", "--game-config"], "game config"),
+    ("train", ["--game", "blackpath", "--game-config"], "game config"),
+])
+def test_json_nested_too_deeply_is_a_short_one_line_error(capsys, tmp_path, module, argv, named):
+    """cli_args.json_object: '[' * 100000 was a RecursionError traceback from the JSON parser."""
+    import importlib
+
+    cli = importlib.import_module(module)
+    try:
+        rc = cli.main([*argv, "[" * 100_000, *(["--out-dir", str(tmp_path)] if module == "train" else [])])
+    except SystemExit as exc:
+        rc = exc.code
+    err = capsys.readouterr().err
+    assert_one_line_error(rc, err, named, "nested too deeply")
+    assert len(err) < 400, err
+
+
+def test_an_agent_spec_error_names_the_spec_once(capsys):
+    """'bad agent spec 'perfect:foo': bad agent spec 'perfect:foo': ...': make_agent's message
+    already named it."""
+    import evaluate
+
+    rc = evaluate.main(["--game", "examples.tictactoe_game:TicTacToeGame", "--agent", "perfect:foo", "--no-progress"])
+    err = capsys.readouterr().err
+    assert_one_line_error(rc, err, "bad agent spec 'perfect:foo'", "takes no tie-break")
+    assert err.count("bad agent spec") == 1, err
+
+
+def test_grading_a_bot_class_instead_of_a_bot_says_so():
+    """benchmark.evaluate(MCTSBot), the class: it was called on observations as a policy, a
+    TypeError from its constructor."""
+    from highway_env.benchmark import evaluate
+
+    class MyBot:
+        def restart_at(self, state):
+            pass
+
+        def step(self, state):
+            return 0
+
+    with pytest.raises(TypeError, match="cannot evaluate the class 'MyBot': give an OpenSpiel bot, an instance"):
+        evaluate(MyBot, games=0, positions=5, conversion=0, progress=False)

@@ -115,6 +115,8 @@ def test_limits_are_configurable():
         limits.check("mcts:51")
     with pytest.raises(ValueError, match="max_engines must be a positive integer, got 0"):
         ServerLimits(max_engines=0)
+    with pytest.raises(ValueError, match="max_mcts_simulations must be at most 1000000 .*, got 1000001"):
+        ServerLimits(max_mcts_simulations=1_000_001)  # a limit above what the agent registry builds
 
 
 def test_engine_processes_are_capped_and_idle_ones_make_room():
@@ -307,6 +309,7 @@ def test_bad_flags_stop_the_start_with_one_line(capsys):
 
     for argv in (["--hint-seconds", "nan"], ["--hint-seconds", "inf"], ["--hint-seconds", "-1"],
                  ["--max-mcts-sims", "0"], ["--max-az-sims", "x"], ["--max-engines", "-2"],
+                 ["--max-mcts-sims", "1000001"], ["--max-az-sims", "5000000"],  # above what mcts:N, az:PATH:N take
                  ["--checkpoint", "/no/such.pt"], ["--allow-host", "a b"], ["--port", "70000"],
                  ["--port", "x"]):
         try:
@@ -320,10 +323,13 @@ def test_bad_flags_stop_the_start_with_one_line(capsys):
 
 
 @pytest.mark.parametrize("argv, named", [(["--host", ""], "--host"), (["--host", " "], "--host"),
-                                         (["--checkpoint", "{garbage}"], "garbage.pt")])
+                                         (["--checkpoint", "{garbage}"], "garbage.pt"),
+                                         (["--checkpoint", "{other}"], "is an agent of game 'jumping'")])
 def test_an_empty_host_or_a_corrupt_checkpoint_stops_the_start(capsys, tmp_path, monkeypatch, argv, named):
     """--host '' listened on every interface (what 0.0.0.0 does, the server has no authentication); a
-    corrupt --checkpoint was offered to the players."""
+    corrupt --checkpoint, or one of another game, was offered to the players."""
+    import agents
+    from agents.checkpoint import load_checkpoint, save_checkpoint
     import highway_env.play.server as server_module
     from highway_env.play.__main__ import main
 
@@ -332,8 +338,12 @@ def test_an_empty_host_or_a_corrupt_checkpoint_stops_the_start(capsys, tmp_path,
 
     monkeypatch.setattr(server_module, "PlayServer", no_server)
     (tmp_path / "garbage.pt").write_bytes(b"not a checkpoint")
+    if "{other}" in argv:
+        save_checkpoint(tmp_path / "other.pt", {**load_checkpoint(agents.PRETRAINED),
+                                                "game": "jumping"})
     with pytest.raises(SystemExit) as exc:
-        main([a.format(garbage=tmp_path / "garbage.pt") for a in argv] + ["--port", "0", "--no-browser"])
+        main([a.format(garbage=tmp_path / "garbage.pt", other=tmp_path / "other.pt") for a in argv]
+             + ["--port", "0", "--no-browser"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("error:"), err
     assert named in err, err

@@ -355,12 +355,15 @@ def test_a_corrupt_checkpoint_is_a_one_line_error_naming_it(tmp_path, content):
     assert "bad.pt" in str(e.value) and "\n" not in str(e.value)  # torch's own message spans a page
 
 
-def test_a_config_file_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys):
+@pytest.mark.parametrize("content, named", [(b'{"run": "caf\xe9"}', "utf-8"), (b"[" * 100_000, "nested too deeply")],
+                         ids=["latin-1", "deep"])
+def test_a_config_file_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys, content, named):
+    """A config file nested deeper than the JSON parser goes was a RecursionError traceback."""
     path = tmp_path / "latin1.json"
-    path.write_bytes(b'{"run": "caf\xe9"}')
+    path.write_bytes(content)
     rc = train.main(["--config", str(path)])
     err = capsys.readouterr().err
-    assert rc == 2 and err.count("\n") == 1 and "latin1.json" in err and "utf-8" in err
+    assert rc == 2 and err.count("\n") == 1 and "latin1.json" in err and named in err, err
 
 
 @pytest.mark.parametrize("flags, named", [(["--device", "cudaXYZ"], "cudaXYZ"),
@@ -406,6 +409,17 @@ def test_chunk_planning_is_bounded_however_many_ray_workers(tmp_path):
             tiny(tmp_path, workers=10**9, ray_address="10.0.0.1:6379", games_per_iter=games).validate()
 
 
+@pytest.mark.parametrize("name", ["simulations", "eval_simulations", "play_simulations", "grade_simulations"])
+def test_simulation_counts_share_the_specs_range(tmp_path, name):
+    """--simulations 2000000 started self-play (gigabytes a search) though mcts:2000000 and
+    az:PATH:2000000 are refused; every simulation count now has MAX_SIMULATIONS as its cap."""
+    from agents.registry import MAX_SIMULATIONS
+
+    assert tiny(tmp_path, **{name: MAX_SIMULATIONS}).validate()
+    with pytest.raises(ConfigError, match=f"{name} must be at most {MAX_SIMULATIONS} .* got {MAX_SIMULATIONS + 1}"):
+        tiny(tmp_path, **{name: MAX_SIMULATIONS + 1}).validate()
+
+
 @pytest.mark.parametrize("damage, named", [({"net_config": "x"}, "'net_config' entry is a str"),
                                            ({"game_config": [1]}, "'game_config' entry is a list"),
                                            ({"model": {}}, "Missing key(s)"),
@@ -434,3 +448,85 @@ def test_resume_from_a_checkpoint_without_training_options_exits_2(tmp_path, cap
     rc = train.main(["--resume", "--out-dir", str(tmp_path), "--run", "t"])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "latest.pt is not a training checkpoint" in err, err
+
+
+_BROKEN_GAMES = '''
+import numpy as np
+from examples.tictactoe_game import TicTacToeGame
+
+class WrongMask(TicTacToeGame):
+    def legal_masks(self, states):
+        return super().legal_masks(states)[:, :5]
+
+class WrongObs(TicTacToeGame):
+    def observations(self, states):
+        return super().observations(states)[:, :1, :2]
+
+class NoLegal(TicTacToeGame):
+    def legal_masks(self, states):
+        return np.zeros_like(super().legal_masks(states))
+
+class WrongReturns(TicTacToeGame):
+    def returns(self, states):
+        return np.zeros((len(states), 3))
+
+class OnlyThree(TicTacToeGame):
+    def __init__(self, size: int = 3):
+        if size != 3:
+            raise NotImplementedError("only size 3")
+        super().__init__()
+'''
+
+
+@pytest.mark.parametrize("cls, game_config, named", [
+    ("WrongMask", "", "legal_masks() returned shape (2, 5), expected (2, 9)"),
+    ("WrongObs", "", "observations() returned shape (2, 1, 2, 2), expected (2, 3, 3, 2)"),
+    ("NoLegal", "", "legal_masks() gives no legal move in a state that terminal() calls running"),
+    ("WrongReturns", "", "returns() returned shape ("),  # (K, 3) for the K games that ended
+    ("OnlyThree", '{"size": 4}', """rejects game config '{"size": 4}': NotImplementedError: only size 3"""),
+])
+def test_a_plugged_in_game_that_breaks_the_protocol_is_one_line_error(tmp_path, monkeypatch, capsys, cls,
+                                                                      game_config, named):
+    """--game pkg.mod:Class whose methods return wrong shapes (or no legal move in a running state)
+    failed deep in self-play (an illegal move -1, a torch shape mismatch, a numpy IndexError); a
+    constructor refusing a --game-config value with its own exception type was a traceback."""
+    module = f"broken_games_{cls.lower()}"
+    (tmp_path / f"{module}.py").write_text(_BROKEN_GAMES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(train, "check_writable", lambda *a: pytest.fail("the run started"))
+    rc = train.main(["--game", f"{module}:{cls}", "--game-config", game_config, "--out-dir", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert named in err and f"{module}:{cls}" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_checkpoint_whose_game_refuses_its_options_is_a_one_line_error(tmp_path, monkeypatch):
+    """A checkpoint of a user's game whose constructor now refuses the stored game_config with its
+    own exception (NotImplementedError) was a traceback from az:PATH."""
+    from agents.registry import make_agent
+
+    (tmp_path / "broken_games_ckpt.py").write_text(_BROKEN_GAMES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shipped = load_checkpoint(ROOT / "agents" / "pretrained" / "highway_az.pt")
+    path = tmp_path / "user.pt"
+    save_checkpoint(path, {**shipped, "game": "broken_games_ckpt:OnlyThree", "game_config": {"size": 4}})
+    with pytest.raises(CheckpointError) as e:
+        make_agent(f"az:{path}")
+    assert "user.pt" in str(e.value) and "NotImplementedError: only size 3" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("state, named", [
+    ([5] * 10, "not a tic-tac-toe position"), ([1] * 9 + [0], "not a tic-tac-toe position"),
+    ([0.5] * 10, "holds integers in -128..127, got [0.5"), ([300] * 10, "holds integers in -128..127, got [300"),
+])
+def test_a_malformed_position_of_a_plugged_in_game_is_a_game_error(state, named):
+    """Game.as_state (a user's game, examples/tictactoe_game.py) truncated 0.5 to 0, raised an
+    OverflowError on 300, and took cells of 5 or nine Xs as a position whose moves it then valued."""
+    from agents.game import GameError
+    from examples.tictactoe_game import TicTacToeGame
+
+    with pytest.raises(GameError) as e:
+        TicTacToeGame().as_state(state)
+    assert named in str(e.value) and "\n" not in str(e.value)

@@ -371,7 +371,8 @@ def test_bot_mistakes_are_errors_naming_position_and_action(game):
         evaluate(AlwaysZero(), **dict(GRADE, games=0, conversion=0))
     with pytest.raises(ValueError, match=r"INVALID_ACTION \(-1\) in position '[0-9,]+' \(B to move\).*one bot per seat"):
         evaluate(UniformRandomBot(0, np.random.RandomState(0)), **GRADE)
-    with pytest.raises(HighwayError, match="asked to move for player 1"):  # AgentBot bound to A
+    with pytest.raises(PolicyError, match=r"AgentBot raised HighwayError: .*asked to move for player 1 in position "
+                                          r"'[0-9,]+' \(B to move\)"):  # AgentBot bound to A
         evaluate(hos.perfect_bot(0, progress=False), **GRADE)
 
 

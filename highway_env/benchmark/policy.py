@@ -9,7 +9,8 @@ batch axis, returning N actions), an ``agents.Agent``, a Stable-Baselines3 / sb3
 :mod:`highway_env.openspiel.grading`), or an ``agents.make_agent`` spec string. Observations are
 built for whole batches, in ``highway_v0``'s ``"absolute"`` (default) or ``"player"`` frame. An
 action that is not an integer, out of range or illegal raises :class:`PolicyError` naming the
-position and the action: it is never replaced by a legal one.
+position and the action: it is never replaced by a legal one. A policy that raises is a
+PolicyError too, naming the policy and its error (its traceback chained).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import sys
 
 import numpy as np
 
+from highway_env.cli_args import first_line
 from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, action_str, parse_board
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, FRAMES, check_frame  # noqa: F401
@@ -78,6 +80,9 @@ def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
             if isinstance(a, bool) or not isinstance(a, int):
                 raise PolicyError(f"the policy returned {a!r}, not an integer action, in "
                                   f"{_describe(b[i], mover[i])}")
+            if not 0 <= a < NUM_ACTIONS:  # here: astype(int64) overflows on 10**30
+                raise PolicyError(f"the policy returned action {a}, outside 0..{NUM_ACTIONS - 1}, in "
+                                  f"{_describe(b[i], mover[i])}")
     raw = raw.astype(np.int64)
     bad = np.flatnonzero((raw < 0) | (raw >= NUM_ACTIONS))
     if len(bad):
@@ -120,16 +125,24 @@ class PolicyAgent:
         states = as_boards(states)
         if self.on_boards:
             self.calls += 1
-            return to_absolute_actions(states, self.policy(states), self.frame)
+            return to_absolute_actions(states, self._ask(states), self.frame)
         obs = observations(states, self.frame)
         if self.batched:
             self.calls += 1
-            actions = self.policy(obs)
+            actions = self._ask(obs)
         else:
             self.calls += len(states)
-            actions = [self.policy({"observation": o, "action_mask": m})
+            actions = [self._ask({"observation": o, "action_mask": m})
                        for o, m in zip(obs["observation"], obs["action_mask"])]
         return to_absolute_actions(states, actions, self.frame)
+
+    def _ask(self, what):
+        try:
+            return self.policy(what)
+        except PolicyError:
+            raise
+        except Exception as e:  # the user's code failing: one line naming it, its traceback chained
+            raise PolicyError(f"the policy {self.name!r} raised {type(e).__name__}: {first_line(e)}") from e
 
     def __repr__(self) -> str:
         return f"PolicyAgent({self.name!r}, frame={self.frame!r}, batched={self.batched})"
@@ -205,11 +218,11 @@ def load_spec_object(spec: str):
         raise ValueError(f"a policy spec is module:attr or sb3:PATH.zip, got {spec!r}")
     try:
         module = importlib.import_module(kind)
-    except ImportError as e:
+    except Exception as e:  # not found, or the module's own code failing
         from agents.registry import agent_kinds
 
-        raise ValueError(f"policy spec {spec!r}: cannot import module {kind!r} ({e}); nor is {kind!r} an agent "
-                         f"kind ({', '.join(agent_kinds() + ['perfect', 'sb3'])})") from None
+        raise ValueError(f"policy spec {spec!r}: cannot import module {kind!r} ({type(e).__name__}: {first_line(e)}); nor "
+                         f"is {kind!r} an agent kind ({', '.join(dict.fromkeys(agent_kinds() + ['perfect', 'sb3']))})") from None
     obj = module
     for part in rest.split("."):
         if not hasattr(obj, part):
@@ -217,7 +230,11 @@ def load_spec_object(spec: str):
                              f"attribute {part!r}")
         obj = getattr(obj, part)
     if _zero_arg_factory(obj):
-        obj = obj()
+        try:
+            obj = obj()
+        except Exception as e:
+            raise ValueError(f"policy spec {spec!r}: calling {rest!r}() raised {type(e).__name__}: "
+                             f"{first_line(e)}") from e
     return obj
 
 
@@ -264,6 +281,9 @@ def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect:
 
         bots = BotPolicy(policy)
         return PolicyAgent(bots, name=name or bots.name, on_boards=True)
+    if inspect.isclass(policy) and hasattr(policy, "step") and hasattr(policy, "restart_at"):
+        raise TypeError(f"cannot evaluate the class {policy.__name__!r}: give an OpenSpiel bot, an instance "
+                        f"such as {policy.__name__}(game, ...)")
     if is_sb3_model(policy):
         return PolicyAgent(sb3_policy(policy), frame, batched=True, name=name)
     if callable(policy):

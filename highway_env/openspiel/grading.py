@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import pyspiel
 
+from highway_env.benchmark.policy import PolicyError
+from highway_env.cli_args import first_line
 from highway_env.core import PLAYER_NAMES, Board
 from highway_env.openspiel.game import GAME_NAME
 
@@ -53,10 +55,14 @@ class BotPolicy:
         """The action of the bot of ``board``'s side to move, asked on a fresh state of ``board``."""
         state = self.game.new_initial_state(board)
         bot = self.bots[state.current_player()]
-        bot.restart_at(state)
-        action = bot.step(state)
+        try:
+            bot.restart_at(state)
+            action = bot.step(state)
+        except Exception as e:  # the bot's own code failing: one line naming it and the position
+            raise PolicyError(f"{type(bot).__name__} raised {type(e).__name__}: {first_line(e)} in position "
+                              f"{board.to_string()!r} ({PLAYER_NAMES[board.to_move]} to move)") from e
         if action == pyspiel.INVALID_ACTION:
-            raise ValueError(f"{type(bot).__name__} returned INVALID_ACTION ({action}) in position "
+            raise PolicyError(f"{type(bot).__name__} returned INVALID_ACTION ({action}) in position "
                              f"{board.to_string()!r} ({PLAYER_NAMES[board.to_move]} to move): a bot bound to one "
                              "player_id plays only that seat; give one bot per seat, (bot_for_a, bot_for_b)")
         return action

@@ -16,7 +16,7 @@ import os
 import sys
 import webbrowser
 
-from highway_env.cli_args import OneLineErrorParser, number
+from highway_env.cli_args import MAX_SIMULATIONS, OneLineErrorParser, number
 from highway_env.play.limits import MAX_AZ_SIMULATIONS, MAX_ENGINES, MAX_MCTS_SIMULATIONS
 
 
@@ -28,6 +28,7 @@ def _has_display() -> bool:
 
 
 _positive_int = number(int, 1, 10**9)
+_simulations = number(int, 1, MAX_SIMULATIONS)  # what mcts:N and az:PATH:N accept
 _seconds = number(float, 0, 3600, lo_open=True, hi_name="3600 seconds")
 
 
@@ -43,9 +44,13 @@ def _checkpoint(text: str) -> str:
     from agents.checkpoint import CheckpointError, load_checkpoint
 
     try:  # a corrupt file is refused at the start, not offered to the players
-        load_checkpoint(text)
+        data = load_checkpoint(text)
     except CheckpointError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+    game = data.get("game", "highway") if isinstance(data, dict) else "highway"
+    if game != "highway":  # offered on the page, it failed only when a player picked it
+        raise argparse.ArgumentTypeError(f"{text!r} is an agent of game {game!r}; the page plays Highway: "
+                                         "give a checkpoint trained with train.py --game highway")
     return text
 
 
@@ -74,9 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--checkpoint", action="append", default=[], type=_checkpoint, metavar="PATH",
                         help="an AlphaZero checkpoint the page may choose (repeatable; without it only "
                              "the shipped network can be loaded)")
-    parser.add_argument("--max-mcts-sims", type=_positive_int, default=MAX_MCTS_SIMULATIONS, metavar="N",
+    parser.add_argument("--max-mcts-sims", type=_simulations, default=MAX_MCTS_SIMULATIONS, metavar="N",
                         help="most simulations an mcts:N opponent may ask for (default: %(default)s)")
-    parser.add_argument("--max-az-sims", type=_positive_int, default=MAX_AZ_SIMULATIONS, metavar="N",
+    parser.add_argument("--max-az-sims", type=_simulations, default=MAX_AZ_SIMULATIONS, metavar="N",
                         help="most simulations an az:PATH:N opponent may ask for (default: %(default)s)")
     parser.add_argument("--max-engines", type=_positive_int, default=MAX_ENGINES, metavar="N",
                         help="most opponent processes at once (perfect, mcts, az; a perfect player "

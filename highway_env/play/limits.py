@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from highway_env.cli_args import MAX_SIMULATIONS
 from highway_env.play.opponents import SHIPPED_ALIASES, SHIPPED_AZ
 
 #: Defaults: mcts:20000 is ~6 s a move on one core; the shipped network searches 400 simulations.
@@ -47,6 +48,8 @@ class ServerLimits:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            if name != "max_engines" and v > MAX_SIMULATIONS:  # beyond it the registry refuses the spec anyway
+                raise ValueError(f"{name} must be at most {MAX_SIMULATIONS} (as mcts:N and az:PATH:N), got {v!r}")
         object.__setattr__(self, "checkpoints", tuple(_canonical(str(p)) for p in self.checkpoints))
 
     def allowed_checkpoints(self) -> list[str]:
