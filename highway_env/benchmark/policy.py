@@ -279,7 +279,7 @@ def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect:
         # imported here: it needs the openspiel extra, which grading anything else does not
         from highway_env.openspiel.grading import BotPolicy
 
-        bots = BotPolicy(policy)
+        bots = BotPolicy(policy, error=PolicyError)
         return PolicyAgent(bots, name=name or bots.name, on_boards=True)
     if inspect.isclass(policy) and hasattr(policy, "step") and hasattr(policy, "restart_at"):
         raise TypeError(f"cannot evaluate the class {policy.__name__!r}: give an OpenSpiel bot, an instance "

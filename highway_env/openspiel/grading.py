@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import pyspiel
 
-from highway_env.benchmark.policy import PolicyError
 from highway_env.cli_args import first_line
 from highway_env.core import PLAYER_NAMES, Board
 from highway_env.openspiel.game import GAME_NAME
@@ -31,9 +30,10 @@ class BotPolicy:
     """One bot for both seats, or ``(bot_for_a, bot_for_b)`` (bots bound to one ``player_id``, as
     ``UniformRandomBot``): called on (N, 16) boards, it asks the bot of each position's side to
     move for one action on a fresh ``python_highway`` state of that board, and returns them
-    unchecked (the benchmark checks them)."""
+    unchecked (the benchmark checks them). A bot that raises, or returns INVALID_ACTION, is an
+    ``error`` (the benchmark passes its PolicyError) naming the bot and the position."""
 
-    def __init__(self, bots):
+    def __init__(self, bots, error: type[Exception] = ValueError):
         bots = tuple(bots) if isinstance(bots, (list, tuple)) else (bots, bots)
         if len(bots) != 2:
             raise TypeError(f"give one OpenSpiel bot or one per seat (bot_for_a, bot_for_b), got {len(bots)} bots")
@@ -43,7 +43,7 @@ class BotPolicy:
                 # OpenSpiel's own python_tic_tac_toe too; tests/test_openspiel.py checks it still does
                 raise TypeError("OpenSpiel's C++ pyspiel.MCTSBot crashes on Python games such as python_highway; "
                                 "use the Python open_spiel.python.algorithms.mcts.MCTSBot (same arguments)")
-        self.bots = bots
+        self.bots, self.error = bots, error
         self.game = pyspiel.load_game(GAME_NAME)
         self.name = "/".join(dict.fromkeys(type(b).__name__ for b in bots))
 
@@ -59,10 +59,10 @@ class BotPolicy:
             bot.restart_at(state)
             action = bot.step(state)
         except Exception as e:  # the bot's own code failing: one line naming it and the position
-            raise PolicyError(f"{type(bot).__name__} raised {type(e).__name__}: {first_line(e)} in position "
+            raise self.error(f"{type(bot).__name__} raised {type(e).__name__}: {first_line(e)} in position "
                               f"{board.to_string()!r} ({PLAYER_NAMES[board.to_move]} to move)") from e
         if action == pyspiel.INVALID_ACTION:
-            raise PolicyError(f"{type(bot).__name__} returned INVALID_ACTION ({action}) in position "
+            raise self.error(f"{type(bot).__name__} returned INVALID_ACTION ({action}) in position "
                              f"{board.to_string()!r} ({PLAYER_NAMES[board.to_move]} to move): a bot bound to one "
                              "player_id plays only that seat; give one bot per seat, (bot_for_a, bot_for_b)")
         return action
