@@ -25,6 +25,8 @@ GAMES: dict[str, str] = {"highway": "highway_env.az_game:HighwayGame",
 #: the names every process knows without a registration (stored as names in checkpoints)
 SHIPPED = frozenset(GAMES)
 _SHIPPED_REFS = frozenset(GAMES.values())
+#: (reference, options) of the user's games that passed check_contract in this process
+_CHECKED: set[tuple[str, str]] = set()
 
 
 def resolve(ref: str):
@@ -136,8 +138,10 @@ def get_game(name: str = "highway", config: dict | None = None) -> Game:
     except Exception as e:
         raise ValueError(f"game {name!r} cannot be built with options {config or {}}: "
                          f"{type(e).__name__}: {first_line(e)}") from e
-    if class_ref(cls) not in _SHIPPED_REFS:  # a user's game: its methods checked now, not deep in a search
+    key = (class_ref(cls), repr(sorted((config or {}).items())))
+    if key[0] not in _SHIPPED_REFS and key not in _CHECKED:  # a user's game: checked now, not deep in a search
         check_contract(game)
+        _CHECKED.add(key)  # once a process: validation, the trainer and the evaluation each build it
     return game
 
 
