@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Ray runtime_env of the tasks, as train.py's: '' (default) ships the highway_env and "
                         "agents packages to the nodes (they need only the dependencies: numpy, numba, torch, "
                         "...), a JSON object is merged over that (e.g. '{\"pip\": [\"numba\"]}'), 'none' ships "
-                        "nothing (every node has the packages installed)")
+                        "nothing (every node has the packages installed); only with --ray-address")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of every sample and game (default: %(default)s)")
     p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>, for "
                                                "another --game results/eval-<its Game.name>-<NAME or time>); "
@@ -280,7 +280,7 @@ def validate_ray(args) -> None:
     from highway_env.ray_tasks import runtime_env_from_text
 
     try:
-        env = runtime_env_from_text(args.ray_runtime_env)
+        env = runtime_env_from_text(args.ray_runtime_env, args.ray_address)
         if args.ray_address:
             check_reachable(args.ray_address)  # now, not after the tasks are built
     except HighwayError as e:

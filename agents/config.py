@@ -58,7 +58,7 @@ class TrainConfig:
                                   "and agents packages to the nodes (py_modules), so nodes without "
                                   "them can join (they need the dependencies: numpy, numba, torch, ...); a JSON object "
                                   "is merged over that (e.g. '{\"pip\": [\"numba\"]}'); 'none' "
-                                  "ships nothing (every node has the packages installed)")
+                                  "ships nothing (every node has the packages installed); only with ray_address")
     device: str = _f("cpu", "torch device of the learner ('cpu', 'cuda' or 'cuda:N'; self-play and "
                             "the background evaluation stay on CPU)")
     learner_threads: int = _f(0, "torch threads of the learner (0 = the cores not used by local "
@@ -267,7 +267,7 @@ class TrainConfig:
         from highway_env.ray_tasks import runtime_env_from_text
 
         try:
-            return runtime_env_from_text(self.ray_runtime_env, "ray_runtime_env")
+            return runtime_env_from_text(self.ray_runtime_env, self.ray_address, "ray_runtime_env", "ray_address")
         except HighwayError as e:
             raise ConfigError(str(e)) from None
 

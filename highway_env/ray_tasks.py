@@ -74,11 +74,16 @@ def _top_level_path(module: str) -> str | None:
     return os.path.abspath(path)
 
 
-def runtime_env_from_text(text: str, option: str = "--ray-runtime-env") -> dict | None:
+def runtime_env_from_text(text: str, address: str | None, option: str = "--ray-runtime-env",
+                          address_option: str = "--ray-address") -> dict | None:
     """The extra runtime_env a command line gives: {} for '' (ship the packages), None for 'none'
     (ship nothing: every node has them installed), else a JSON object merged over the packages;
-    HighwayError names ``option`` and a value that is none of these."""
+    HighwayError names ``option`` and a value that is none of these, or one given without a Ray
+    ``address`` (a run on this machine would ignore it, silently)."""
     text = text.strip()
+    if text and not address:
+        raise HighwayError(f"{option} {text!r} is for runs on Ray: add {address_option} (auto, local or "
+                           f"HOST:PORT), or leave {option} out to run on this machine")
     if text in ("", "none"):
         return {} if not text else None
     try:

@@ -988,3 +988,12 @@ def test_grading_a_bot_class_instead_of_a_bot_says_so():
 
     with pytest.raises(TypeError, match="cannot evaluate the class 'MyBot': give an OpenSpiel bot, an instance"):
         evaluate(MyBot, games=0, positions=5, conversion=0, progress=False)
+
+
+@pytest.mark.parametrize("command", ["prove", "first-moves"])
+def test_a_runtime_env_without_a_ray_address_is_one_line_error(capsys, tmp_path, command):
+    """On this machine a runtime_env would be ignored: the user meant a Ray run and would not get one."""
+    rc, _, err = run_cli(capsys, command, "--ray-runtime-env", "none", "--out", str(tmp_path / "c.json"),
+                         "--no-progress")
+    assert_one_line_error(rc, err, "--ray-runtime-env 'none'", "add --ray-address")
+    assert not (tmp_path / "c.json").exists()

@@ -113,7 +113,9 @@ def _eval_argv(out, positions_file, *extra):
             "--name", "same", "--out", str(out), "--no-plots", "--no-progress", "--json", *extra]
 
 
-@pytest.mark.parametrize("extra, named", [(["--ray-runtime-env", "[1]"], "--ray-runtime-env"),
+@pytest.mark.parametrize("extra, named", [(["--ray-address", "local", "--ray-runtime-env", "[1]"],
+                                           "--ray-runtime-env"),
+                                          (["--ray-runtime-env", "{}"], "add --ray-address"),
                                           (["--game", "jumping", "--ray-address", "local"], "--game highway")])
 def test_evaluate_bad_ray_options_are_one_line_errors(tmp_path, small_set, capsys, extra, named):  # noqa: F811
     assert evaluate.main(_eval_argv(tmp_path / "e", small_set, *extra)) == 2

@@ -125,11 +125,15 @@ def test_ray_runtime_env_ships_the_packages_and_sizes_the_tasks(tmp_path):
     assert all((Path(p) / "__init__.py").is_file() for p in env["py_modules"])
     assert shipped_runtime_env({"pip": ["numba"]})["pip"] == ["numba"]
     assert shipped_runtime_env(None) is None
-    assert TrainConfig(ray_runtime_env="none").ray_runtime_env_dict() is None
-    assert TrainConfig(ray_runtime_env='{"env_vars": {"A": "1"}}').ray_runtime_env_dict() == {"env_vars": {"A": "1"}}
+    assert TrainConfig(ray_runtime_env="none", ray_address="auto").ray_runtime_env_dict() is None
+    assert TrainConfig(ray_runtime_env='{"env_vars": {"A": "1"}}',
+                       ray_address="auto").ray_runtime_env_dict() == {"env_vars": {"A": "1"}}
     for bad in ("[1]", "{oops"):
         with pytest.raises(ConfigError, match="ray_runtime_env"):
-            TrainConfig(ray_runtime_env=bad).validate()
+            TrainConfig(ray_runtime_env=bad, ray_address="auto").validate()
+    # on this machine a runtime_env would be ignored: an error, not silence
+    with pytest.raises(ConfigError, match="ray_runtime_env 'none' is for runs on Ray: add ray_address"):
+        TrainConfig(ray_runtime_env="none").validate()
     assert 256 * 2**20 <= CHUNK_TASK_MEMORY <= 4 * 2**30
 
 

@@ -50,7 +50,8 @@ def _add_pool_args(p, tt_default: int, out_help: str) -> None:
     p.add_argument("--ray-runtime-env", default="", metavar="JSON",
                    help="Ray runtime_env of the tasks, as train.py's: '' (default) ships the highway_env and "
                         "agents packages to the nodes (they need only the dependencies), a JSON object is merged "
-                        "over that, 'none' ships nothing (every node has the packages installed)")
+                        "over that, 'none' ships nothing (every node has the packages installed); only with "
+                        "--ray-address")
     p.add_argument("--tt-bits", type=tt_bits_arg, default=tt_default, metavar="B",
                    help="transposition table per worker: 2**B two-entry buckets (default %(default)s, ~350 MB)")
     p.add_argument("--out", metavar="PATH", help=out_help)
@@ -216,8 +217,8 @@ def cmd_prove(args) -> int:
     out = args.out or default_certificate_path(args.threshold, args.first_move)
     check_output(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
-                         ray_runtime_env=runtime_env_from_text(args.ray_runtime_env), first_move=args.first_move,
-                         unit_nodes=args.unit_nodes,
+                         ray_runtime_env=runtime_env_from_text(args.ray_runtime_env, args.ray_address),
+                         first_move=args.first_move, unit_nodes=args.unit_nodes,
                          estimates=load_estimates(args.estimates, args.threshold))
     try:
         certificate = prove(config, progress=not args.no_progress, threshold=args.threshold)
@@ -268,7 +269,7 @@ def cmd_first_moves(args) -> int:
     out = args.out or DEFAULT_FIRST_MOVES_PATH
     check_output(out, allowed=args.out is not None or args.force)
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
-                         ray_runtime_env=runtime_env_from_text(args.ray_runtime_env))
+                         ray_runtime_env=runtime_env_from_text(args.ray_runtime_env, args.ray_address))
     certificate = None
     note_missing_input(args.certificate, "--certificate", "the winning first move is solved again")
     if args.certificate and os.path.exists(args.certificate):
