@@ -200,8 +200,8 @@ def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def check_contract(game: Game, games: int = 2, seed: int = 0) -> None:
     """Play ``games`` random games of ``game`` to the end and check what its methods return
-    against the protocol (shapes, a legal move in every running state, an end within
-    ``max_game_length`` moves); GameError naming the game, the method and what it returned. A
+    against the protocol (shapes, a legal move in every running state, the mover 0 or 1, results
+    in [-1, 1], an end within ``max_game_length`` moves); GameError naming the game, the method and what it returned. A
     game plugged in by reference is checked so before training or evaluation, not deep in search."""
     label = f"game {type(game).__module__}:{type(game).__qualname__}"
 
@@ -222,13 +222,21 @@ def check_contract(game: Game, games: int = 2, seed: int = 0) -> None:
         n = len(states)
         done = call("terminal", states, shape=(n,)).astype(bool)
         if done.any():  # only meaningful there: a game may refuse running states
-            call("returns", states[done], shape=(int(done.sum()),))
+            returns = call("returns", states[done], shape=(int(done.sum()),))
+            bad = ~(np.isfinite(returns) & (np.abs(returns) <= 1))  # the value head's tanh reaches no more
+            if bad.any():
+                raise GameError(f"{label}: returns() gave {returns[bad][0].item()!r} for a finished game, "
+                                f"outside [-1, 1]: {states[done][bad][0].tolist()}")
         states = states[~done]
         if not len(states):
             return
         n = len(states)
         masks = call("legal_masks", states, shape=(n, game.num_actions)).astype(bool)
-        call("to_play", states, shape=(n,))
+        to_play = call("to_play", states, shape=(n,))
+        bad = ~np.isin(to_play, (0, 1))
+        if bad.any():
+            raise GameError(f"{label}: to_play() gave {to_play[bad][0].item()!r}, not player 0 or 1: "
+                            f"{states[bad][0].tolist()}")
         call("observations", states, shape=(n, *game.obs_shape))
         if not masks.any(axis=1).all():
             raise GameError(f"{label}: legal_masks() gives no legal move in a state that terminal() calls running: "

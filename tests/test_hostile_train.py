@@ -470,6 +470,18 @@ class WrongReturns(TicTacToeGame):
     def returns(self, states):
         return np.zeros((len(states), 3))
 
+class Percent(TicTacToeGame):
+    def returns(self, states):
+        return 100 * super().returns(states)
+
+class NanReturns(TicTacToeGame):
+    def returns(self, states):
+        return np.full(len(states), np.nan, np.float32)
+
+class MoverOneTwo(TicTacToeGame):
+    def to_play(self, states):
+        return super().to_play(states) + 1
+
 class OnlyThree(TicTacToeGame):
     def __init__(self, size: int = 3):
         if size != 3:
@@ -483,6 +495,9 @@ class OnlyThree(TicTacToeGame):
     ("WrongObs", "", "observations() returned shape (2, 1, 2, 2), expected (2, 3, 3, 2)"),
     ("NoLegal", "", "legal_masks() gives no legal move in a state that terminal() calls running"),
     ("WrongReturns", "", "returns() returned shape ("),  # (K, 3) for the K games that ended
+    ("Percent", "", "outside [-1, 1]"),  # a score, not a result: the value head's tanh never reaches it
+    ("NanReturns", "", "returns() gave nan for a finished game"),
+    ("MoverOneTwo", "", "to_play() gave 2, not player 0 or 1"),
     ("OnlyThree", '{"size": 4}', """rejects game config '{"size": 4}': NotImplementedError: only size 3"""),
 ])
 def test_a_plugged_in_game_that_breaks_the_protocol_is_one_line_error(tmp_path, monkeypatch, capsys, cls,
