@@ -271,6 +271,35 @@ def test_perfect_player_opponent_runs_in_its_own_process_and_keeps_the_win():
         agent.act(Board())
 
 
+def test_the_agent_process_gets_a_checkout_on_its_path_but_never_site_packages(monkeypatch):
+    """Site-packages on PYTHONPATH would come before the child's standard library."""
+    import os
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import highway_env
+    from highway_env.play import opponents
+
+    class Started(Exception):
+        pass
+
+    env_seen = {}
+
+    def popen(*args, env, **kwargs):
+        env_seen.update(env)
+        raise Started
+
+    root = str(Path(highway_env.__file__).resolve().parent.parent)
+    assert root not in opponents._site_folders()  # this checkout is not an installed copy
+    monkeypatch.setattr(opponents, "subprocess", SimpleNamespace(Popen=popen, PIPE=subprocess.PIPE))
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    for installed, path in ((False, f"{root}{os.pathsep}/elsewhere"), (True, "/elsewhere")):
+        monkeypatch.setattr(opponents, "_site_folders", lambda: {root} if installed else set())
+        with pytest.raises(Started):
+            AgentProcess("random")
+        assert env_seen["PYTHONPATH"] == path
+
+
 def test_an_agent_process_reports_a_failing_move():
     agent = build_opponent("greedy", seed=0, isolate=True)
     try:

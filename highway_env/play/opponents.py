@@ -96,6 +96,14 @@ def build_opponent(spec, seed: int | None = None, isolate: bool | None = None):
     return agent
 
 
+def _site_folders() -> set[str]:
+    """Where installed packages lie; such a folder on PYTHONPATH would come before the standard
+    library in the child and could shadow it (with a backport of the same name)."""
+    import site
+
+    return {str(Path(p).resolve()) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+
+
 class AgentProcess:
     """An agent in a child process (``python -m highway_env.play.agent_worker SPEC SEED``), with the
     agent interface the session uses (``act``) and ``close``. JSON lines over its stdin/stdout."""
@@ -104,9 +112,10 @@ class AgentProcess:
         import highway_env
 
         self.spec = spec
-        env = dict(os.environ)  # the child imports this very copy of the package
+        env = dict(os.environ)
         root = str(Path(highway_env.__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        if root not in _site_folders():  # a checkout: the child imports this very copy of the package
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self._process = subprocess.Popen(
             [sys.executable, "-m", "highway_env.play.agent_worker", spec, "" if seed is None else str(seed)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
