@@ -65,6 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import check_writable
+from highway_env.ray_tasks import NODE_WAIT_HELP, NODE_WAIT_SECONDS
 from highway_env.cli_args import (OneLineErrorParser, check_run_name, non_negative_int, number, positive_float,
                                   positive_int)
 
@@ -134,13 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "--store opens on each node (there 'default' is that node's own store: it caches "
                         "solved positions, and results do not depend on it); module:attr and sb3: policies "
                         "are still graded in this process. A task lost with its worker or node is run again "
-                        "elsewhere; a cluster left without any CPU node for 2 minutes stops with an error "
-                        "(rerun the command to resume). Highway only")
+                        "elsewhere; a cluster left without any node that can run a task for --ray-node-wait seconds stops "
+                        "with an error (rerun the command to resume). Highway only")
     p.add_argument("--ray-runtime-env", default="", metavar="JSON",
                    help="Ray runtime_env of the tasks, as train.py's: '' (default) ships the highway_env and "
                         "agents packages to the nodes (they need only the dependencies: numpy, numba, torch, "
                         "...), a JSON object is merged over that (e.g. '{\"pip\": [\"numba\"]}'), 'none' ships "
                         "nothing (every node has the packages installed); only with --ray-address")
+    p.add_argument("--ray-node-wait", type=positive_float, default=None, metavar="SECONDS", help=NODE_WAIT_HELP)
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of every sample and game (default: %(default)s)")
     p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>, for "
                                                "another --game results/eval-<its Game.name>-<NAME or time>); "
@@ -273,21 +275,25 @@ def bad_spec(spec: str, e: Exception) -> UsageError:
 
 
 def validate_ray(args) -> None:
-    """``args.ray``: None without --ray-address, else the address and the extra runtime_env
-    (:func:`run_on_ray`); a bad runtime_env or an address where no head answers fails now."""
+    """``args.ray``: None without --ray-address, else the address, the extra runtime_env and the
+    node wait (:func:`run_on_ray`); a bad runtime_env, a Ray option without --ray-address or an
+    address where no head answers fails now."""
     from highway_env.core import HighwayError
     from highway_env.ray_address import check_reachable
-    from highway_env.ray_tasks import runtime_env_from_text
+    from highway_env.ray_tasks import check_ray_only, runtime_env_from_text
 
     try:
         env = runtime_env_from_text(args.ray_runtime_env, args.ray_address)
+        if args.ray_node_wait is not None:
+            check_ray_only("--ray-node-wait", args.ray_node_wait, args.ray_address)
         if args.ray_address:
             check_reachable(args.ray_address)  # now, not after the tasks are built
     except HighwayError as e:
         raise UsageError(str(e)) from None
     if args.ray_address and args.game != "highway":
         raise UsageError(f"--ray-address is for --game highway (--game {args.game} runs in this process)")
-    args.ray = {"address": args.ray_address, "runtime_env": env} if args.ray_address else None
+    args.ray = {"address": args.ray_address, "runtime_env": env,
+                "node_wait": args.ray_node_wait or NODE_WAIT_SECONDS} if args.ray_address else None
 
 
 def game_options(args, built: dict) -> dict:
@@ -496,7 +502,8 @@ def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict
     # summary alone: they go to stderr
     with contextlib.redirect_stdout(sys.stderr):
         cluster = RayCluster(ray["address"], shipped_runtime_env(ray["runtime_env"]), noun="evaluation tasks",
-                             fallback="evaluate without --ray-address", local_cpus=workers)
+                             fallback="evaluate without --ray-address", local_cpus=workers,
+                             no_cpu_timeout=ray["node_wait"])
         pending: dict = {}  # Ray task -> task
         try:
             files = cluster.ship_files(f for t in todo for f in task_files(t))

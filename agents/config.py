@@ -14,7 +14,9 @@ from pathlib import Path
 
 from agents.mcts import SearchConfig
 from agents.network import ConfigError, NetConfig
-from highway_env.cli_args import MAX_SIMULATIONS, check_run_name
+from highway_env.cli_args import MAX_SIMULATIONS, MAX_TIME_LIMIT, check_run_name
+from highway_env.core import HighwayError
+from highway_env.ray_tasks import NODE_WAIT_HELP, NODE_WAIT_SECONDS, check_ray_only
 
 MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
@@ -59,6 +61,7 @@ class TrainConfig:
                                   "them can join (they need the dependencies: numpy, numba, torch, ...); a JSON object "
                                   "is merged over that (e.g. '{\"pip\": [\"numba\"]}'); 'none' "
                                   "ships nothing (every node has the packages installed); only with ray_address")
+    ray_node_wait: float = _f(NODE_WAIT_SECONDS, NODE_WAIT_HELP + "; in seconds")
     device: str = _f("cpu", "torch device of the learner ('cpu', 'cuda' or 'cuda:N'; self-play and "
                             "the background evaluation stay on CPU)")
     learner_threads: int = _f(0, "torch threads of the learner (0 = the cores not used by local "
@@ -163,7 +166,7 @@ class TrainConfig:
             check(name, getattr(self, name) <= MAX_SIMULATIONS, f"at most {MAX_SIMULATIONS} (as mcts:N and az:PATH:SIMS)")
         for name in ("minutes", "replay_ratio", "lr", "lr_final", "weight_decay", "value_weight",
                      "score_weight", "margin_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps", "random_opening_share",
-                     "play_c_puct"):
+                     "play_c_puct", "ray_node_wait"):
             v = getattr(self, name)
             check(name, isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                   and v >= 0, "a finite number >= 0")
@@ -183,6 +186,12 @@ class TrainConfig:
         self.checked_run()
         check("device", self.device == "cpu" or self.device.startswith("cuda"), "'cpu' or 'cuda[:N]'")
         self.ray_runtime_env_dict()
+        check("ray_node_wait", 0 < self.ray_node_wait <= MAX_TIME_LIMIT, f"in (0, {MAX_TIME_LIMIT:.0f}] seconds")
+        if self.ray_node_wait != NODE_WAIT_SECONDS:
+            try:
+                check_ray_only("ray_node_wait", self.ray_node_wait, self.ray_address, "ray_address")
+            except HighwayError as e:
+                raise ConfigError(str(e)) from None
         check("min_replay", self.min_replay <= self.replay_size, f"<= replay_size ({self.replay_size})")
         from agents.games import game_key
         from agents.registry import agent_kinds, get_game

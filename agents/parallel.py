@@ -16,7 +16,7 @@ import time
 import traceback
 
 from agents.selfplay import ChunkResult, ChunkTask, run_chunk
-from highway_env.ray_tasks import RayCluster, shipped_runtime_env
+from highway_env.ray_tasks import NODE_WAIT_SECONDS, RayCluster, shipped_runtime_env
 
 
 class InlinePool:
@@ -306,7 +306,7 @@ class RayPool:
     applies when this pool starts or joins Ray itself."""
 
     def __init__(self, address: str, workers: int = 0, runtime_env: dict | None = None,
-                 max_retries: int = 3, no_cpu_timeout: float = 120.0):
+                 max_retries: int = 3, no_cpu_timeout: float = NODE_WAIT_SECONDS):
         self._cluster = RayCluster(address, runtime_env, noun="self-play chunks", fallback="train without "
                                    "--ray-address", local_cpus=max(workers, 1), no_cpu_timeout=no_cpu_timeout)
         self._remote = self._cluster.task(_run_chunk_with, memory=CHUNK_TASK_MEMORY, max_retries=max_retries)
@@ -336,9 +336,11 @@ def _run_chunk_with(task: ChunkTask, weights: dict) -> ChunkResult:
     return run_chunk(task._replace(weights=weights))
 
 
-def make_pool(workers: int, ray_address: str = "", runtime_env: dict | None = None, modules: tuple[str, ...] = ()):
+def make_pool(workers: int, ray_address: str = "", runtime_env: dict | None = None, modules: tuple[str, ...] = (),
+              node_wait: float = NODE_WAIT_SECONDS):
     """The pool of a training run; ``runtime_env`` is the extra Ray runtime_env (None: ship nothing),
-    ``modules`` the game's code that Ray ships beside the packages (:func:`shipped_runtime_env`)."""
+    ``modules`` the game's code that Ray ships beside the packages (:func:`shipped_runtime_env`),
+    ``node_wait`` the seconds a Ray pool waits for a node that fits a chunk."""
     if ray_address:
-        return RayPool(ray_address, workers, shipped_runtime_env(runtime_env, modules))
+        return RayPool(ray_address, workers, shipped_runtime_env(runtime_env, modules), no_cpu_timeout=node_wait)
     return ProcessPool(workers) if workers > 0 else InlinePool()

@@ -39,6 +39,14 @@ class RayClusterError(HighwayError, RuntimeError):
 _SHIPPED_EXCLUDES = ["pretrained", "__pycache__", "*.pyc", "*.nbi", "*.nbc"]
 # Exceptions of ray.get meaning the task did not fail: its worker or node was lost, and Ray has
 # already retried it ``max_retries`` times.
+#: how long a run waits for a node that can run its tasks (none with a CPU, or none with the CPU
+#: and memory a task asks for) before it stops with an error; an autoscaling cluster may need more
+NODE_WAIT_SECONDS = 120.0
+#: the --ray-node-wait flag's help, the same for every command
+NODE_WAIT_HELP = (f"with --ray-address: how long the run waits while no node can run a task (none with a CPU, or "
+                  f"none with the CPU and memory a task asks for) before it stops with an error (default "
+                  f"{NODE_WAIT_SECONDS:g}; raise it for a cluster whose autoscaler takes longer to add nodes)")
+
 _LOST = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OutOfMemoryError", "LocalRayletDiedError")
 
 
@@ -74,6 +82,14 @@ def _top_level_path(module: str) -> str | None:
     return os.path.abspath(path)
 
 
+def check_ray_only(option: str, value, address: str | None, address_option: str = "--ray-address") -> None:
+    """HighwayError where ``option`` (a Ray setting) is given without a Ray ``address``: a run on
+    this machine would ignore it, silently."""
+    if not address:
+        raise HighwayError(f"{option} {value!r} is for runs on Ray: add {address_option} (auto, local or "
+                           f"HOST:PORT), or leave {option} out to run on this machine")
+
+
 def runtime_env_from_text(text: str, address: str | None, option: str = "--ray-runtime-env",
                           address_option: str = "--ray-address") -> dict | None:
     """The extra runtime_env a command line gives: {} for '' (ship the packages), None for 'none'
@@ -81,9 +97,8 @@ def runtime_env_from_text(text: str, address: str | None, option: str = "--ray-r
     HighwayError names ``option`` and a value that is none of these, or one given without a Ray
     ``address`` (a run on this machine would ignore it, silently)."""
     text = text.strip()
-    if text and not address:
-        raise HighwayError(f"{option} {text!r} is for runs on Ray: add {address_option} (auto, local or "
-                           f"HOST:PORT), or leave {option} out to run on this machine")
+    if text:
+        check_ray_only(option, text, address, address_option)
     if text in ("", "none"):
         return {} if not text else None
     try:
@@ -123,7 +138,7 @@ class RayCluster:
 
     def __init__(self, address: str, runtime_env: dict | None = None, *, noun: str = "tasks",
                  fallback: str = "run without --ray-address", option: str = "--ray-address",
-                 local_cpus: int | None = None, no_cpu_timeout: float = 120.0, log_to_driver: bool = True,
+                 local_cpus: int | None = None, no_cpu_timeout: float = NODE_WAIT_SECONDS, log_to_driver: bool = True,
                  poll_seconds: float = 5.0):
         ray = import_ray(option)
         self.ray, self.noun, self.fallback = ray, noun, fallback

@@ -116,6 +116,7 @@ def _eval_argv(out, positions_file, *extra):
 @pytest.mark.parametrize("extra, named", [(["--ray-address", "local", "--ray-runtime-env", "[1]"],
                                            "--ray-runtime-env"),
                                           (["--ray-runtime-env", "{}"], "add --ray-address"),
+                                          (["--ray-node-wait", "600"], "--ray-node-wait 600.0 is for runs on Ray"),
                                           (["--game", "jumping", "--ray-address", "local"], "--game highway")])
 def test_evaluate_bad_ray_options_are_one_line_errors(tmp_path, small_set, capsys, extra, named):  # noqa: F811
     assert evaluate.main(_eval_argv(tmp_path / "e", small_set, *extra)) == 2
@@ -160,6 +161,38 @@ def test_evaluate_task_failing_on_its_node_is_a_one_line_error(tmp_path, small_s
     assert err.startswith("error: evaluation task moves-greedy-") and (
         "failed on its Ray node: PermissionError: [Errno 13] Permission denied: '/node/only/store.sqlite'" in err)
     assert "Traceback" not in err and f"kept in {out}/tasks" in err
+
+
+def test_the_node_wait_of_each_command_reaches_its_cluster(tmp_path, small_set, monkeypatch, capsys):  # noqa: F811
+    """--ray-node-wait (an autoscaler may take longer than the 2-minute default to add nodes) on a
+    cluster without CPU: evaluate, prove and train stop after that many seconds."""
+    import train
+    from agents.parallel import make_pool
+
+    from highway_env.solver.__main__ import main as solver_main
+
+    monkeypatch.setitem(sys.modules, "ray", _FailingRay(cpus=0))  # its tasks never finish: no CPU
+    assert evaluate.main(_eval_argv(tmp_path / "e", small_set, "--ray-address", "auto", "--ray-node-wait", "0.3")) == 2
+    assert "no Ray node with a CPU has been left for 0.3 s" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus=0))
+    assert solver_main(["prove", "--ray-address", "auto", "--ray-node-wait", "0.4", "--out", str(tmp_path / "c.json"),
+                        "--estimates", "none", "--no-progress"]) == 2
+    assert "no Ray node with a CPU has been left for 0.4 s" in capsys.readouterr().err
+    config = train.config_from_args(train.build_parser().parse_args(["--ray-address", "auto", "--ray-node-wait", "0.5"]))
+    pool = make_pool(1, config.ray_address, {}, (), config.ray_node_wait)
+    with pytest.raises(RayClusterError, match="no Ray node with a CPU has been left for 0.5 s"):
+        pool._cluster.wait([("ref", 0, ())])
+
+
+def test_a_train_node_wait_needs_a_ray_address():
+    from agents.config import TrainConfig
+    from agents.network import ConfigError
+
+    TrainConfig(ray_address="auto", ray_node_wait=600).validate()
+    with pytest.raises(ConfigError, match="ray_node_wait 600 is for runs on Ray: add ray_address"):
+        TrainConfig(ray_node_wait=600).validate()
+    with pytest.raises(ConfigError, match=r"ray_node_wait must be in \(0, "):
+        TrainConfig(ray_address="auto", ray_node_wait=0).validate()
 
 
 @needs_ray

@@ -20,7 +20,7 @@ import sys
 from highway_env.core import NUM_ACTIONS, NUMBERS, PATH_LEN, HighwayError, parse_board
 from highway_env.cli_args import (OneLineErrorParser, non_negative_int, positive_float, positive_int, tt_bits_arg,
                                   number as number_type)
-from highway_env.ray_tasks import runtime_env_from_text
+from highway_env.ray_tasks import NODE_WAIT_HELP, NODE_WAIT_SECONDS, check_ray_only, runtime_env_from_text
 from highway_env.shipped import check_output, note_missing_input
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
@@ -45,13 +45,14 @@ def _add_pool_args(p, tt_default: int, out_help: str) -> None:
     p.add_argument("--ray-address", metavar="ADDR",
                    help="run the sub-problems as tasks on this Ray cluster ('auto' for the local one) "
                         "instead of local processes; needs the 'ray' extra. --workers is then the CPUs of the "
-                        "Ray instance 'local' starts; a cluster left without any CPU node for 2 minutes stops "
-                        "the run with an error")
+                        "Ray instance 'local' starts; a cluster left without any node that can run a unit for "
+                        "--ray-node-wait seconds stops the run with an error")
     p.add_argument("--ray-runtime-env", default="", metavar="JSON",
                    help="Ray runtime_env of the tasks, as train.py's: '' (default) ships the highway_env and "
                         "agents packages to the nodes (they need only the dependencies), a JSON object is merged "
                         "over that, 'none' ships nothing (every node has the packages installed); only with "
                         "--ray-address")
+    p.add_argument("--ray-node-wait", type=positive_float, default=None, metavar="SECONDS", help=NODE_WAIT_HELP)
     p.add_argument("--tt-bits", type=tt_bits_arg, default=tt_default, metavar="B",
                    help="transposition table per worker: 2**B two-entry buckets (default %(default)s, ~350 MB)")
     p.add_argument("--out", metavar="PATH", help=out_help)
@@ -211,14 +212,21 @@ def cmd_solve(args) -> int:
     return 0
 
 
+def _ray_settings(args) -> dict:
+    """ProofConfig's Ray options from the command line (HighwayError for one given without --ray-address)."""
+    if args.ray_node_wait is not None:
+        check_ray_only("--ray-node-wait", args.ray_node_wait, args.ray_address)
+    return {"ray_runtime_env": runtime_env_from_text(args.ray_runtime_env, args.ray_address),
+            "ray_no_cpu_timeout": args.ray_node_wait or NODE_WAIT_SECONDS}
+
+
 def cmd_prove(args) -> int:
     from highway_env.solver.prove import NotProvenError, ProofConfig, prove, write_certificate
 
     out = args.out or default_certificate_path(args.threshold, args.first_move)
     check_output(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
-                         ray_runtime_env=runtime_env_from_text(args.ray_runtime_env, args.ray_address),
-                         first_move=args.first_move, unit_nodes=args.unit_nodes,
+                         **_ray_settings(args), first_move=args.first_move, unit_nodes=args.unit_nodes,
                          estimates=load_estimates(args.estimates, args.threshold))
     try:
         certificate = prove(config, progress=not args.no_progress, threshold=args.threshold)
@@ -269,7 +277,7 @@ def cmd_first_moves(args) -> int:
     out = args.out or DEFAULT_FIRST_MOVES_PATH
     check_output(out, allowed=args.out is not None or args.force)
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
-                         ray_runtime_env=runtime_env_from_text(args.ray_runtime_env, args.ray_address))
+                         **_ray_settings(args))
     certificate = None
     note_missing_input(args.certificate, "--certificate", "the winning first move is solved again")
     if args.certificate and os.path.exists(args.certificate):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from highway_env.core import Board, HighwayError, decode_action
 from highway_env.atomic_files import atomic_write_text
 from highway_env.parent_watch import exit_with_parent
-from highway_env.ray_tasks import RayCluster, shipped_runtime_env
+from highway_env.ray_tasks import NODE_WAIT_SECONDS, RayCluster, shipped_runtime_env
 from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_row, predicted_wall
 
 
@@ -74,7 +74,7 @@ class ProofConfig:
     tt_bits: int = 23
     ray_address: str | None = None
     ray_runtime_env: dict | None = field(default_factory=dict)  # extra runtime_env (None: ship nothing)
-    ray_no_cpu_timeout: float = 120.0  # seconds without a CPU node on the cluster before the proof stops
+    ray_no_cpu_timeout: float = NODE_WAIT_SECONDS  # seconds without a node that fits a unit before the proof stops
     first_move: int | None = None  # try only this first move (for re-checking a certificate)
     root: Board = field(default_factory=Board)  # the empty board; tests use small positions
     retries: int = 2  # times a unit is re-run after its worker died (killed, out of memory)
