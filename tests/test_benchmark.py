@@ -198,6 +198,7 @@ def test_sb3_like_model_is_called_batched_with_masks():
     model = FakeSB3()
     r = evaluate(model, positions=300, games=1, conversion=0, margin_games=0, progress=False)
     assert model.seen[0] == 300 and r.accuracy is not None
+    assert (r.summary["config"]["frame"], r.summary["config"]["batched"]) == ("absolute", True)  # batched: its own
     # the first legal action, every time: its accuracy is what that deterministic rule scores
     from highway_env.evaluation.positions import load_positions
     from highway_env.evaluation import metrics
@@ -217,6 +218,10 @@ def test_agent_and_spec_string_give_the_same_report():
                  progress=False)
     assert a.name == "greedy"
     assert a.measures["accuracy"] == b.measures["accuracy"]
+    # an agent reads no observations: the report names no frame or batching it was not asked in
+    c = evaluate("greedy", frame="player", batched=True, positions=20, games=0, conversion=0, margin_games=0,
+                 progress=False)
+    assert (c.summary["config"]["frame"], c.summary["config"]["batched"]) == (None, None)
 
 
 def test_report_table_dict_and_saved_files(tmp_path):

@@ -333,6 +333,7 @@ def test_uniform_random_bots_one_per_seat_score_like_random_play():
     r = evaluate(bots, **dict(GRADE, positions=600))
     assert 0.2 < r.accuracy < 0.45, r.accuracy
     assert r.name == "UniformRandomBot"
+    assert (r.summary["config"]["frame"], r.summary["config"]["batched"]) == (None, None)  # asked on states
 
 
 def test_cpp_bots_are_graded_too():

@@ -261,6 +261,14 @@ def is_policy_spec(spec: str) -> bool:
     return ":" in spec and (kind == "sb3" or kind not in set(agent_kinds()) | {"perfect"})
 
 
+def observation_settings(agent) -> dict:
+    """The frame and batching ``agent`` was asked in, for a report: None for both where it reads no
+    observations (an OpenSpiel bot, an Agent, a spec), so a report never claims a setting that was
+    not used; an SB3 model's batching is its own (always batched)."""
+    observes = isinstance(agent, PolicyAgent) and not agent.on_boards
+    return {"frame": agent.frame if observes else None, "batched": agent.batched if observes else None}
+
+
 def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect: dict | None = None,
              name: str | None = None):
     """``policy`` (any kind in the module docstring) as an Agent."""

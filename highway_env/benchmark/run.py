@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from highway_env.benchmark.policy import as_agent, check_frame
+from highway_env.benchmark.policy import as_agent, check_frame, observation_settings
 from highway_env.benchmark.report import BenchmarkReport
 from highway_env.evaluation.tasks import play_seats  # noqa: F401  (benchmark.run.play_seats)
 from highway_env.solver.player import EVALUATION_OPPONENT as PERFECT  # as evaluate.py's defaults
@@ -143,7 +143,7 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     summary = {
         "config": {"agents": [name], "games": games, "rr_games": 0, "positions": int(len(sample)),
                    "conversion": int(len(conv)), "margin_games": margin_games, "seed": seed, "workers": workers,
-                   "name": name, "frame": frame, "batched": bool(batched),
+                   "name": name, **observation_settings(agent),
                    "perfect_tiebreak": perfect_tiebreak,
                    **{f"perfect_{k}": v for k, v in perfect.items() if k not in ("store", "tiebreak")}},
         "position_set": {"file": str(positions_file or "highway_env/data/positions_v1.npz"),
