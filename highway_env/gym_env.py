@@ -7,7 +7,8 @@
   ``reset(seed=...)``); default :func:`random_policy`. An illegal reply raises ``IllegalMoveError``.
 * Observations, actions, ``frame`` and infos are those of ``highway_v0`` (see
   :mod:`highway_env.highway.highway`) for the agent's seat; the info adds ``opponent_action`` (its
-  last reply or None). ``action_masks()`` gives the mask as bools, as sb3-contrib's MaskablePPO wants.
+  reply to the agent's move, absolute, or -1 where it made none: an int always, so that Gymnasium's
+  vector envs can stack the infos of their games). ``action_masks()`` gives the mask as bools, as sb3-contrib's MaskablePPO wants.
 * Reward: +1 / -1 / 0 at the end of the game from the agent's side; every game ends (``terminated``)
   after the 16th move and is never truncated.
 * ``illegal_action="raise"`` (default): an illegal action raises ``IllegalMoveError`` and changes
@@ -49,6 +50,15 @@ def _side(play_as: Any) -> int:
     raise HighwayError(f"play_as must be 'A' or 'B' (or 0 / 1), got {play_as!r}")
 
 
+def check_seat_settings(play_as, opponent, illegal_action: str) -> None:
+    """HighwayError naming a bad seat, opponent or illegal-action rule (the single and vector env's)."""
+    _side(play_as)
+    if illegal_action not in ("raise", "lose"):
+        raise HighwayError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
+    if opponent is not None and not callable(opponent):
+        raise HighwayError(f"opponent must be a callable policy(board, mask, rng) -> action, got {opponent!r}")
+
+
 class HighwayGymEnv(gym.Env):
     """Play one side of Highway against ``opponent``; see the module docstring."""
 
@@ -64,10 +74,7 @@ class HighwayGymEnv(gym.Env):
     ):
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise HighwayError(f"unknown render_mode {render_mode!r}; expected None or one of {list(RENDER_MODES)}")
-        if illegal_action not in ("raise", "lose"):
-            raise HighwayError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
-        if opponent is not None and not callable(opponent):
-            raise HighwayError(f"opponent must be a callable policy(board, mask, rng) -> action, got {opponent!r}")
+        check_seat_settings(play_as, opponent, illegal_action)
         self.render_mode = render_mode
         self.play_as = "AB"[_side(play_as)]
         self.illegal_action = illegal_action
@@ -79,7 +86,7 @@ class HighwayGymEnv(gym.Env):
         self.observation_space = self._game.observation_space(self._agent)
         self.action_space = self._game.action_space(self._agent)
         self._over = True
-        self._opponent_action: int | None = None
+        self._opponent_action = -1
 
     # -- helpers
     @property
@@ -124,7 +131,7 @@ class HighwayGymEnv(gym.Env):
         if options and options.get("board") is not None:
             game_options = {"board": options["board"]}
         self._game.reset(seed=seed, options=game_options)
-        self._opponent_action = None
+        self._opponent_action = -1
         if self._game.agent_selection != self._agent:
             if self._game.board.ply == CELLS - 1:
                 raise HighwayError(
@@ -148,7 +155,7 @@ class HighwayGymEnv(gym.Env):
             info["illegal_reason"] = f"illegal action {int(action)} ({action_str(a)} on the real board)"
             return self._obs(), -1.0, True, False, info
         game.step(action)  # raises IllegalMoveError naming the action, number and cell
-        self._opponent_action = None
+        self._opponent_action = -1
         if not game.terminations[self._agent]:
             self._opponent_moves()
         terminated = bool(game.terminations[self._agent])

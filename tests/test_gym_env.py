@@ -175,7 +175,7 @@ def test_same_seed_same_episode():
 def test_reset_with_board_option():
     env = HighwayGymEnv(play_as="B")
     obs, info = env.reset(seed=0, options={"board": "3,0,0,0, 0,0,0,0, 0,0,0,0, 0,0,0,0"})
-    assert env.board.cells[0] == 3 and env.board.ply == 1 and info["opponent_action"] is None
+    assert env.board.cells[0] == 3 and env.board.ply == 1 and info["opponent_action"] == -1
     obs, info = env.reset(seed=0, options={"board": "3,0,0,0, 0,0,0,0, 0,0,0,0, 0,0,0,9"})
     assert env.board.ply == 3 and env.board.to_move == 1  # the opponent (A) moved first
     np.testing.assert_array_equal(obs["observation"], one_hot(env.board.transform(QUARTER_TURN)))
@@ -215,3 +215,16 @@ def test_random_policy_plays_legal_moves():
     board = core.random_board(rng, 9)
     for _ in range(20):
         assert board.is_legal(random_policy(board, board.legal_mask(), rng))
+
+
+def test_sync_vector_env_stacks_the_infos_of_games_with_and_without_a_reply():
+    """opponent_action was None where the opponent made no reply (an illegal move lost, the agent's
+    last move) and an int elsewhere: SyncVectorEnv stacked the first game's int and then failed on
+    another game's None (TypeError in gymnasium.vector.VectorEnv._add_info)."""
+    envs = gymnasium.make_vec("highway_env/Highway-v0", num_envs=2, vectorization_mode="sync",
+                              illegal_action="lose")
+    obs, _ = envs.reset(seed=0, options={"board": "1,2,0,0, 0,0,0,0, 0,0,0,0, 0,0,0,0"})
+    legal = int(np.flatnonzero(obs["action_mask"][0])[0])
+    illegal = int(np.flatnonzero(obs["action_mask"][1] == 0)[0])
+    obs, rewards, term, trunc, info = envs.step(np.array([legal, illegal]))  # game 1 lost: no reply
+    assert term.tolist() == [False, True] and info["opponent_action"][1] == -1 and info["opponent_action"][0] >= 0
