@@ -17,6 +17,9 @@ GYM_ENVS = {
     RUSH_HOUR_ENV_ID: "highway_env.rushhour.env:RushHourEnv",
 }
 
+#: Gymnasium id -> its native vector env (``gymnasium.make_vec``'s default for the id)
+GYM_VECTOR_ENVS = {GYM_ENV_ID: "highway_env.gym_vector_env:HighwayVectorEnv"}
+
 #: PettingZoo AEC id -> entry point (``env()``: the classic wrappers, as PettingZoo's own games)
 PETTINGZOO_AEC_ENVS = {
     "highway_env/highway-v0": "highway_env.highway_v0:env",
@@ -29,7 +32,7 @@ def register_gymnasium(gymnasium: ModuleType) -> list[str]:
     """Register GYM_ENVS not registered yet; returns the ids registered now."""
     new = [env_id for env_id in GYM_ENVS if env_id not in gymnasium.registry]
     for env_id in new:
-        gymnasium.register(id=env_id, entry_point=GYM_ENVS[env_id])
+        gymnasium.register(id=env_id, entry_point=GYM_ENVS[env_id], vector_entry_point=GYM_VECTOR_ENVS.get(env_id))
     return new
 
 

@@ -713,6 +713,7 @@ def test_huge_simulation_counts_in_specs_are_range_errors(spec, named):
     ("bench_jumping_solve", "--rounds", "0"), ("bench_numba_vs_c", "--tt-bits", "99"),
     ("bench_perfect", "--budget", "nan"), ("bench_scale", "--workers", "0"), ("bench_solver", "--filled", "16"),
     ("bench_strength", "--minutes", "nan"), ("bench_openspiel_mcts", "--uct-c", "nan"),
+    ("bench_vector_env", "--num-envs", "0"),
 ])
 def test_bench_scripts_refuse_bad_numbers_in_one_line(capsys, script, flag, value):
     """The bench scripts took nan seconds, negative seeds and counts unchecked (a traceback or a run

@@ -1,0 +1,242 @@
+"""Highway as a Gymnasium vector env: ``num_envs`` games of :class:`~highway_env.gym_env.HighwayGymEnv`
+stepped together on the rules kernel (:mod:`highway_env.highway.batch_rules`), with no Python loop
+over the games, for learners that train on many games at once (PPO, DQN, ...).
+
+    envs = gymnasium.make_vec("highway_env/Highway-v0", num_envs=1024)   # this class
+    obs, infos = envs.reset(seed=0)
+    obs, rewards, terminations, truncations, infos = envs.step(actions)  # (1024,) each
+
+The game of the single env, game by game: the agent plays the seat ``play_as`` against ``opponent``;
+observations ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame`` as
+``highway_v0`` gives them for the agent's seat; reward +1 / -1 / 0 at the end from the agent's side;
+never truncated. ``gymnasium.make_vec(..., vectorization_mode="sync")`` still builds the single envs:
+given the same opponent moves both give the same steps (tested).
+
+* Autoreset is Gymnasium's default, ``NEXT_STEP``: the step after a game ends starts it again (its
+  action is ignored, reward 0, not terminated). The observation of a full board has an all-zero
+  mask, so a masked policy must not sample from it (that step's action is ignored anyway).
+* ``opponent``: None, a uniformly random legal move for every game, drawn from the env's
+  ``np_random`` (seeded by ``reset(seed=...)``); or the single env's policy, ``policy(board, mask,
+  rng) -> action``, called once per game that needs a move; or with ``batched_opponent=True`` a
+  policy of the whole batch, ``policy(boards (K, 16) int8, masks (K, 256) bool, rng) -> (K,)``
+  absolute actions. An illegal reply raises ``IllegalMoveError`` naming the game.
+* An illegal agent action: ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` naming the
+  game, the action and why, and changes no game; ``"lose"`` ends that game with reward -1 (info
+  ``illegal_action``). Actions that are not integers, or outside 0..255, always raise ``HighwayError``.
+* Infos (arrays with Gymnasium's ``_key`` masks): ``ply`` (numbers on each board),
+  ``opponent_action`` (its reply this step, absolute), and for games that ended this step ``min_a``,
+  ``min_b`` and ``margin`` (min_b - min_a: positive when A won). The single env's ``bounds`` and
+  path lists are left out: they cost more than the step.
+* ``reset(options={"board": ...})`` starts every game from that position (as the single env); the
+  games an autoreset starts begin from the empty board.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayError, IllegalMoveError, integral
+from highway_env.gym_env import _side, check_seat_settings
+from highway_env.highway import batch_rules
+from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, PLAYER_FRAME, check_frame
+from highway_env.highway.highway import board_from_option
+
+#: the most games one env holds (a (N, 256) mask is built each step)
+MAX_NUM_ENVS = 1 << 20
+
+
+class HighwayVectorEnv(VectorEnv):
+    """``num_envs`` Highway games against ``opponent``, stepped together; see the module docstring."""
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, play_as: str | int = "A", opponent=None, batched_opponent: bool = False,
+                 illegal_action: str = "raise", frame: str = "absolute", render_mode: str | None = None):
+        n = integral(num_envs, "num_envs")
+        if not 1 <= n <= MAX_NUM_ENVS:
+            raise HighwayError(f"num_envs must be in 1..{MAX_NUM_ENVS}, got {num_envs!r}")
+        if render_mode is not None:
+            raise HighwayError(f"render_mode {render_mode!r}: the vector env does not render; render one game "
+                               "with gymnasium.make('highway_env/Highway-v0', render_mode=...)")
+        check_seat_settings(play_as, opponent, illegal_action)
+        self.num_envs = n
+        self.play_as = "AB"[_side(play_as)]
+        self._me = _side(play_as)
+        self.frame = check_frame(frame)
+        self.opponent, self.batched_opponent = opponent, bool(batched_opponent)
+        self.illegal_action = illegal_action
+        self.render_mode = None
+        self.single_observation_space = spaces.Dict({
+            "observation": spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8),
+            "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+        })
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
+        self.boards = np.zeros((n, CELLS), np.int8)  # absolute frame, as core.Board.cells
+        self._ends_next = np.zeros(n, np.bool_)  # games that ended: the next step starts them again
+        self._started = False
+
+    # -- the API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        start = np.zeros(CELLS, np.int8)
+        if options and options.get("board") is not None:
+            board = board_from_option(options["board"])
+            if board.is_terminal() or board.ply == CELLS - 1 and board.to_move != self._me:
+                raise HighwayError("options['board'] leaves the agent no move to play")
+            start = np.asarray(board.cells, np.int8)
+        self.boards[:] = start
+        self._ends_next[:] = False
+        everyone = np.ones(self.num_envs, np.bool_)
+        replies = self._opponent_moves(everyone & (self._movers() != self._me))
+        self._started = True
+        return self._observations(), self._infos(replies, np.zeros(self.num_envs, np.bool_))
+
+    def step(self, actions):
+        if not self._started:
+            raise HighwayError("call reset() before step()")
+        restart = self._ends_next.copy()
+        playing = ~restart
+        absolute = self._absolute(actions)
+        legal = self._legal_now(absolute)
+        illegal = playing & ~legal
+        if illegal.any() and self.illegal_action == "raise":
+            g = int(np.flatnonzero(illegal)[0])
+            self._raise_illegal(g, int(np.asarray(actions).reshape(-1)[g]), int(absolute[g]), "the agent's")
+        # nothing has changed so far: an illegal action above leaves every game as it was
+        self.boards[restart] = 0
+        moving = playing & legal
+        self._play(moving, absolute)
+        replies = self._opponent_moves(restart & (self._movers() != self._me) | moving & ~self._full())
+        ended = moving & self._full()
+        min_a, min_b = self._final_paths(ended)
+        rewards = np.zeros(self.num_envs, np.float64)
+        rewards[ended] = np.sign(min_b - min_a)[ended] * (1 if self._me == 0 else -1)
+        lost = illegal if self.illegal_action == "lose" else np.zeros(self.num_envs, np.bool_)
+        rewards[lost] = -1.0
+        terminations = ended | lost
+        self._ends_next = terminations.copy()
+        infos = self._infos(replies, ended, min_a, min_b)
+        if lost.any():
+            infos["illegal_action"] = np.where(lost, np.asarray(actions).reshape(-1), -1)
+            infos["_illegal_action"] = lost
+        return self._observations(), rewards, terminations, np.zeros(self.num_envs, np.bool_), infos
+
+    def action_masks(self) -> np.ndarray:
+        """Bool (N, 256): the agent's legal actions now in ``frame`` (all False in a game that ended),
+        as sb3-contrib's MaskablePPO asks an env."""
+        return self._observations()["action_mask"].astype(bool)
+
+    # -- the games
+    def _movers(self) -> np.ndarray:
+        return (self.boards != 0).sum(axis=1) % 2
+
+    def _full(self) -> np.ndarray:
+        return (self.boards != 0).all(axis=1)
+
+    def _masks(self) -> np.ndarray:
+        """(N, 256) bool legal moves in the absolute frame (none on a full board)."""
+        out = np.empty((self.num_envs, NUM_ACTIONS), np.bool_)
+        batch_rules.legal_masks(self.boards, False, out)
+        return out
+
+    def _absolute(self, actions) -> np.ndarray:
+        """The agent's actions, checked (integers in range, one per game), on the real board."""
+        raw = np.asarray(actions)
+        if raw.shape != (self.num_envs,):
+            raise HighwayError(f"step() takes one action per game, shape ({self.num_envs},), got shape {raw.shape}")
+        if raw.dtype.kind not in "iu":
+            raise HighwayError(f"actions must be integers, got dtype {raw.dtype}")
+        bad = np.flatnonzero((raw < 0) | (raw >= NUM_ACTIONS))
+        if len(bad):
+            raise HighwayError(f"game {int(bad[0])}: action {int(raw[bad[0]])} outside 0..{NUM_ACTIONS - 1}")
+        raw = raw.astype(np.int64)
+        return FRAME_ACTIONS_INV[self._me, raw] if self.frame == "player" else raw
+
+    def _legal_now(self, absolute: np.ndarray) -> np.ndarray:
+        return self._masks()[np.arange(self.num_envs), absolute]
+
+    def _raise_illegal(self, g: int, given: int, absolute: int, whose: str):
+        board = Board(tuple(int(v) for v in self.boards[g]))
+        try:
+            board.apply(absolute)  # raises, naming why
+        except HighwayError as e:
+            frame = f" ({given} in the player frame)" if self.frame == "player" and whose == "the agent's" else ""
+            raise IllegalMoveError(f"game {g}: {whose} action{frame}: {e}") from None
+        raise AssertionError("unreachable: the mask and the rules disagree")  # pragma: no cover
+
+    def _play(self, games: np.ndarray, absolute: np.ndarray) -> None:
+        g = np.flatnonzero(games)
+        self.boards[g, absolute[g] % CELLS] = absolute[g] // CELLS + 1
+
+    def _opponent_moves(self, games: np.ndarray) -> np.ndarray:
+        """The opponent moves in ``games``; returns (N,) its actions (-1 where it did not move)."""
+        replies = np.full(self.num_envs, -1, np.int64)
+        g = np.flatnonzero(games)
+        if not len(g):
+            return replies
+        masks = self._masks()[g]
+        if self.opponent is None:
+            keys = self.np_random.random(masks.shape)
+            keys[~masks] = -1.0
+            chosen = keys.argmax(axis=1)
+        elif self.batched_opponent:
+            chosen = np.asarray(self.opponent(self.boards[g].copy(), masks.copy(), self.np_random))
+            if chosen.shape != (len(g),):
+                raise IllegalMoveError(f"the batched opponent returned shape {chosen.shape} for {len(g)} games")
+        else:
+            chosen = [self.opponent(Board(tuple(int(v) for v in self.boards[i])), m.view(np.int8).copy(),
+                                    self.np_random) for i, m in zip(g, masks)]
+        for k, (i, a) in enumerate(zip(g, chosen)):
+            try:
+                a = integral(a, "action")
+            except HighwayError:
+                raise IllegalMoveError(f"game {int(i)}: the opponent policy returned {a!r}, not an action int") \
+                    from None
+            if not 0 <= a < NUM_ACTIONS or not masks[k, a]:
+                if not 0 <= a < NUM_ACTIONS:
+                    raise IllegalMoveError(f"game {int(i)}: the opponent policy returned {a}, outside "
+                                           f"0..{NUM_ACTIONS - 1}")
+                self._raise_illegal(int(i), a, a, "the opponent policy's")
+            replies[i] = a
+        self._play(replies >= 0, replies)
+        return replies
+
+    def _final_paths(self, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(N,) cheapest A- and B-paths of the full boards in ``games`` (0 elsewhere)."""
+        min_a = np.zeros(self.num_envs, np.int64)
+        min_b = np.zeros(self.num_envs, np.int64)
+        g = np.flatnonzero(games)
+        if len(g):
+            a, b = np.zeros(len(g), np.int64), np.zeros(len(g), np.int64)
+            batch_rules.final_min_paths(self.boards[g], a, b)
+            min_a[g], min_b[g] = a, b
+        return min_a, min_b
+
+    # -- what the agent sees
+    def _observations(self) -> dict[str, np.ndarray]:
+        """The agent's planes (its own frame, as highway_v0) and its mask in ``frame`` (zero where
+        the game ended)."""
+        n = self.num_envs
+        planes = np.zeros((n, CELLS, NUMBERS), np.int8)
+        g, cell = np.nonzero(self.boards)
+        planes[g, PLAYER_FRAME[self._me, cell], self.boards[g, cell].astype(np.int64) - 1] = 1
+        mask = self._masks()
+        if self.frame == "player":
+            mask = mask[:, FRAME_ACTIONS_INV[self._me]]
+        return {"observation": planes.reshape(n, SIZE, SIZE, NUMBERS), "action_mask": mask.view(np.int8)}
+
+    def _infos(self, replies: np.ndarray, ended: np.ndarray, min_a=None, min_b=None) -> dict:
+        infos = {"ply": (self.boards != 0).sum(axis=1), "_ply": np.ones(self.num_envs, np.bool_),
+                 "opponent_action": replies, "_opponent_action": replies >= 0}
+        if ended.any():
+            for key, values in (("min_a", min_a), ("min_b", min_b), ("margin", min_b - min_a)):
+                infos[key], infos[f"_{key}"] = values, ended.copy()
+        return infos
+
