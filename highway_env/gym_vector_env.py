@@ -182,31 +182,46 @@ class HighwayVectorEnv(VectorEnv):
         if not len(g):
             return replies
         masks = self._masks()[g]
-        if self.opponent is None:
+        if self.opponent is None:  # legal by construction
             keys = self.np_random.random(masks.shape)
             keys[~masks] = -1.0
-            chosen = keys.argmax(axis=1)
-        elif self.batched_opponent:
+            replies[g] = keys.argmax(axis=1)
+        else:
+            replies[g] = self._checked_replies(g, masks)
+        self._play(replies >= 0, replies)
+        return replies
+
+    def _checked_replies(self, g: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The opponent policy's actions for the games ``g`` (legal ``masks``), each an integer
+        action legal in its game, else IllegalMoveError naming the first bad one's game."""
+        if self.batched_opponent:
             chosen = np.asarray(self.opponent(self.boards[g].copy(), masks.copy(), self.np_random))
             if chosen.shape != (len(g),):
                 raise IllegalMoveError(f"the batched opponent returned shape {chosen.shape} for {len(g)} games")
+            if chosen.dtype.kind not in "iu":  # floats, bools, objects: never rounded
+                chosen = chosen.tolist()
         else:
             chosen = [self.opponent(Board(tuple(int(v) for v in self.boards[i])), m.view(np.int8).copy(),
                                     self.np_random) for i, m in zip(g, masks)]
-        for k, (i, a) in enumerate(zip(g, chosen)):
-            try:
-                a = integral(a, "action")
-            except HighwayError:
-                raise IllegalMoveError(f"game {int(i)}: the opponent policy returned {a!r}, not an action int") \
-                    from None
-            if not 0 <= a < NUM_ACTIONS or not masks[k, a]:
-                if not 0 <= a < NUM_ACTIONS:
-                    raise IllegalMoveError(f"game {int(i)}: the opponent policy returned {a}, outside "
-                                           f"0..{NUM_ACTIONS - 1}")
-                self._raise_illegal(int(i), a, a, "the opponent policy's")
-            replies[i] = a
-        self._play(replies >= 0, replies)
-        return replies
+        if isinstance(chosen, list):
+            for k, a in enumerate(chosen):
+                try:
+                    a = integral(a, "action")
+                except HighwayError:
+                    raise IllegalMoveError(f"game {int(g[k])}: the opponent policy returned {a!r}, not an action "
+                                           "int") from None
+                chosen[k] = a if 0 <= a < NUM_ACTIONS else -1  # -1: named below, as out of range
+            chosen = np.asarray(chosen)
+        out = np.flatnonzero((chosen < 0) | (chosen >= NUM_ACTIONS))
+        if len(out):
+            raise IllegalMoveError(f"game {int(g[out[0]])}: the opponent policy returned an action outside "
+                                   f"0..{NUM_ACTIONS - 1}")
+        actions = chosen.astype(np.int64)
+        illegal = np.flatnonzero(~masks[np.arange(len(g)), actions])
+        if len(illegal):
+            k = int(illegal[0])
+            self._raise_illegal(int(g[k]), int(actions[k]), int(actions[k]), "the opponent policy's")
+        return actions
 
     def _final_paths(self, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(N,) cheapest A- and B-paths of the full boards in ``games`` (0 elsewhere)."""

@@ -162,8 +162,17 @@ def test_a_bad_opponent_reply_names_the_game():
     with pytest.raises(IllegalMoveError, match=r"game 0: the opponent policy returned 3.0, not an action int"):
         envs.reset(seed=0)
     envs = HighwayVectorEnv(2, play_as="B", opponent=lambda board, mask, rng: 500)
-    with pytest.raises(IllegalMoveError, match=r"game 0: the opponent policy returned 500, outside 0..255"):
+    with pytest.raises(IllegalMoveError, match=r"game 0: the opponent policy returned an action outside 0..255"):
         envs.reset(seed=0)
+    envs = HighwayVectorEnv(2, play_as="B", opponent=lambda boards, masks, rng: np.array([0, 10**30], object),
+                            batched_opponent=True)
+    with pytest.raises(IllegalMoveError, match=r"game 1: the opponent policy returned an action outside 0..255"):
+        envs.reset(seed=0)
+    envs = HighwayVectorEnv(2, play_as="B", opponent=lambda boards, masks, rng: np.array([0, 0]),
+                            batched_opponent=True)
+    envs.reset(seed=0)
+    with pytest.raises(IllegalMoveError, match=r"game 0: the opponent policy.s action: illegal action 0 \(1 at cell 0\): cell 0 already holds 1"):
+        envs.step(np.flatnonzero(envs.action_masks()[0])[[0, 0]])
 
 
 def test_step_before_reset_and_a_board_without_a_move_are_refused():
