@@ -215,3 +215,33 @@ def test_random_policy_plays_legal_moves():
     board = core.random_board(rng, 9)
     for _ in range(20):
         assert board.is_legal(random_policy(board, board.legal_mask(), rng))
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copy_goes_on_from_the_same_position(how):
+    """A deepcopy or an unpickled copy of the env, taken mid-game, plays on exactly as the original
+    (same position, same opponent generator), and they stay independent. The AEC engine inside is
+    EzPickle (a fresh env when copied alone); before, the copy's engine was fresh and its first
+    step raised AttributeError."""
+    import copy
+    import pickle
+
+    env = HighwayGymEnv(play_as="B", render_mode="ansi")
+    env.reset(seed=4)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    twin = copy.deepcopy(env) if how == "deepcopy" else pickle.loads(pickle.dumps(env))
+    assert twin.board == env.board and twin.render() == env.render()
+    rng = np.random.default_rng(0)
+    terminated = False
+    while not terminated:
+        action = int(rng.choice(np.flatnonzero(env.action_masks())))
+        obs, reward, terminated, truncated, info = env.step(action)
+        obs2, reward2, terminated2, truncated2, info2 = twin.step(action)
+        assert twin.board == env.board and info2 == info
+        assert (reward2, terminated2, truncated2) == (reward, terminated, truncated)
+        np.testing.assert_array_equal(obs2["observation"], obs["observation"])
+        np.testing.assert_array_equal(obs2["action_mask"], obs["action_mask"])
+        np.testing.assert_array_equal(twin.action_masks(), env.action_masks())
+    again = copy.deepcopy(twin) if how == "deepcopy" else pickle.loads(pickle.dumps(twin))
+    again.reset(seed=5)
+    assert twin.board.ply == 16 and again.board.ply == 1  # independent of each other
