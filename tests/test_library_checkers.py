@@ -6,9 +6,12 @@ the env's own test file does not run them already (those run ``api_test``, ``see
 Left out, on purpose: PettingZoo's ``max_cycles_test`` (for envs with a ``max_cycles`` argument;
 ours end by themselves), ``bombardment_test`` (it treats ``step()``'s return as the observation and
 calls ``.shape`` on it, which no env with Dict observations passes, PettingZoo's own classic envs
-included) and ``aec_to_parallel`` (refused by PettingZoo for ``is_parallelizable: False``; a
-turn-based env goes through ``turn_based_aec_to_parallel``, checked here). The OpenSpiel, RLlib and
-TorchRL checkers run in ``test_openspiel.py`` and ``test_examples.py`` with their extras."""
+included), ``aec_to_parallel`` (refused by PettingZoo for ``is_parallelizable: False``; a
+turn-based env goes through ``turn_based_aec_to_parallel``, checked here), and api_test on the RLlib
+glue ``RLlibObservations``: its float32 action mask is RLlib's convention (its
+``ActionMaskingTorchRLModule`` and example ``ActionMaskEnv`` use ``Box(0.0, 1.0)``), which
+api_test's ``Discrete.sample(mask)`` refuses (it wants int8). The OpenSpiel, RLlib and TorchRL
+checkers run in ``test_openspiel.py`` and ``test_examples.py`` with their extras."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from highway_env import blackpath_v0, highway_v0, jumping_v0
 from highway_env.gym_env import HighwayGymEnv
+from highway_env.integrations.torchrl import TensorInfos
 from highway_env.jumping.env import SolitaireEnv
 from highway_env.rushhour.env import RushHourEnv
 from optional_parts import require_modules
@@ -74,6 +78,17 @@ def test_pettingzoo_api_test_on_raw_envs(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # api_test's notes on Dict observations, as for its own classic envs
         api_test(RAW_ENVS[name](), num_cycles=40)
+
+
+@pytest.mark.parametrize("frame", ["absolute", "player"])
+def test_pettingzoo_api_and_seed_tests_on_the_torchrl_glue(frame):
+    """``integrations.torchrl.TensorInfos`` is an AEC env too (TorchRL itself is not needed to
+    build it). Its infos held numpy arrays, and api_test's ``info == env.infos[agent]`` raised
+    ValueError (the truth value of an array is ambiguous)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(TensorInfos(highway_v0.env(frame=frame)), num_cycles=40)
+    seed_test(lambda: TensorInfos(highway_v0.env(frame=frame)), num_cycles=40)
 
 
 def test_pettingzoo_seed_and_render_tests_on_jumping(capsys):
