@@ -230,6 +230,20 @@ def test_rllib_env_passes_rllibs_multi_agent_env_check():
     check_multiagent_environments(make_env())
 
 
+def test_rllib_glue_declares_one_observation_space_per_agent_consistently():
+    """PettingZoo's AECEnv: ``observation_space(agent)`` returns ``observation_spaces[agent]``
+    (pettingzoo/utils/env.py); the attribute used to be the wrapped env's int8 spaces."""
+    require("rllib")
+    from highway_env.integrations.rllib import RLlibObservations
+
+    env = RLlibObservations(highway_v0.env(frame="player"))
+    env.reset()
+    for agent in env.possible_agents:
+        space = env.observation_space(agent)
+        assert env.observation_spaces[agent] is space
+        assert space["observations"].dtype == np.float32 and space.contains(env.observe(agent))
+
+
 def test_rllib_ppo_trains_the_shared_masked_module_and_grades_it(tmp_path, capsys):
     require("rllib")
     rl = recipe("rllib_ppo_masked")
