@@ -100,6 +100,19 @@ def test_pettingzoo_seed_and_render_tests_on_jumping(capsys):
 
 # ----------------------------------------------------------------------------- Gymnasium
 
+@pytest.mark.parametrize("play_as", ["A", "B"])
+def test_gymnasium_check_env_on_highway_in_the_player_frame(play_as, capsys):
+    """``test_gym_env.py`` checks the default frame; here ``frame="player"``, through make() so
+    that check_env also renders in every mode of the spec."""
+    import gymnasium
+
+    import highway_env
+
+    env = gymnasium.make(highway_env.GYM_ENV_ID, play_as=play_as, frame="player", illegal_action="lose")
+    said = warnings_of(lambda: check_env(env))
+    assert [m for m in said if "different from the unwrapped version" not in m] == []
+
+
 @pytest.mark.parametrize("render_mode", [None, "ansi", "human", "rgb_array"])
 def test_gymnasium_check_env_on_solitaire_in_every_render_mode(render_mode, capsys):
     for n in (3, 4):
