@@ -164,6 +164,22 @@ def test_torchrl_env_passes_check_env_specs(frame):
     check_env_specs(make_env(seed=0, frame=frame))
 
 
+def test_torchrl_gym_wrapper_passes_check_env_specs_on_the_gymnasium_envs():
+    """TorchRL's GymWrapper over each Gymnasium env we expose (the unmasked random rollout of
+    check_env_specs needs HighwayGymEnv's illegal_action="lose")."""
+    require("torchrl")
+    from torchrl.envs.libs.gym import GymWrapper
+    from torchrl.envs.utils import check_env_specs
+
+    from highway_env.gym_env import HighwayGymEnv
+    from highway_env.jumping.env import SolitaireEnv
+    from highway_env.rushhour.env import RushHourEnv
+
+    for env in (HighwayGymEnv(illegal_action="lose"), HighwayGymEnv(play_as="B", illegal_action="lose", frame="player"),
+                RushHourEnv(level=1), SolitaireEnv(n=3)):
+        check_env_specs(GymWrapper(env))
+
+
 def test_torchrl_collects_with_the_masked_policy_and_grades_it(tmp_path):
     require("torchrl")
     trl = recipe("torchrl_collect")
