@@ -88,6 +88,17 @@ class HighwayGymEnv(gym.Env):
         self._over = True
         self._opponent_action = -1
 
+    # -- pickling and deepcopy: the copy goes on from the same position with the same generator
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_game"] = self._game._live_state()  # the AEC engine alone would pickle as a fresh env
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state["_game"] = raw_env._from_live_state(state["_game"])
+        self.__dict__.update(state)
+
     # -- helpers
     @property
     def board(self) -> Board:

@@ -13,7 +13,7 @@ import pytest
 from highway_env import highway_v0
 from highway_env.benchmark import BenchmarkReport, PolicyError, evaluate, observations
 from highway_env.benchmark.policy import as_agent, is_policy_spec, legal_masks
-from highway_env.core import CELLS, Board
+from highway_env.core import CELLS, Board, random_board
 
 
 def random_boards(n, seed=0, max_filled=15):
@@ -208,6 +208,31 @@ def test_sb3_like_model_is_called_batched_with_masks():
     sub = ps.subset(sample_plan(ps, 300, 0, 0)["sample"])
     first = np.argmax(legal_masks(sub.boards), axis=1)
     assert r.accuracy == metrics.accuracy(sub, first)["rate"]
+
+
+class FakePlainSB3:
+    """Looks like Stable-Baselines3's own PPO / DQN: ``predict(observation, state=None,
+    episode_start=None, deterministic=False)`` (SB3's BaseAlgorithm.predict), no action_masks."""
+
+    def __init__(self, pick):
+        self.pick = pick
+
+    def predict(self, observation, state=None, episode_start=None, deterministic=False):
+        assert deterministic is True and isinstance(observation, dict)
+        return self.pick(observation["action_mask"]), None
+
+
+def test_plain_sb3_model_is_called_without_masks_and_its_illegal_actions_are_errors():
+    """A model of SB3 itself is graded as SB3 documents its predict: the mask reaches it only as
+    part of the Dict observation (HighwayGymEnv's), and an illegal answer is a PolicyError, never
+    replaced. Before, such a model was refused ("cannot evaluate") and ``sb3:PATH`` with only
+    stable-baselines3 installed failed the same way."""
+    boards = np.array([random_board(np.random.default_rng(i), i % 15).cells for i in range(20)], np.int8)
+    first_legal = as_agent(FakePlainSB3(lambda masks: np.argmax(masks, axis=1)))
+    np.testing.assert_array_equal(first_legal.act_batch(boards), np.argmax(legal_masks(boards), axis=1))
+    always_zero = as_agent(FakePlainSB3(lambda masks: np.zeros(len(masks), np.int64)))
+    with pytest.raises(PolicyError, match="illegal action 0"):
+        always_zero.act_batch(boards)
 
 
 def test_agent_and_spec_string_give_the_same_report():

@@ -153,6 +153,33 @@ def test_torchrl_env_follows_highway_v0_in_the_player_frame():
     assert td[GROUP, "reward"].flatten().tolist() == [ref.rewards["player_0"], ref.rewards["player_1"]]
 
 
+@pytest.mark.parametrize("frame", ["player", "absolute"])
+def test_torchrl_env_passes_check_env_specs(frame):
+    """TorchRL's own checker (torchrl.envs.utils.check_env_specs): a rollout matches the specs."""
+    require("torchrl")
+    from torchrl.envs.utils import check_env_specs
+
+    from highway_env.integrations.torchrl import make_env
+
+    check_env_specs(make_env(seed=0, frame=frame))
+
+
+def test_torchrl_gym_wrapper_passes_check_env_specs_on_the_gymnasium_envs():
+    """TorchRL's GymWrapper over each Gymnasium env we expose (the unmasked random rollout of
+    check_env_specs needs HighwayGymEnv's illegal_action="lose")."""
+    require("torchrl")
+    from torchrl.envs.libs.gym import GymWrapper
+    from torchrl.envs.utils import check_env_specs
+
+    from highway_env.gym_env import HighwayGymEnv
+    from highway_env.jumping.env import SolitaireEnv
+    from highway_env.rushhour.env import RushHourEnv
+
+    for env in (HighwayGymEnv(illegal_action="lose"), HighwayGymEnv(play_as="B", illegal_action="lose", frame="player"),
+                RushHourEnv(level=1), SolitaireEnv(n=3)):
+        check_env_specs(GymWrapper(env))
+
+
 def test_torchrl_collects_with_the_masked_policy_and_grades_it(tmp_path):
     require("torchrl")
     trl = recipe("torchrl_collect")
@@ -207,6 +234,30 @@ def test_rllib_env_renames_the_observation_for_the_masking_module():
         ref.step(action)
     assert terminated["__all__"]
     assert rewards == {a: ref.rewards[a] for a in ("player_0", "player_1")}
+
+
+def test_rllib_env_passes_rllibs_multi_agent_env_check():
+    """RLlib's own checker for MultiAgentEnvs (ray.rllib.utils.pre_checks.env)."""
+    require("rllib")
+    from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+    from highway_env.integrations.rllib import make_env
+
+    check_multiagent_environments(make_env())
+
+
+def test_rllib_glue_declares_one_observation_space_per_agent_consistently():
+    """PettingZoo's AECEnv: ``observation_space(agent)`` returns ``observation_spaces[agent]``
+    (pettingzoo/utils/env.py); the attribute used to be the wrapped env's int8 spaces."""
+    require("rllib")
+    from highway_env.integrations.rllib import RLlibObservations
+
+    env = RLlibObservations(highway_v0.env(frame="player"))
+    env.reset()
+    for agent in env.possible_agents:
+        space = env.observation_space(agent)
+        assert env.observation_spaces[agent] is space
+        assert space["observations"].dtype == np.float32 and space.contains(env.observe(agent))
 
 
 def test_rllib_ppo_trains_the_shared_masked_module_and_grades_it(tmp_path, capsys):

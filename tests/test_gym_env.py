@@ -228,3 +228,33 @@ def test_sync_vector_env_stacks_the_infos_of_games_with_and_without_a_reply():
     illegal = int(np.flatnonzero(obs["action_mask"][1] == 0)[0])
     obs, rewards, term, trunc, info = envs.step(np.array([legal, illegal]))  # game 1 lost: no reply
     assert term.tolist() == [False, True] and info["opponent_action"][1] == -1 and info["opponent_action"][0] >= 0
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copy_goes_on_from_the_same_position(how):
+    """A deepcopy or an unpickled copy of the env, taken mid-game, plays on exactly as the original
+    (same position, same opponent generator), and they stay independent. The AEC engine inside is
+    EzPickle (a fresh env when copied alone); before, the copy's engine was fresh and its first
+    step raised AttributeError."""
+    import copy
+    import pickle
+
+    env = HighwayGymEnv(play_as="B", render_mode="ansi")
+    env.reset(seed=4)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    twin = copy.deepcopy(env) if how == "deepcopy" else pickle.loads(pickle.dumps(env))
+    assert twin.board == env.board and twin.render() == env.render()
+    rng = np.random.default_rng(0)
+    terminated = False
+    while not terminated:
+        action = int(rng.choice(np.flatnonzero(env.action_masks())))
+        obs, reward, terminated, truncated, info = env.step(action)
+        obs2, reward2, terminated2, truncated2, info2 = twin.step(action)
+        assert twin.board == env.board and info2 == info
+        assert (reward2, terminated2, truncated2) == (reward, terminated, truncated)
+        np.testing.assert_array_equal(obs2["observation"], obs["observation"])
+        np.testing.assert_array_equal(obs2["action_mask"], obs["action_mask"])
+        np.testing.assert_array_equal(twin.action_masks(), env.action_masks())
+    again = copy.deepcopy(twin) if how == "deepcopy" else pickle.loads(pickle.dumps(twin))
+    again.reset(seed=5)
+    assert twin.board.ply == 16 and again.board.ply == 1  # independent of each other

@@ -11,7 +11,7 @@ import pytest
 
 from highway_env import jumping_v0
 from highway_env.jumping import game, solver
-from highway_env.jumping.env import SolitaireEnv, raw_env
+from highway_env.jumping.env import SolitaireEnv, raw_env, render_ansi
 from highway_env.jumping.game import IllegalMoveError, JumpingError, initial_state, play
 
 
@@ -307,3 +307,14 @@ def test_solitaire_bounded_matches_exhaustive_and_n5():
         st, pts = st.apply(q)
         tot += pts
     assert tot == 18 and st.is_terminal()
+
+
+def test_solitaire_human_mode_draws_the_first_frame_at_reset(capsys):
+    """"human": the env draws itself, the start included, as Gymnasium's own envs do in reset()
+    (cartpole.py, frozen_lake.py), and as HighwayGymEnv and RushHourEnv here."""
+    env = SolitaireEnv(n=3, render_mode="human")
+    env.reset(seed=0)
+    assert capsys.readouterr().out == render_ansi(env.game_state, [0] * 9, solitaire=True)
+    env.step(4)
+    assert "[1]" in capsys.readouterr().out
+    assert env.render() is None

@@ -181,6 +181,62 @@ def test_clone_is_independent(game):
     assert state.history() == [encode_action(16, 0)]
 
 
+def test_openspiel_random_sim_test(game):
+    """OpenSpiel's own conformance simulator, as its python games' tests run it
+    (python/games/tic_tac_toe_test.py, test_game_from_cc), with serialization checked too."""
+    pyspiel.random_sim_test(game, num_sims=5, serialize=True, verbose=False)
+
+
+def test_openspiel_api_test_on_sampled_states(game):
+    """OpenSpiel's integration_tests/api_test.py checks that need no full tree (sequence lengths,
+    observations raising on invalid players, legal_actions empty for the opponent and at the end,
+    public and private observations), on 400 sampled states."""
+    import io
+    import unittest
+
+    from open_spiel.integration_tests import api_test
+
+    case = type("HighwayAPITest", (api_test.EnforceAPIOnPartialTreeBase,),
+                {"game_name": "python_highway", "game": game})
+    result = unittest.TextTestRunner(stream=io.StringIO()).run(
+        unittest.TestLoader().loadTestsFromTestCase(case))
+    assert result.testsRun == 5 and result.wasSuccessful(), result.failures + result.errors
+
+
+@pytest.mark.parametrize("start", [None, "1,2,3,0,0,0,0,0,0,0,0,0,0,0,0,0"])
+def test_pickle_and_serialize_round_trips(game, start):
+    """As tic_tac_toe_test.py's test_pickle: the game pickles, a state survives
+    serialize_game_and_state / deserialize and pickle with its board, history and info state."""
+    import pickle
+
+    assert str(pickle.loads(pickle.dumps(game))) == str(game) == "python_highway()"
+    state = game.new_initial_state(start)
+    for _ in range(3):
+        state.apply_action(state.legal_actions()[-1])
+    new_game, new_state = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+    for copy in (new_state, pickle.loads(pickle.dumps(state)), state.clone()):
+        assert str(copy) == str(state) and copy.board == state.board
+        assert copy.history() == state.history() and copy.current_player() == state.current_player()
+        for p in (0, 1):
+            assert copy.information_state_string(p) == state.information_state_string(p)
+            assert copy.observation_tensor(p) == state.observation_tensor(p)
+
+
+def test_information_states_of_different_positions_differ(game):
+    """spiel.h (InformationStateString): states that differ in what the player observes have
+    different information states. A state made from a position has an empty history; its
+    information state names the position (before, it was the empty board's, '')."""
+    empty = game.new_initial_state()
+    started = game.new_initial_state("1,2,3,0,0,0,0,0,0,0,0,0,0,0,0,0")
+    assert empty.information_state_string(0) == ""  # a game from the start: its history, as before
+    assert started.observation_string(0) != empty.observation_string(0)
+    assert started.information_state_string(0) != empty.information_state_string(0)
+    started.apply_action(encode_action(16, 15))
+    empty.apply_action(encode_action(16, 15))
+    assert empty.information_state_string(1) == str(encode_action(16, 15))
+    assert started.information_state_string(1) != empty.information_state_string(1)
+
+
 def _mcts_bot(game, simulations, seed):
     evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(seed))
     return mcts.MCTSBot(game, 2.0, simulations, evaluator, random_state=np.random.RandomState(seed))

@@ -232,3 +232,20 @@ def test_cli_subprocess():
     h = subprocess.run([sys.executable, "-m", "highway_env.rushhour", "solve", "--help"],
                        capture_output=True, text=True, timeout=60)
     assert h.returncode == 0 and "--level" in h.stdout and "--json" in h.stdout
+
+
+def test_env_render_follows_the_render_mode(capsys):
+    """Gymnasium's Env.render: "None (default): no render is computed" (gymnasium/core.py); as the
+    other envs here, a warning and None. "ansi" returns the board, "human" prints it."""
+    quiet = RushHourEnv(level=1)
+    quiet.reset(seed=0)
+    with pytest.warns(UserWarning, match="without specifying any render mode"):
+        assert quiet.render() is None
+    assert capsys.readouterr().out == ""
+    ansi = RushHourEnv(level=1, render_mode="ansi")
+    ansi.reset(seed=0)
+    assert ansi.render() == str(ansi.board)
+    human = RushHourEnv(level=1, render_mode="human")
+    human.reset(seed=0)
+    assert capsys.readouterr().out == str(human.board) + "\n\n"  # drawn at reset
+    assert human.render() is None

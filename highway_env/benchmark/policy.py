@@ -3,7 +3,8 @@
 A policy may be a callable on one PettingZoo observation dict (``{"observation": (4, 4, 16) int8,
 "action_mask": (256,) int8}``) returning an action, a batched callable (the same keys with a leading
 batch axis, returning N actions), an ``agents.Agent``, a Stable-Baselines3 / sb3-contrib model
-(anything with ``predict(obs, action_masks=..., deterministic=True)``), an OpenSpiel bot (a
+(anything with ``predict(obs, deterministic=True)``, given ``action_masks=`` when it takes them,
+as MaskablePPO), an OpenSpiel bot (a
 ``pyspiel.Bot`` or anything with ``step(state)`` and ``restart_at(state)``; one per seat as a pair
 ``(bot_for_a, bot_for_b)``; asked on ``python_highway`` states, see
 :mod:`highway_env.openspiel.grading`), or an ``agents.make_agent`` spec string. Observations are
@@ -148,16 +149,29 @@ class PolicyAgent:
         return f"PolicyAgent({self.name!r}, frame={self.frame!r}, batched={self.batched})"
 
 
-def is_sb3_model(obj) -> bool:
-    """Anything with ``predict(obs, action_masks=...)``: an SB3 / sb3-contrib model (not imported)."""
+def _predict_parameters(obj):
+    """The parameters of ``obj.predict``; False without such a method, None when its signature
+    cannot be read."""
     predict = getattr(obj, "predict", None)
     if not callable(predict):
         return False
     try:
-        params = inspect.signature(predict).parameters
+        return inspect.signature(predict).parameters
     except (TypeError, ValueError):
-        return True
-    return "action_masks" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+        return None
+
+
+def _takes_masks(params) -> bool:
+    """``predict`` takes ``action_masks`` (assumed when its signature cannot be read)."""
+    return params is None or "action_masks" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def is_sb3_model(obj) -> bool:
+    """An SB3 / sb3-contrib model (not imported): a ``predict`` taking ``deterministic``, as SB3's
+    ``BaseAlgorithm.predict(observation, state, episode_start, deterministic)``, or
+    ``action_masks``, as sb3-contrib's MaskablePPO."""
+    params = _predict_parameters(obj)
+    return params is not False and (_takes_masks(params) or "deterministic" in params)
 
 
 def is_openspiel_bot(obj) -> bool:
@@ -177,15 +191,18 @@ def is_bot_pair(obj) -> bool:
 
 
 def sb3_policy(model):
-    """A batched policy calling ``model.predict(obs, action_masks=masks, deterministic=True)``. The
-    model gets the observation dict when its observation space is a Dict (as the Gymnasium env's is)
-    or has none, else just the planes."""
+    """A batched policy calling ``model.predict(obs, action_masks=masks, deterministic=True)``, or
+    without ``action_masks`` for a model whose ``predict`` has none (SB3's own PPO, DQN, ...: its
+    illegal actions are PolicyErrors, never replaced). The model gets the observation dict when
+    its observation space is a Dict (as the Gymnasium env's is) or has none, else just the planes."""
     space = getattr(model, "observation_space", None)
     planes_only = space is not None and not hasattr(space, "spaces")
+    masked = _takes_masks(_predict_parameters(model))
 
     def policy(obs):
         x = obs["observation"] if planes_only else obs
-        actions, _ = model.predict(x, action_masks=obs["action_mask"].astype(bool), deterministic=True)
+        masks = {"action_masks": obs["action_mask"].astype(bool)} if masked else {}
+        actions, _ = model.predict(x, deterministic=True, **masks)
         return actions
 
     policy.__name__ = type(model).__name__
@@ -297,5 +314,5 @@ def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect:
     if callable(policy):
         return PolicyAgent(policy, frame, batched=batched, name=name)
     raise TypeError(f"cannot evaluate {policy!r}: give a callable on observations, an agents.Agent, an SB3 "
-                    "model (with predict(obs, action_masks=...)), an OpenSpiel bot (or a pair, one per seat) "
+                    "model (with predict(obs, deterministic=...)), an OpenSpiel bot (or a pair, one per seat) "
                     "or an agent spec string")

@@ -206,6 +206,22 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._ply = 0
         self._outcome: core.Outcome | None = None
 
+    # -- a copy that goes on from the same position (HighwayGymEnv's pickling and deepcopy)
+    def _live_state(self) -> dict:
+        """Everything this env holds but the two views of its arrays, which a pickle would turn into
+        arrays of their own. Pickling ``raw_env`` itself stays EzPickle's (a fresh env from the
+        constructor arguments, as PettingZoo's classic envs); the Gymnasium env, whose copies must
+        go on from where it is, carries this instead."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_mask", "_obs_flat")}
+
+    @classmethod
+    def _from_live_state(cls, state: dict) -> "raw_env":
+        env = cls.__new__(cls)
+        env.__dict__.update(state)
+        env._mask = env._legal[0].view(np.int8)
+        env._obs_flat = env._obs.reshape(2, -1)
+        return env
+
     # -- views of the state
     @property
     def board(self) -> Board:

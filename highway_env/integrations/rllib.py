@@ -45,11 +45,13 @@ class RLlibObservations(BaseWrapper):
     def __init__(self, env):
         super().__init__(env)
         box = gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
-        self._space = gym.spaces.Dict({"observations": box,
-                                       "action_mask": gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32)})
+        space = gym.spaces.Dict({"observations": box,
+                                 "action_mask": gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32)})
+        # the attribute too (AECEnv.observation_space reads it): else the wrapped env's int8 spaces
+        self.observation_spaces = dict.fromkeys(env.possible_agents, space)
 
     def observation_space(self, agent):
-        return self._space
+        return self.observation_spaces[agent]
 
     def observe(self, agent):
         obs = super().observe(agent)

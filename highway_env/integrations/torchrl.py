@@ -12,7 +12,6 @@ full board).
 
 from __future__ import annotations
 
-import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from highway_env import highway_v0
@@ -23,11 +22,13 @@ GROUP = "players"
 
 
 class TensorInfos(BaseWrapper):
-    """A Highway AEC env whose infos are ``{"ply": int, "margin": int64 [lo, hi]}`` for every agent."""
+    """A Highway AEC env whose infos are ``{"ply": int, "margin": [lo, hi]}`` (ints) for every agent.
+    Plain lists, not arrays: PettingZoo's api_test compares ``last()``'s info with ``infos[agent]``
+    (a dict holding arrays cannot be compared); TorchRL makes the same float32 (2,) spec of either."""
 
     @property
     def infos(self):
-        return {agent: {"ply": int(info["ply"]), "margin": np.asarray(info["bounds"]["margin"], np.int64)}
+        return {agent: {"ply": int(info["ply"]), "margin": [int(v) for v in info["bounds"]["margin"]]}
                 for agent, info in self.env.infos.items()}
 
 

@@ -270,6 +270,8 @@ class SolitaireEnv(gymnasium.Env):
         super().reset(seed=seed)
         self._state, self._numbers = _replay(self.n, (options or {}).get("moves") or [])
         self._over = False
+        if self.render_mode == "human":  # the first frame too, as Gymnasium's own envs draw it
+            self.render()
         return self._obs(), self._info()
 
     def step(self, action):

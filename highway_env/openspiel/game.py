@@ -5,7 +5,8 @@ The conventions are ``highway_v0``'s default frame, so an agent moves between th
 players 0 (A, first) and 1 (B); action ``(number - 1) * 16 + cell`` on the real board
 (``action_to_string``: ``16@r0c3``); returns +1 / -1 / 0 at the end only; observation tensor
 (4, 4, 16) one-hot in the observing player's frame, observation string the grid and the side to
-move. ``game.new_initial_state(board)`` also starts from a position (a Board, a string or 16 ints).
+move, information state string the move history. ``game.new_initial_state(board)`` also starts
+from a position (a Board, a string or 16 ints); its information state begins with that position.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class HighwayGame(pyspiel.Game):
         # state of a perfect-information game is its public history, as in tic_tac_toe.py.
         if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
             return HighwayObserver(params)
-        return IIGObserverForPublicInfoGame(iig_obs_type, params)
+        return HistoryObserver(iig_obs_type, params)
 
 
 class HighwayState(pyspiel.State):
@@ -71,6 +72,9 @@ class HighwayState(pyspiel.State):
     def __init__(self, game: HighwayGame, board=None):
         super().__init__(game)
         self.board = Board() if board is None else board_from_option(board)
+        #: the position a state made by ``new_initial_state(board)`` started from (its history
+        #: begins there); None for the empty board
+        self.start: Board | None = self.board if self.board.ply else None
 
     def current_player(self):
         return pyspiel.PlayerId.TERMINAL if self.board.is_terminal() else self.board.to_move
@@ -95,6 +99,20 @@ class HighwayState(pyspiel.State):
 
     def __str__(self):
         return self.board.to_grid()
+
+
+class HistoryObserver(IIGObserverForPublicInfoGame):
+    """The information state: the public history (``history_str``), as tic_tac_toe.py's, after the
+    starting position when a state did not start from the empty board. Without it a state made by
+    ``new_initial_state(board)`` had the empty board's information state: spiel.h asks that states
+    differing in what a player observes have different information states, and here the player
+    observes the whole board."""
+
+    def string_from(self, state, player):
+        history = super().string_from(state, player)
+        if state.start is None or not self._iig_obs_type.public_info:
+            return history
+        return f"from {state.start.to_string()}: {history}"
 
 
 class HighwayObserver:

@@ -19,7 +19,8 @@
   costs -1 and ``info["illegal_action"]`` is True; with ``"raise"`` a ``RushHourError`` is raised.
 * Info: ``action_mask``, ``moves`` (steps so far), ``solved``, ``illegal_action``, ``move`` (the
   move made, e.g. ``"B+2"``, or None), ``min_moves`` (published count for levels, else None).
-* ``render_mode``: ``"ansi"`` (a string) or ``"human"`` (printed).
+* ``render_mode``: ``"ansi"`` (a string) or ``"human"`` (printed); None: ``render()`` warns and
+  returns None (Gymnasium's convention).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from highway_env.aec import render_in_mode
 from highway_env.core import HighwayError, integral
 from highway_env.rushhour.game import LETTERS, SIZE, Board, Move, RushHourError, parse_board
 from highway_env.rushhour.game import level as get_level
@@ -157,8 +159,9 @@ class RushHourEnv(gym.Env):
                 self._info(None if illegal else move, illegal))
 
     def render(self):
-        text = str(self.board)
+        """The board as text ("ansi"), printed with a blank line after it ("human"); without a
+        render_mode nothing is rendered (a warning and None), as Gymnasium's ``Env.render`` says."""
         if self.render_mode == "human":
-            print(text + "\n")
+            print(str(self.board) + "\n")
             return None
-        return text
+        return render_in_mode(self.render_mode, lambda: str(self.board), None)
