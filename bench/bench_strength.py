@@ -120,8 +120,8 @@ def main(argv=None) -> int:
                                                "draw its curve without training")
     p.add_argument("--minutes", type=positive_float, default=25.0, help="training minutes of the run to train "
                                                                "(without --log; default 25)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the training run and greedy's tie-breaks")
-    p.add_argument("--train-args", default="", help="extra train.py flags, quoted (e.g. \"--workers 2\")")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the training run and greedy's tie-breaks (default 0)")
+    p.add_argument("--train-args", default="", help="extra train.py flags, quoted (e.g. \"--workers 2\"; default: none)")
     p.add_argument("--out", default="results/strength", help="output folder (default results/strength)")
     args = p.parse_args(argv)
 
