@@ -90,3 +90,6 @@ def test_help_describes_the_command_and_every_flag(entry, monkeypatch):
             default = action.default
             if action.nargs != 0 and default not in (None, argparse.SUPPRESS, []) and not isinstance(default, bool):
                 assert "default" in shown.lower(), f"{name} {flag}: the help does not give the default ({default!r}): {shown!r}"
+            # a tight range (highway_env.cli_args.number) is in the help: OneLineErrorParser adds it
+            if getattr(action.type, "bounded", False):
+                assert action.type.allowed.removeprefix("in ") in shown, f"{name} {flag}: no allowed range in {shown!r}"
