@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import re
 import sys
 from pathlib import Path
 
@@ -38,11 +37,12 @@ def _parser_of(entry: str, monkeypatch) -> argparse.ArgumentParser:
     def stop(self, *args, **kwargs):
         raise _Parser(self)
 
+    monkeypatch.setattr(sys, "path", list(sys.path))  # scripts that extend sys.path leave it as it was
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", stop)
     monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", stop)
     if entry.endswith(".py"):
         path = ROOT / entry
-        monkeypatch.syspath_prepend(str(path.parent))  # the recipes import their sibling recipe_common
+        sys.path.insert(0, str(path.parent))  # the recipes import their sibling recipe_common
         spec = importlib.util.spec_from_file_location(f"_help_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
