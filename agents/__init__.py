@@ -7,7 +7,7 @@ One-line use::
     early = agents.load_pretrained("highway_az_1min")  # the model zoo: agents.pretrained_names()
     bp = agents.load_pretrained("blackpath_5x5_az")    # a sibling game's agent; bp.game is its board
     action = az.act(board)                        # core.Board, 16 ints or a board string
-    opp = agents.make_agent("mcts:200", seed=0)   # random | greedy | mcts:N | az:PATH[:SIMS]
+    opp = agents.make_agent("mcts:200", seed=0)   # random | greedy | mcts:N | az:PATH[:SIMS] | perfect[:TIEBREAK]
     agents.register_game("tictactoe", "examples.tictactoe_game:TicTacToeGame")  # your own Game
 """
 
@@ -60,7 +60,10 @@ def load_pretrained(name: str | None = None, simulations: int | None = None, see
                     device: str = "cpu"):
     """A shipped AlphaZero agent by its zoo name (:func:`pretrained_names`); ``None`` is the shipped
     Highway agent, ``highway_az`` (agents/pretrained/highway_az.pt). The agent's ``game`` is the game
-    and board it was trained on (e.g. Black Path 5x5 for ``blackpath_5x5_az``)."""
+    and board it was trained on (e.g. Black Path 5x5 for ``blackpath_5x5_az``). It plays with the
+    checkpoint's play search (Highway: PUCT 400); ``simulations`` overrides its simulations (0: the
+    raw policy), ``seed`` seeds the search, ``device`` is the torch device of the network. ValueError
+    listing the names on an unknown one."""
     from agents.alphazero import AlphaZeroAgent
 
     if name is not None and not isinstance(name, str):  # e.g. a call from when simulations came first

@@ -24,11 +24,15 @@ class Agent:
         self.rng = np.random.default_rng(seed)
 
     def act(self, state, rng: np.random.Generator | None = None) -> int:
+        """The action (board frame) this agent plays in ``state``; randomness from ``rng``, else the
+        agent's own generator (seeded at construction, so a fixed seed gives the same moves)."""
         if type(self).act_batch is Agent.act_batch:
             raise NotImplementedError(f"{type(self).__name__} must implement act or act_batch")
         return int(self.act_batch(self.game.as_states(state), rng)[0])
 
     def act_batch(self, states, rng: np.random.Generator | None = None) -> np.ndarray:
+        """The actions for a batch of states, (N,) int64: one call for many positions or games, which is
+        how the arena, the evaluation and self-play drive agents (searches batch their network calls)."""
         states = self.game.as_states(states)
         return np.array([self.act(s, rng) for s in states], dtype=np.int64)
 
@@ -119,7 +123,8 @@ class SearchAgent(Agent):
 
 
 class MCTSAgent(SearchAgent):
-    """Plain MCTS: UCT selection (c = 1.4 on values in [-1, 1]) and one random rollout per leaf."""
+    """Plain MCTS, the ``mcts:N`` baseline: ``simulations`` per move, UCT selection (exploration constant
+    ``c_uct``, default 1.4, on values in [-1, 1]) and one random rollout per leaf; no network."""
 
     def __init__(self, game: Game, simulations: int = 200, seed=None, c_uct: float = 1.4):
         from agents.mcts import RolloutEvaluator, SearchConfig
@@ -129,6 +134,7 @@ class MCTSAgent(SearchAgent):
         self.search.evaluator = RolloutEvaluator(game, self.rng)
 
     def act_batch(self, states, rng=None):
+        """As :meth:`Agent.act_batch`; a given ``rng`` also drives the rollouts from then on."""
         if rng is not None:
             self.search.evaluator.rng = rng
         return super().act_batch(states, rng)

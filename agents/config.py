@@ -90,7 +90,7 @@ class TrainConfig:
     random_opening: int = _f(8, "self-play: games of the random-opening share start after 1..N "
                                 "uniformly random moves (not recorded), so the replay keeps varied, "
                                 "also lost and drawn, positions (0 = all games from the start)")
-    random_opening_share: float = _f(0.5, "self-play: share of the games with a random opening")
+    random_opening_share: float = _f(0.5, "self-play: share of the games with a random opening, 0 to 1")
     games_per_iter: int = _f(256, f"self-play games per iteration (at most {MAX_GAMES_PER_ITER})")
     selfplay_batch: int = _f(128, "games played concurrently by one worker task (one chunk); "
                                   "games_per_iter is split into chunks of this size, or into one "

@@ -37,10 +37,14 @@ def unbatched(batched_policy):
 
 def main(argv=None) -> int:
     p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--positions", type=non_negative_int, default=3000)
-    p.add_argument("--games", type=non_negative_int, default=24)
-    p.add_argument("--conversion", type=non_negative_int, default=60)
-    p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument("--positions", type=non_negative_int, default=3000,
+                   help="positions graded, sampled from the position set's report part; 0 = all (default: %(default)s)")
+    p.add_argument("--games", type=non_negative_int, default=24,
+                   help="games from the empty board against the perfect player, per side (default: %(default)s)")
+    p.add_argument("--conversion", type=non_negative_int, default=60,
+                   help="won positions played out against perfect defence (default: %(default)s)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the benchmark's samples and of the random policy (default: %(default)s)")
     args = p.parse_args(argv)
 
     from highway_env.benchmark import evaluate

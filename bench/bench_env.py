@@ -128,7 +128,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--seconds", type=positive_float, default=3.0,
-                   help="time to run each measurement (each batch size of the batched part separately)")
+                   help="seconds to run each measurement (each batch size of the batched part separately)")
     p.add_argument("--rounds", type=positive_int, default=3,
                    help="alternating rounds of the two AEC loops (c4, aec, c4, ...), each reporting "
                         "its best round, so that a change of load hits both")

@@ -44,10 +44,10 @@ def main(argv=None) -> int:
     p.add_argument("--simulations", type=positive_int, nargs="+", default=[200, 1000],
                    help="MCTS simulations per move, one bot each (default: %(default)s)")
     p.add_argument("--uct-c", type=number(float, 0, lo_open=True), default=2.0, help="UCT exploration constant (default: %(default)s)")
-    p.add_argument("--positions", type=non_negative_int, default=3000, help="positions graded (0 = all)")
-    p.add_argument("--games", type=non_negative_int, default=24, help="games a side against the perfect player")
-    p.add_argument("--conversion", type=non_negative_int, default=60, help="won positions played out")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="the benchmark's and the bots' seed")
+    p.add_argument("--positions", type=non_negative_int, default=3000, help="positions graded (0 = all; default: %(default)s)")
+    p.add_argument("--games", type=non_negative_int, default=24, help="games a side against the perfect player (default: %(default)s)")
+    p.add_argument("--conversion", type=non_negative_int, default=60, help="won positions played out against perfect defence (default: %(default)s)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="the benchmark's and the bots' seed (default: %(default)s)")
     p.add_argument("--out", default="results/openspiel_mcts-run",
                    help="folder for the report (default: %(default)s; the committed one is results/openspiel_mcts)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")

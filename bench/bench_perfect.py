@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     p.add_argument("--matchups", nargs="+", default=["pa", "pb", "pp"], choices=["pa", "pb", "pp"],
                    help="pa: perfect (A) vs opponent; pb: opponent (A) vs perfect (B); pp: perfect vs perfect "
                         "(default: all three)")
-    p.add_argument("--opponent", default="random", help="agent spec of the opponent (random, greedy, mcts:N...)")
+    p.add_argument("--opponent", default="random", help="agent spec of the opponent (random, greedy, mcts:N, az:PATH[:SIMS]; default: %(default)s)")
     p.add_argument("--tiebreak", default="random", choices=TIEBREAKS, help="the perfect "
                    "player's tie-break (default random)")
     p.add_argument("--budget", type=positive_float, default=2.0,
@@ -71,14 +71,15 @@ def main(argv=None) -> int:
     p.add_argument("--book", default="shipped", help="'shipped' (default), 'none', or a book file")
     p.add_argument("--store", default=None, help="position store file for the player (default: none)")
     p.add_argument("--opening-plies", type=non_negative_int, default=0,
-                   help="play this many random moves first (both sides), e.g. to skip book plies a book lacks")
+                   help="play this many random moves first (both sides), e.g. to skip book plies a book lacks "
+                        "(default: %(default)s)")
     p.add_argument("--baseline-min-ply", type=non_negative_int, default=2,
                    help="time the plain solver only on positions with at least this many filled cells (default 2)")
     p.add_argument("--baseline-limit", type=positive_float, default=60.0, help="seconds per plain solve (default 60)")
     p.add_argument("--no-baseline", action="store_true", help="skip the plain-solver baseline")
     p.add_argument("--tt-bits", type=number(int, 10, 30), default=22,
                    help="solver table size for player and baseline (default 22)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of games, agents and openings")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of games, agents and openings (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--verbose", action="store_true", help="print each perfect-player move")
     args = p.parse_args(argv)

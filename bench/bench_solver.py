@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     parser.add_argument("--plain-seconds", type=positive_float, default=60.0,
                         help="stop running plain alpha-beta on a filled count once it has used this many "
                              "seconds (default 60)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed for the random positions")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed for the random positions (default 0)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args(argv)
 

@@ -65,7 +65,10 @@ def greedy_accuracy(run_dir: Path, seed: int) -> tuple[float, int]:
     from agents.grading import kept_share
     from agents.registry import get_game, make_agent
 
-    cfg = load_checkpoint(run_dir / "latest.pt")["config"]
+    path = run_dir / "latest.pt"
+    cfg = load_checkpoint(path).get("config")
+    if cfg is None:  # e.g. a model-zoo file: the network without the training state
+        raise ValueError(f"{str(path)!r} holds no training config: --log needs its run's own latest.pt beside it")
     game = get_game(cfg["game"])
     lp = game.graded_positions(cfg["grade_positions"])
     actions = make_agent("greedy", game, seed=seed).act_batch(lp.states, np.random.default_rng(seed))
@@ -120,21 +123,23 @@ def main(argv=None) -> int:
                                                "draw its curve without training")
     p.add_argument("--minutes", type=positive_float, default=25.0, help="training minutes of the run to train "
                                                                "(without --log; default 25)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the training run and greedy's tie-breaks")
-    p.add_argument("--train-args", default="", help="extra train.py flags, quoted (e.g. \"--workers 2\")")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the training run and greedy's tie-breaks (default 0)")
+    p.add_argument("--train-args", default="", help="extra train.py flags, quoted (e.g. \"--workers 2\"; default: none)")
     p.add_argument("--out", default="results/strength", help="output folder (default results/strength)")
     args = p.parse_args(argv)
 
     from highway_env.atomic_files import atomic_write_text, check_writable
+
+    from agents.checkpoint import CheckpointError
 
     out = Path(args.out)
     try:  # the output is checked before any training
         check_writable(out / "strength.csv", "--out")
         log = Path(args.log) if args.log else train(args)
         graded = read_log(log)
-    except (OSError, ValueError, subprocess.CalledProcessError) as e:  # train.py said why on its own stderr
+        greedy, n = greedy_accuracy(log.parent, args.seed)
+    except (OSError, ValueError, CheckpointError, subprocess.CalledProcessError) as e:  # train.py said why itself
         p.error(str(e))
-    greedy, n = greedy_accuracy(log.parent, args.seed)
     rows = curve(graded, greedy, n)
     text = io.StringIO()
     w = csv.DictWriter(text, FIELDS)

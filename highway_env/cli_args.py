@@ -48,6 +48,8 @@ def number(kind: type = int, lo=None, hi=None, *, lo_open: bool = False, hi_name
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {text[:40]!r}")
         return value
 
+    parse.allowed = allowed  # what --help may quote (see OneLineErrorParser.add_argument)
+    parse.bounded = hi is not None and hi < min(MAX_NODE_LIMIT, MAX_TIME_LIMIT, MAX_SIMULATIONS)
     return parse
 
 
@@ -84,6 +86,15 @@ class OneLineErrorParser(argparse.ArgumentParser):
     def __init__(self, *args, bare_errors: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.bare_errors = bare_errors
+
+    def add_argument(self, *args, **kwargs):
+        """As argparse's; the help of a value with a tight :func:`number` range (``--tt-bits``: in
+        10..30) ends with that range unless it says it already, so --help gives every allowed range."""
+        action = super().add_argument(*args, **kwargs)
+        allowed = getattr(action.type, "allowed", "")
+        if getattr(action.type, "bounded", False) and action.help and allowed.removeprefix("in ") not in action.help:
+            action.help = f"{action.help} ({allowed})"
+        return action
 
     def error(self, message):
         self.exit(2, f"{'' if self.bare_errors else self.prog + ': '}error: {message} (see --help)\n")

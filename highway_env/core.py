@@ -169,6 +169,7 @@ class Outcome:
 
     @property
     def margin(self) -> int:
+        """min_b - min_a: positive when A won, by how much (the score the margin-aware agents play for)."""
         return self.min_b - self.min_a
 
     @property
@@ -178,6 +179,7 @@ class Outcome:
 
     @property
     def winner(self) -> str | None:
+        """'A', 'B', or None for a draw."""
         return {1: "A", -1: "B", 0: None}[self.value]
 
 
@@ -227,17 +229,21 @@ class Board:
         return self.ply % 2
 
     def is_terminal(self) -> bool:
+        """True once all 16 cells are filled: the game always ends after exactly 16 moves."""
         return 0 not in self.cells
 
     def empty_cells(self) -> list[int]:
+        """The empty cells (0..15, ascending): where the next number may go."""
         return [i for i, v in enumerate(self.cells) if v == 0]
 
     def unused_numbers(self) -> list[int]:
+        """The numbers 1..16 not yet on the board, ascending: what the next move may write."""
         used = set(self.cells)
         return [n for n in range(1, NUMBERS + 1) if n not in used]
 
     # -- moves
     def legal_actions(self) -> list[int]:
+        """Every legal action, ``(number - 1) * 16 + cell`` for each unused number and empty cell, ascending."""
         empty = self.empty_cells()
         return [(n - 1) * CELLS + c for n in self.unused_numbers() for c in empty]
 
@@ -249,10 +255,13 @@ class Board:
         return np.outer(unused, empty).reshape(-1)
 
     def is_legal(self, action: int) -> bool:
+        """Whether ``action`` (0..255) writes an unused number into an empty cell."""
         number, cell = decode_action(action)
         return self.cells[cell] == 0 and number not in self.cells
 
     def apply(self, action: int) -> "Board":
+        """The board after ``action``; raises :class:`IllegalMoveError` naming the cell or number if it is
+        illegal (this board is unchanged: boards are immutable)."""
         number, cell = decode_action(action)
         if self.cells[cell] != 0:
             raise IllegalMoveError(
@@ -307,6 +316,8 @@ class Board:
         return ranges(A_PATHS), ranges(B_PATHS)
 
     def bounds(self) -> Bounds:
+        """The ranges the cheapest A-path, the cheapest B-path and the margin can still reach, whatever is
+        played: sound bounds from :meth:`path_ranges` (the solver's pruning and the envs' infos use them)."""
         ra, rb = self.path_ranges()
         min_a = (min(lo for lo, _ in ra), min(hi for _, hi in ra))
         min_b = (min(lo for lo, _ in rb), min(hi for _, hi in rb))
@@ -342,6 +353,8 @@ class Board:
 
     @classmethod
     def from_string(cls, text: str) -> "Board":
+        """The board of ``text`` in either form :func:`parse_board` reads (16 comma-separated numbers, or
+        the 4-line grid)."""
         return parse_board(text)
 
 

@@ -765,13 +765,21 @@ def test_prove_with_a_ray_address_where_no_head_answers_is_one_line_error(capsys
 
 @pytest.mark.parametrize("log, out, named", [("{tmp}/none.csv", "{tmp}/o", "none.csv"),
                                              ("{tmp}/latin1.csv", "{tmp}/o", "latin1.csv"),
-                                             ("{tmp}/latin1.csv", "{tmp}/a_file", "a_file")])
+                                             ("{tmp}/latin1.csv", "{tmp}/a_file", "a_file"),
+                                             ("{tmp}/bare/log.csv", "{tmp}/o", "latest.pt"),
+                                             ("{tmp}/zoo/log.csv", "{tmp}/o", "latest.pt")])
 def test_bench_strength_bad_log_or_out_exits_2_in_one_line(capsys, tmp_path, log, out, named):
-    """A missing log exited 1; a log that is not UTF-8 and an --out under a file were tracebacks."""
+    """A missing log exited 1; a log that is not UTF-8 and an --out under a file were tracebacks; so
+    were a log without its run's latest.pt and one beside a model-zoo file (no training config)."""
     import importlib.util
+    import shutil
 
     (tmp_path / "a_file").write_text("")
     (tmp_path / "latin1.csv").write_bytes(b"iteration,grade_accuracy\n1,0.5\xe9\n")
+    for run in ("bare", "zoo"):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "log.csv").write_text("iteration,minutes,grade_accuracy\n5,0.5,0.9\n")
+    shutil.copy(REPO / "agents" / "pretrained" / "zoo" / "highway_az_1min.pt", tmp_path / "zoo" / "latest.pt")
     spec = importlib.util.spec_from_file_location("bench_strength", REPO / "bench" / "bench_strength.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -37,6 +37,8 @@ class BenchmarkReport:
         return (self.measures.get("margin_loss") or {}).get("optimal_rate")
 
     def table(self) -> str:
+        """The one-row table evaluate.py prints (accuracy, margin, games against the perfect player,
+        conversion), as text."""
         from highway_env.evaluation.report import table
 
         return table(self.summary)

@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "searched and the seconds taken. Boards beyond about 36 squares may take long.")
     _add_board_args(ps)
     ps.add_argument("--moves", default="",
-                    help="solve the position after these moves instead of the empty board, e.g. 'A1-T2 B1-T2'")
+                    help="solve the position after these moves instead of the empty board, e.g. 'A1-T2 B1-T2' "
+                         "(default: none, the empty board)")
     ps.add_argument("--all-starts", action="store_true",
                     help="solve every start side on the board's edge (ignores --start and --moves)")
     ps.add_argument("--max-positions", type=positive_int, default=DEFAULT_MAX_POSITIONS, metavar="N",

@@ -282,8 +282,9 @@ def main(argv=None) -> int:
                    help="values of the first moves; ply 0 is included only if this file is complete "
                         "(default: %(default)s)")
     b.add_argument("--no-progress", action="store_true", help="no progress bars")
-    i = sub.add_parser("info", help="per-ply counts and metadata of a set")
-    i.add_argument("file", nargs="?", default=str(DEFAULT_PATH))
+    i = sub.add_parser("info", help="per-ply counts and metadata of a set",
+                       description="Print a position set's size, per-ply counts and build metadata as JSON.")
+    i.add_argument("file", nargs="?", default=str(DEFAULT_PATH), help="position set .npz (default: set v1, %(default)s)")
     e = sub.add_parser("add-early", help="replace plies 0-3 of a set by the first moves and book positions",
                        description="Plies 0-3 cannot be drawn and labelled like the others (one position at "
                                    "ply 2 needs ~196 solves of minutes each). This takes ply 0 from the "
@@ -305,8 +306,11 @@ def main(argv=None) -> int:
                    help="seed of the choice of solved positions (default: %(default)s)")
     e.add_argument("--out", default=None, help="write here instead of in place")
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
-    c = sub.add_parser("check", help="re-solve a random sample and compare with the stored labels")
-    c.add_argument("file", nargs="?", default=str(DEFAULT_PATH))
+    c = sub.add_parser("check", help="re-solve a random sample and compare with the stored labels",
+                       description="Re-solve a random sample of a set's positions at plies 4 and later with the "
+                                   "solver and count those whose stored labels (value of the position and of "
+                                   "every move, and the margins where stored) differ.")
+    c.add_argument("file", nargs="?", default=str(DEFAULT_PATH), help="position set .npz (default: set v1, %(default)s)")
     c.add_argument("--sample", type=positive_int, default=50, help="positions to re-solve (default: %(default)s)")
     args = p.parse_args(argv)
     try:

@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help='print one JSON object {"value", "best_first_move", "first_move_values", "states", '
                         '"seconds", ...}')
     s.add_argument("--max-states", type=_nonneg, default=0,
-                   help="abort after storing this many memo states (0 = no limit); value is null then")
+                   help="abort after storing this many memo states (default 0: no limit); value is null then")
     return p
 
 

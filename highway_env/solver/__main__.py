@@ -122,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="take the proven first move's value from this proof certificate instead of "
                             "proving it again (default: %(default)s; skipped if the file is missing)")
 
-    store = sub.add_parser("store", help="check the position store shared by the perfect players")
+    store = sub.add_parser("store", help="check the position store shared by the perfect players",
+                           description="Commands on the solved-position store (SQLite) that the perfect players "
+                                       "share: entries carry the solver version and a checksum.")
     store_sub = store.add_subparsers(dest="store_command", required=True)
     verify = store_sub.add_parser("verify", help="re-solve a random sample of stored entries",
                                   description="Re-solve a random sample of the store's entries and report "

@@ -417,17 +417,22 @@ def main(argv=None) -> int:
     b.add_argument("--from-store", type=number(int, 0, CELLS), metavar="MAX_PLY",
                    help="copy the bounds of every store position with at most MAX_PLY filled cells (needs --store)")
     b.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
-                   help="solve only positions I, I+N, I+2N, ... of the --ply list (run N processes, then merge)")
+                   help="solve only positions I, I+N, I+2N, ... of the --ply list (run N processes, then merge; "
+                        "default 0/1: all of them)")
     b.add_argument("--time-limit", type=positive_float, help="seconds per solved position; unfinished ones are left out")
     b.add_argument("--merge-into", help="start from this existing book and add to it")
-    b.add_argument("--tt-bits", type=tt_bits_arg, default=22, help="solver transposition table size, 2**N buckets (22: ~180 MB)")
+    b.add_argument("--tt-bits", type=tt_bits_arg, default=22, help="solver transposition table size, 2**N buckets (default %(default)s: ~180 MB)")
     b.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
 
-    m = sub.add_parser("merge", help="merge books (intersecting bounds, uniting moves)")
+    m = sub.add_parser("merge", help="merge books (intersecting bounds, uniting moves)",
+                       description="Merge books, e.g. the shards of build --shard: the bounds of a position "
+                                   "in several books are intersected and its recommended moves united.")
     m.add_argument("books", nargs="+", help="book files to merge")
     m.add_argument("--out", required=True, help="merged book to write")
 
-    i = sub.add_parser("info", help="print a book's size by ply and its metadata as JSON")
+    i = sub.add_parser("info", help="print a book's size by ply and its metadata as JSON",
+                       description="Print a book's positions by ply (won by A, drawn, won by B, with moves) "
+                                   "and the metadata of how it was built, as JSON.")
     i.add_argument("book", nargs="?", help="book file (default: the shipped one)")
 
     args = parser.parse_args(argv)

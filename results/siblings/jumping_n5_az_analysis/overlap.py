@@ -1,5 +1,9 @@
-# Checkpoints: copies of checkpoints/jumping_n5_az/latest.pt after 700 and 2000 iterations (/work/runs/j5_700, j5_2000)
-# and of checkpoints/jumping_n5_az_big/latest.pt after 768 iterations (/work/runs/j5big_tmp). Run from the repo root.
+# Run from the repo root. The .out files were made with copies of checkpoints/jumping_n5_az/latest.pt taken after 700
+# and 2000 iterations (/work/runs/j5_700, /work/runs/j5_2000) and of checkpoints/jumping_n5_az_big/latest.pt after its
+# 768 iterations (/work/runs/j5big_tmp), the names overlap.out prints. Here they are: the shipped
+# agents/pretrained/jumping_n5_az.pt (the 2000-iteration network: it gives jumping_n5_az_p10's 467/495 again),
+# checkpoints/jumping_n5_az_it700/latest.pt (a copy you take after the second training leg of
+# ../jumping_n5_az/command.txt) and checkpoints/jumping_n5_az_big/latest.pt (../jumping_n5_az_big_p10/command.txt).
 import numpy as np, sys
 from agents.registry import get_game, make_agent
 from highway_env.evaluation.siblings import sample_positions, label
@@ -8,7 +12,7 @@ states = sample_positions(game, 600, 0, 10)
 values, legal = label(game, states)
 best = values.max(1); crit = (legal & (values < best[:, None])).any(1)
 errs = {}
-for spec in ["az:/work/runs/j5_700/latest.pt", "az:/work/runs/j5_2000/latest.pt", "az:/work/runs/j5big_tmp/latest.pt"]:
+for spec in ["az:checkpoints/jumping_n5_az_it700/latest.pt", "az:agents/pretrained/jumping_n5_az.pt", "az:checkpoints/jumping_n5_az_big/latest.pt"]:
     ag = make_agent(spec, game, seed=0)
     acts = ag.act_batch(states, np.random.default_rng([0, 21, 0]))
     keeps = values[np.arange(len(states)), acts] == best

@@ -1,3 +1,4 @@
+# Run from the repo root after overlap.py, which writes the positions it re-checks to /tmp/j5_common*.npy.
 import numpy as np, time, signal
 from agents.registry import get_game
 from highway_env.jumping.solver import move_values
