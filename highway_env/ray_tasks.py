@@ -37,8 +37,6 @@ class RayClusterError(HighwayError, RuntimeError):
 # The model zoo's checkpoints (agents/pretrained, most of the bytes) stay behind: no task loads them
 # by name, and a checkpoint a task plays travels as a file (RayCluster.ship_files).
 _SHIPPED_EXCLUDES = ["pretrained", "__pycache__", "*.pyc", "*.nbi", "*.nbc"]
-# Exceptions of ray.get meaning the task did not fail: its worker or node was lost, and Ray has
-# already retried it ``max_retries`` times.
 #: how long a run waits for a node that can run its tasks (none with a CPU, or none with the CPU
 #: and memory a task asks for) before it stops with an error; an autoscaling cluster may need more
 NODE_WAIT_SECONDS = 120.0
@@ -47,6 +45,8 @@ NODE_WAIT_HELP = (f"with --ray-address: how long the run waits while no node can
                   f"none with the CPU and memory a task asks for) before it stops with an error (default "
                   f"{NODE_WAIT_SECONDS:g}; raise it for a cluster whose autoscaler takes longer to add nodes)")
 
+# Exceptions of ray.get meaning the task did not fail: its worker or node was lost, and Ray has
+# already retried it ``max_retries`` times.
 _LOST = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OutOfMemoryError", "LocalRayletDiedError")
 
 
