@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "flags given on the command line override it")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in OUT_DIR/RUN from latest.pt, with its saved options "
-                        "(flags given here override them, e.g. a longer --minutes)")
+                        "(flags given here override them, e.g. a longer --minutes; a Ray run resumed with "
+                        "--ray-address '' leaves its saved Ray settings out)")
     defaults = TrainConfig()
     for f in dataclasses.fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
@@ -73,8 +74,29 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
             saved = {**saved, "game_obs": game_cfg.get("obs", "")}
         if "random_opening" not in saved:  # nor random openings: resume it as it was played
             saved = {**saved, "random_opening": 0}
+        saved = _without_unused_ray_settings(saved, {**base, **given})
         base = {**saved, **base}
     return TrainConfig.from_dict({**base, **given})
+
+
+#: TrainConfig fields that say how a run's self-play uses Ray, not what it computes
+RAY_ONLY = ("ray_runtime_env", "ray_node_wait")
+
+
+def _without_unused_ray_settings(saved: dict, explicit: dict) -> dict:
+    """A resumed run's saved options without its Ray settings where it resumes on this machine
+    (no Ray address, saved or given): they would be refused as given without ray_address, though
+    the user never gave them (a run trained on a cluster, or one from before they were checked).
+    ``explicit``: the options of --config and the command line, which stay as given."""
+    if explicit.get("ray_address", saved.get("ray_address")):
+        return saved
+    defaults = TrainConfig()
+    unused = {k: saved[k] for k in RAY_ONLY if k in saved and k not in explicit and saved[k] != getattr(defaults, k)}
+    if unused:
+        listed = ", ".join(f"{k} {v!r}" for k, v in unused.items())
+        print(f"note: resumed on this machine (no ray_address): the run's saved {listed} "
+              f"{'is' if len(unused) == 1 else 'are'} for runs on Ray and left out", file=sys.stderr)
+    return {k: v for k, v in saved.items() if k not in unused}
 
 
 def keep_previous_run(run_dir: Path) -> Path | None:

@@ -193,6 +193,53 @@ def test_resume_of_a_run_from_before_game_options(tmp_path):
     assert t.run()["counters"]["iteration"] == 2
 
 
+@pytest.mark.parametrize("saved, argv, kept", [
+    # trained on a cluster with a longer node wait, resumed on this machine
+    ({"ray_address": "10.0.0.1:6379", "ray_node_wait": 600.0}, ["--ray-address", ""], {}),
+    # trained here before a runtime_env without an address was refused (it was ignored then)
+    ({"ray_runtime_env": "none"}, [], {}),
+    # resumed on the cluster again: its settings stay
+    ({"ray_address": "10.0.0.1:6379", "ray_node_wait": 600.0, "ray_runtime_env": "none"}, [],
+     {"ray_address": "10.0.0.1:6379", "ray_node_wait": 600.0, "ray_runtime_env": "none"}),
+])
+def test_resume_on_this_machine_drops_the_runs_saved_ray_settings(tmp_path, capsys, saved, argv, kept):
+    """A run's Ray settings say where its self-play ran, not what it computed: resumed without a Ray
+    address, the saved ones are left out with a note (they were an error naming a flag the user
+    never gave: "ray_node_wait 600.0 is for runs on Ray: add ray_address ..."), and an older
+    checkpoint without ray_node_wait resumes with the default."""
+    from agents.checkpoint import save_checkpoint
+    from highway_env.ray_tasks import NODE_WAIT_SECONDS
+    from train import build_parser, config_from_args
+
+    config = TrainConfig(run="r", out_dir=str(tmp_path)).to_dict()
+    config.pop("ray_node_wait")  # as a checkpoint written before the field
+    config.update(saved)
+    save_checkpoint(tmp_path / "r" / "latest.pt", {"game": "highway", "net_config": {}, "model": {}, "config": config})
+    cfg = config_from_args(build_parser().parse_args(["--resume", "--out-dir", str(tmp_path), "--run", "r", *argv]))
+    cfg.validate()
+    expected = {"ray_address": "", "ray_node_wait": NODE_WAIT_SECONDS, "ray_runtime_env": "", **kept}
+    assert {k: getattr(cfg, k) for k in expected} == expected
+    err = capsys.readouterr().err
+    if kept:
+        assert err == ""
+    else:
+        assert "resumed on this machine" in err and all(f"{k} {v!r}" in err for k, v in saved.items()
+                                                          if k != "ray_address")
+
+
+def test_resume_keeps_ray_settings_given_without_an_address_an_error(tmp_path):
+    """Given on the command line they are the user's: still the one-line error naming them."""
+    from agents.checkpoint import save_checkpoint
+    from train import build_parser, config_from_args
+
+    config = {**TrainConfig(run="r", out_dir=str(tmp_path)).to_dict(), "ray_address": "10.0.0.1:6379"}
+    save_checkpoint(tmp_path / "r" / "latest.pt", {"game": "highway", "net_config": {}, "model": {}, "config": config})
+    cfg = config_from_args(build_parser().parse_args(["--resume", "--out-dir", str(tmp_path), "--run", "r",
+                                                      "--ray-address", "", "--ray-node-wait", "600"]))
+    with pytest.raises(ConfigError, match="ray_node_wait 600.0 is for runs on Ray: add ray_address"):
+        cfg.validate()
+
+
 def test_perfect_player_is_a_valid_evaluation_opponent():
     """"perfect" (registered by agents/registry.py, built as the game's Game.perfect_player) is a
     known agent kind when the config is checked; a misspelt kind is a ConfigError naming it."""
