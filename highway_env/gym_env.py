@@ -161,6 +161,7 @@ class HighwayGymEnv(gym.Env):
         a = game.to_absolute(self._agent, action)  # strict: only integral actions in range
         if not game._mask[a] and self.illegal_action == "lose":
             self._over = True
+            self._opponent_action = -1  # no reply to a move that lost
             info = copy.deepcopy(self._info())
             info["illegal_action"] = int(action)
             info["illegal_reason"] = f"illegal action {int(action)} ({action_str(a)} on the real board)"

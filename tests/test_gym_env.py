@@ -258,3 +258,14 @@ def test_a_copy_goes_on_from_the_same_position(how):
     again = copy.deepcopy(twin) if how == "deepcopy" else pickle.loads(pickle.dumps(twin))
     again.reset(seed=5)
     assert twin.board.ply == 16 and again.board.ply == 1  # independent of each other
+
+
+def test_an_illegal_move_that_loses_reports_no_opponent_reply():
+    """The opponent does not reply to a move that lost the game: opponent_action is -1 there, as
+    the native vector env reports it; it was the reply to the agent's move before."""
+    env = HighwayGymEnv(play_as="A", illegal_action="lose")
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert info["opponent_action"] >= 0
+    _, reward, terminated, _, info = env.step(int(np.flatnonzero(~env.action_masks())[0]))
+    assert (reward, terminated, info["opponent_action"]) == (-1.0, True, -1)
