@@ -223,6 +223,9 @@ def check_contract(game: Game, games: int = 2, seed: int = 0) -> None:
         done = call("terminal", states, shape=(n,)).astype(bool)
         if done.any():  # only meaningful there: a game may refuse running states
             returns = call("returns", states[done], shape=(int(done.sum()),))
+            if returns.dtype.kind not in "biuf":  # None, strings, ...: numpy's isfinite would raise
+                raise GameError(f"{label}: returns() gave {returns.reshape(-1)[0]!r} for a finished game, not a "
+                                f"number (dtype {returns.dtype}): {states[done][0].tolist()}")
             bad = ~(np.isfinite(returns) & (np.abs(returns) <= 1))  # the value head's tanh reaches no more
             if bad.any():
                 raise GameError(f"{label}: returns() gave {returns[bad][0].item()!r} for a finished game, "

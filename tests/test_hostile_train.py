@@ -478,6 +478,10 @@ class NanReturns(TicTacToeGame):
     def returns(self, states):
         return np.full(len(states), np.nan, np.float32)
 
+class NoneReturns(TicTacToeGame):
+    def returns(self, states):
+        return [None] * len(states)
+
 class MoverOneTwo(TicTacToeGame):
     def to_play(self, states):
         return super().to_play(states) + 1
@@ -497,6 +501,7 @@ class OnlyThree(TicTacToeGame):
     ("WrongReturns", "", "returns() returned shape ("),  # (K, 3) for the K games that ended
     ("Percent", "", "outside [-1, 1]"),  # a score, not a result: the value head's tanh never reaches it
     ("NanReturns", "", "returns() gave nan for a finished game"),
+    ("NoneReturns", "", "returns() gave None for a finished game, not a number"),  # was a numpy TypeError
     ("MoverOneTwo", "", "to_play() gave 2, not player 0 or 1"),
     ("OnlyThree", '{"size": 4}', """rejects game config '{"size": 4}': NotImplementedError: only size 3"""),
 ])
