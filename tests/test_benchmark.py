@@ -235,6 +235,21 @@ def test_plain_sb3_model_is_called_without_masks_and_its_illegal_actions_are_err
         always_zero.act_batch(boards)
 
 
+def test_module_attr_spec_naming_an_sb3_like_class_grades_an_instance(tmp_path, monkeypatch):
+    """``module:Class`` of a model class with a zero-argument constructor is built first, as any
+    factory: the class itself has a ``predict`` taking ``deterministic`` too, and was taken for
+    the model (its unbound predict then failed on the first batch)."""
+    (tmp_path / "my_sb3_models.py").write_text(textwrap.dedent("""
+        import numpy as np
+        class FirstLegal:
+            def predict(self, observation, state=None, episode_start=None, deterministic=False):
+                return np.argmax(observation["action_mask"], axis=1), None
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    r = evaluate("my_sb3_models:FirstLegal", positions=50, games=0, conversion=0, margin_games=0, progress=False)
+    assert r.accuracy is not None and r.summary["config"]["batched"] is True
+
+
 def test_agent_and_spec_string_give_the_same_report():
     from agents.registry import make_agent
 

@@ -169,7 +169,9 @@ def _takes_masks(params) -> bool:
 def is_sb3_model(obj) -> bool:
     """An SB3 / sb3-contrib model (not imported): a ``predict`` taking ``deterministic``, as SB3's
     ``BaseAlgorithm.predict(observation, state, episode_start, deterministic)``, or
-    ``action_masks``, as sb3-contrib's MaskablePPO."""
+    ``action_masks``, as sb3-contrib's MaskablePPO. A class is not a model (its instances are)."""
+    if inspect.isclass(obj):
+        return False
     params = _predict_parameters(obj)
     return params is not False and (_takes_masks(params) or "deterministic" in params)
 
