@@ -44,6 +44,8 @@ NODE_WAIT_SECONDS = 120.0
 NODE_WAIT_HELP = (f"with --ray-address: how long the run waits while no node can run a task (none with a CPU, or "
                   f"none with the CPU and memory a task asks for) before it stops with an error (default "
                   f"{NODE_WAIT_SECONDS:g}; raise it for a cluster whose autoscaler takes longer to add nodes)")
+#: what a RayClusterError about a wait that ran out suggests beside adding nodes
+_WAIT_LONGER = "give an autoscaler longer to add them with --ray-node-wait SECONDS"
 
 # Exceptions of ray.get meaning the task did not fail: its worker or node was lost, and Ray has
 # already retried it ``max_retries`` times.
@@ -192,11 +194,11 @@ class RayCluster:
                 continue
             if not cpus:
                 raise RayClusterError(f"no Ray node with a CPU has been left for {self.no_cpu_timeout:g} s "
-                                      f"({len(waiting)} {self.noun} waiting); add nodes to the cluster, "
+                                      f"({len(waiting)} {self.noun} waiting); add nodes to the cluster, {_WAIT_LONGER}, "
                                       f"or {self.fallback}")
             raise RayClusterError(f"no Ray node has {self.demand['CPU']:g} CPU and {self.demand['memory'] / 2**30:.2f} "
                                   f"GiB of memory, what each of the {len(waiting)} {self.noun} waiting asks for, "
-                                  f"for {self.no_cpu_timeout:g} s; add larger nodes, or {self.fallback}")
+                                  f"for {self.no_cpu_timeout:g} s; add larger nodes, {_WAIT_LONGER}, or {self.fallback}")
 
     def _a_node_fits(self) -> bool:
         """Does a live node have the CPUs and memory of the largest task?"""

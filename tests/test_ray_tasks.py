@@ -85,7 +85,8 @@ def test_proof_on_a_cluster_without_cpu_stops_with_an_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus=0))
     t0 = time.time()
     with pytest.raises(RayClusterError, match=r"no Ray node with a CPU has been left for 0.2 s \(\d+ proof units "
-                                              r"waiting\); add nodes to the cluster, or prove without --ray-addr"):
+                                              r"waiting\); add nodes to the cluster, give an autoscaler longer to add "
+                                              r"them with --ray-node-wait SECONDS, or prove without --ray-addr"):
         prove(ProofConfig(ray_address="auto", root=_root(), ray_no_cpu_timeout=0.2), progress=False)
     assert time.time() - t0 < 5
 
@@ -94,7 +95,8 @@ def test_units_larger_than_every_node_stop_the_proof_with_an_error(monkeypatch):
     """Ray waits for ever for a node with the memory a task asks for (its table here)."""
     monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus=4, memory=2**30))
     with pytest.raises(RayClusterError, match=r"no Ray node has 1 CPU and 1.51 GiB of memory, what each of the \d+ "
-                                              r"proof units waiting asks for, for 0.2 s; add larger nodes"):
+                                              r"proof units waiting asks for, for 0.2 s; add larger nodes, give an "
+                                              r"autoscaler longer to add them with --ray-node-wait SECONDS, or "):
         prove(ProofConfig(ray_address="auto", root=_root(), tt_bits=25, ray_no_cpu_timeout=0.2), progress=False)
 
 
