@@ -92,7 +92,8 @@ class OneLineErrorParser(argparse.ArgumentParser):
         10..30) ends with that range unless it says it already, so --help gives every allowed range."""
         action = super().add_argument(*args, **kwargs)
         allowed = getattr(action.type, "allowed", "")
-        if getattr(action.type, "bounded", False) and action.help and allowed.removeprefix("in ") not in action.help:
+        if (getattr(action.type, "bounded", False) and action.help and action.help != argparse.SUPPRESS
+                and allowed.removeprefix("in ") not in action.help):
             action.help = f"{action.help} ({allowed})"
         return action
 

@@ -93,3 +93,15 @@ def test_help_describes_the_command_and_every_flag(entry, monkeypatch):
             # a tight range (highway_env.cli_args.number) is in the help: OneLineErrorParser adds it
             if getattr(action.type, "bounded", False):
                 assert action.type.allowed.removeprefix("in ") in shown, f"{name} {flag}: no allowed range in {shown!r}"
+
+
+def test_a_hidden_flag_stays_hidden_with_its_range():
+    """OneLineErrorParser appends a tight range to a flag's help; a help of argparse.SUPPRESS (a flag
+    kept out of --help) must stay that, not turn into a listed '==SUPPRESS== (in 10..30)'."""
+    from highway_env.cli_args import OneLineErrorParser, tt_bits_arg
+
+    p = OneLineErrorParser(description="d")
+    p.add_argument("--hidden", type=tt_bits_arg, default=20, help=argparse.SUPPRESS)
+    p.add_argument("--shown", type=tt_bits_arg, default=20, help="table bits (default 20)")
+    text = p.format_help()
+    assert "--hidden" not in text and "SUPPRESS" not in text and "(in 10..30)" in text
