@@ -61,7 +61,7 @@ class TrainConfig:
                                   "them can join (they need the dependencies: numpy, numba, torch, ...); a JSON object "
                                   "is merged over that (e.g. '{\"pip\": [\"numba\"]}'); 'none' "
                                   "ships nothing (every node has the packages installed); only with ray_address")
-    ray_node_wait: float = _f(NODE_WAIT_SECONDS, NODE_WAIT_HELP + "; in seconds")
+    ray_node_wait: float = _f(NODE_WAIT_SECONDS, NODE_WAIT_HELP)
     device: str = _f("cpu", "torch device of the learner ('cpu', 'cuda' or 'cuda:N'; self-play and "
                             "the background evaluation stay on CPU)")
     learner_threads: int = _f(0, "torch threads of the learner (0 = the cores not used by local "

@@ -41,7 +41,7 @@ _SHIPPED_EXCLUDES = ["pretrained", "__pycache__", "*.pyc", "*.nbi", "*.nbc"]
 #: and memory a task asks for) before it stops with an error; an autoscaling cluster may need more
 NODE_WAIT_SECONDS = 120.0
 #: the --ray-node-wait flag's help, the same for every command
-NODE_WAIT_HELP = (f"with --ray-address: how long the run waits while no node can run a task (none with a CPU, or "
+NODE_WAIT_HELP = (f"with --ray-address: the seconds the run waits while no node can run a task (none with a CPU, or "
                   f"none with the CPU and memory a task asks for) before it stops with an error (default "
                   f"{NODE_WAIT_SECONDS:g}; raise it for a cluster whose autoscaler takes longer to add nodes)")
 #: what a RayClusterError about a wait that ran out suggests beside adding nodes
