@@ -114,3 +114,15 @@ def test_sample_legal():
     m[1, 4] = True
     a = sample_legal(m, np.random.default_rng(0))
     assert a[0] in (1, 3) and a[1] == 4 and a[2] == -1
+
+
+@pytest.mark.parametrize("name, options", [("highway", None), ("highway", {"obs": "planes"}), ("blackpath", None),
+                                           ("blackpath", {"rows": 3, "cols": 5, "start": "E2:right"}),
+                                           ("jumping", None), ("jumping", {"n": 3})])
+def test_every_shipped_game_passes_the_contract_a_plugged_in_game_must_pass(name, options):
+    """check_contract refuses results outside [-1, 1] and movers other than 0 / 1: the shipped games,
+    the models for a user's own, must pass it (a game built on one is checked the same way)."""
+    from agents.game import check_contract
+    from agents.games import get_game
+
+    check_contract(get_game(name, options), games=8, seed=1)
