@@ -1000,9 +1000,11 @@ def test_grading_a_bot_class_instead_of_a_bot_says_so():
 
 
 @pytest.mark.parametrize("command", ["prove", "first-moves"])
-def test_a_runtime_env_without_a_ray_address_is_one_line_error(capsys, tmp_path, command):
-    """On this machine a runtime_env would be ignored: the user meant a Ray run and would not get one."""
-    rc, _, err = run_cli(capsys, command, "--ray-runtime-env", "none", "--out", str(tmp_path / "c.json"),
-                         "--no-progress")
-    assert_one_line_error(rc, err, "--ray-runtime-env 'none'", "add --ray-address")
+@pytest.mark.parametrize("flag, value, named", [("--ray-runtime-env", "none", "--ray-runtime-env 'none'"),
+                                                ("--ray-node-wait", "600", "--ray-node-wait 600.0")])
+def test_a_ray_setting_without_a_ray_address_is_one_line_error(capsys, tmp_path, command, flag, value, named):
+    """On this machine a runtime_env or a node wait would be ignored: the user meant a Ray run and
+    would not get one."""
+    rc, _, err = run_cli(capsys, command, flag, value, "--out", str(tmp_path / "c.json"), "--no-progress")
+    assert_one_line_error(rc, err, named, "add --ray-address")
     assert not (tmp_path / "c.json").exists()
