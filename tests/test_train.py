@@ -267,3 +267,22 @@ def test_snapshots_at_training_times(tmp_path):
 def test_snapshot_minutes_names_bad_value(tmp_path, value):
     with pytest.raises(ConfigError, match="snapshot_minutes"):
         tiny(tmp_path, snapshot_minutes=value).validate()
+
+
+def test_the_trainer_hands_its_node_wait_to_the_ray_pool(tmp_path, monkeypatch):
+    """ray_node_wait reaches the pool the run builds (the pool's own wait is tested in test_ray_tasks.py)."""
+    from agents import trainer as trainer_module
+
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def make_pool(workers, address, runtime_env, modules, node_wait):
+        seen.append((address, node_wait))
+        raise Stop
+
+    monkeypatch.setattr(trainer_module, "make_pool", make_pool)
+    with pytest.raises(Stop):
+        Trainer(tiny(tmp_path, ray_address="auto", ray_node_wait=7.5)).run()
+    assert seen == [("auto", 7.5)]
