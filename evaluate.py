@@ -283,7 +283,7 @@ def validate_ray(args) -> None:
     from highway_env.ray_tasks import check_ray_only, runtime_env_from_text
 
     try:
-        env = runtime_env_from_text(args.ray_runtime_env, args.ray_address)
+        env = runtime_env_from_text(args.ray_runtime_env, address=args.ray_address)
         if args.ray_node_wait is not None:
             check_ray_only("--ray-node-wait", args.ray_node_wait, args.ray_address)
         if args.ray_address:

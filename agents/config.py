@@ -276,7 +276,8 @@ class TrainConfig:
         from highway_env.ray_tasks import runtime_env_from_text
 
         try:
-            return runtime_env_from_text(self.ray_runtime_env, self.ray_address, "ray_runtime_env", "ray_address")
+            return runtime_env_from_text(self.ray_runtime_env, "ray_runtime_env", address=self.ray_address,
+                                         address_option="ray_address")
         except HighwayError as e:
             raise ConfigError(str(e)) from None
 

@@ -92,7 +92,7 @@ def check_ray_only(option: str, value, address: str | None, address_option: str 
                            f"HOST:PORT), or leave {option} out to run on this machine")
 
 
-def runtime_env_from_text(text: str, address: str | None, option: str = "--ray-runtime-env",
+def runtime_env_from_text(text: str, option: str = "--ray-runtime-env", *, address: str | None,
                           address_option: str = "--ray-address") -> dict | None:
     """The extra runtime_env a command line gives: {} for '' (ship the packages), None for 'none'
     (ship nothing: every node has them installed), else a JSON object merged over the packages;

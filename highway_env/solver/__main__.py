@@ -218,7 +218,7 @@ def _ray_settings(args) -> dict:
     """ProofConfig's Ray options from the command line (HighwayError for one given without --ray-address)."""
     if args.ray_node_wait is not None:
         check_ray_only("--ray-node-wait", args.ray_node_wait, args.ray_address)
-    return {"ray_runtime_env": runtime_env_from_text(args.ray_runtime_env, args.ray_address),
+    return {"ray_runtime_env": runtime_env_from_text(args.ray_runtime_env, address=args.ray_address),
             "ray_no_cpu_timeout": args.ray_node_wait or NODE_WAIT_SECONDS}
 
 
