@@ -157,14 +157,15 @@ class HighwayVectorEnv(VectorEnv):
         state = (self.boards, self._over, self._ends_next, self._elapsed)
         saved = [a.copy() for a in state]
         rng, rng_seed, started = self._np_random, self._np_random_seed, self._started
-        rng_state = rng.bit_generator.state if rng is not None else None
+        # the random opponent draws last, from a batch that cannot fail: only a policy's draws need undoing
+        rng_state = rng.bit_generator.state if rng is not None and self.opponent is not None else None
         try:
             yield
         except BaseException:
             for live, old in zip(state, saved):
                 live[:] = old
             self._np_random, self._np_random_seed, self._started = rng, rng_seed, started
-            if rng is not None:
+            if rng_state is not None:
                 rng.bit_generator.state = rng_state
             raise
 
@@ -181,7 +182,6 @@ class HighwayVectorEnv(VectorEnv):
             g = int(np.flatnonzero(illegal)[0])
             self._raise_illegal(g, int(np.asarray(actions).reshape(-1)[g]), int(absolute[g]), "the agent's")
         self.boards[restart] = 0
-        self._elapsed[restart] = 0
         moving = playing & legal
         self._play(moving, absolute)
         replies = self._opponent_moves(restart & (self._movers() != self._me) | moving & ~self._full())
@@ -192,9 +192,10 @@ class HighwayVectorEnv(VectorEnv):
         lost = illegal if self.illegal_action == "lose" else np.zeros(self.num_envs, np.bool_)
         rewards[lost] = -1.0
         terminations = ended | lost
-        self._elapsed[playing] += 1
         truncations = np.zeros(self.num_envs, np.bool_)
-        if self.max_episode_steps is not None:
+        if self.max_episode_steps is not None:  # as gymnasium.make's TimeLimit: the restart step is not counted
+            self._elapsed[restart] = 0
+            self._elapsed[playing] += 1
             truncations = playing & (self._elapsed >= self.max_episode_steps)
         self._over[:] = terminations
         self._ends_next[:] = terminations | truncations
@@ -234,10 +235,12 @@ class HighwayVectorEnv(VectorEnv):
     def _full(self) -> np.ndarray:
         return (self.boards != 0).all(axis=1)
 
-    def _masks(self) -> np.ndarray:
-        """(N, 256) bool legal moves in the absolute frame (none on a full board)."""
-        out = np.empty((self.num_envs, NUM_ACTIONS), np.bool_)
-        batch_rules.legal_masks(self.boards, False, out)
+    def _masks(self, games: np.ndarray | None = None) -> np.ndarray:
+        """(N, 256) bool legal moves in the absolute frame (none on a full board); (K, 256) for the
+        games with indices ``games`` only."""
+        boards = self.boards if games is None else self.boards[games]
+        out = np.empty((len(boards), NUM_ACTIONS), np.bool_)
+        batch_rules.legal_masks(boards, False, out)
         return out
 
     def _absolute(self, actions) -> np.ndarray:
@@ -275,11 +278,10 @@ class HighwayVectorEnv(VectorEnv):
         g = np.flatnonzero(games)
         if not len(g):
             return replies
-        masks = self._masks()[g]
-        if self.opponent is None:  # legal by construction
-            keys = self.np_random.random(masks.shape)
-            keys[~masks] = -1.0
-            replies[g] = keys.argmax(axis=1)
+        masks = self._masks(g)
+        if self.opponent is None:  # the k-th legal move, k uniform: one draw per game, not per action
+            k = (self.np_random.random(len(g)) * masks.sum(axis=1)).astype(np.int16)
+            replies[g] = (np.cumsum(masks, axis=1, dtype=np.int16) > k[:, None]).argmax(axis=1)
         else:
             replies[g] = self._checked_replies(g, masks)
         self._play(replies >= 0, replies)
