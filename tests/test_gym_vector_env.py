@@ -376,3 +376,27 @@ def test_a_bad_reset_mask_is_named(options, match):
         envs.reset(options=options)
     with pytest.raises(HighwayError, match="once before"):
         HighwayVectorEnv(2).reset(options={"reset_mask": np.ones(2, bool)})
+
+
+def test_what_a_step_returns_is_fresh_and_in_the_spaces():
+    """Observations, rewards, ends and infos are new arrays that later steps leave alone (learners
+    keep them in rollout buffers), observation_space.contains holds every step, and actions come as
+    arrays of any integer dtype or lists."""
+    envs = gym.make_vec(ENV_ID, num_envs=4, play_as="B", illegal_action="lose", max_episode_steps=6)
+    obs, info = envs.reset(seed=0)
+    rng, kept = np.random.default_rng(0), []
+    for t in range(30):
+        assert envs.observation_space.contains(obs)
+        actions = agent_actions(obs, rng, 0.1)
+        actions = [actions.astype(np.int16), actions.astype(np.uint8), actions.tolist()][t % 3]
+        out = envs.step(actions)
+        kept.append((out, [np.copy(x) for x in out[1:4]], {k: v.copy() for k, v in out[0].items()},
+                     {k: v.copy() for k, v in out[4].items()}))
+        obs = out[0]
+    for (obs, rewards, term, trunc, info), copies, obs_copy, info_copy in kept:
+        for x, y in zip((rewards, term, trunc), copies):
+            np.testing.assert_array_equal(x, y)
+        for key in obs_copy:
+            np.testing.assert_array_equal(obs[key], obs_copy[key])
+        for key in info_copy:
+            np.testing.assert_array_equal(info[key], info_copy[key])
