@@ -42,7 +42,6 @@ given the same opponent moves both give the same steps (tested).
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -126,21 +125,12 @@ class HighwayVectorEnv(VectorEnv):
 
     # -- the API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        with self._atomic():
-            super().reset(seed=seed)
-            games = self._games_to_reset(options)
-            self.boards[games] = self._start_board(options)
-            for flags in (self._over, self._ends_next, self._elapsed):
-                flags[games] = 0
-            replies = self._opponent_moves(games & (self._movers() != self._me))
-            self._started = True
-        return self._observations(), self._infos(replies, games, np.zeros(self.num_envs, np.bool_))
+        return self._whole_or_nothing(self._reset, seed, options)
 
     def step(self, actions):
         if not self._started:
             raise HighwayError("call reset() before step()")
-        with self._atomic():
-            return self._step(actions)
+        return self._whole_or_nothing(self._step, actions)
 
     def action_masks(self) -> np.ndarray:
         """Bool (N, 256): the agent's legal actions now in ``frame`` (all False in a game that ended,
@@ -150,17 +140,16 @@ class HighwayVectorEnv(VectorEnv):
         return masks
 
     # -- a step and a reset, whole or not at all
-    @contextmanager
-    def _atomic(self):
-        """Restores every game, the counters and the generator if the body raises (an illegal
-        action, an opponent policy that fails in some game, an interrupt)."""
+    def _whole_or_nothing(self, body, *args):
+        """``body(*args)``, restoring every game, the counters and the generator if it raises (an
+        illegal action, an opponent policy that fails in some game, an interrupt)."""
         state = (self.boards, self._over, self._ends_next, self._elapsed)
         saved = [a.copy() for a in state]
         rng, rng_seed, started = self._np_random, self._np_random_seed, self._started
         # the random opponent draws last, from a batch that cannot fail: only a policy's draws need undoing
         rng_state = rng.bit_generator.state if rng is not None and self.opponent is not None else None
         try:
-            yield
+            return body(*args)
         except BaseException:
             for live, old in zip(state, saved):
                 live[:] = old
@@ -168,6 +157,16 @@ class HighwayVectorEnv(VectorEnv):
             if rng_state is not None:
                 rng.bit_generator.state = rng_state
             raise
+
+    def _reset(self, seed, options):
+        super().reset(seed=seed)
+        games = self._games_to_reset(options)
+        self.boards[games] = self._start_board(options)
+        for flags in (self._over, self._ends_next, self._elapsed):
+            flags[games] = 0
+        replies = self._opponent_moves(games & (self._movers() != self._me))
+        self._started = True
+        return self._observations(), self._infos(replies, games, np.zeros(self.num_envs, np.bool_))
 
     def _step(self, actions):
         restart = self._ends_next.copy()

@@ -8,6 +8,7 @@ import pytest
 import highway_env  # noqa: F401  (registers the ids)
 from highway_env.core import Board, HighwayError, IllegalMoveError
 from highway_env.gym_vector_env import HighwayVectorEnv
+from optional_parts import require_modules
 
 ENV_ID = "highway_env/Highway-v0"
 
@@ -330,11 +331,12 @@ def test_disabled_autoreset_waits_for_a_reset_mask():
 def test_torchrl_drives_it_with_autoreset_disabled():
     """TorchRL's GymWrapper takes Gymnasium vector envs whose autoreset mode is DISABLED (it resets the
     ended games itself with options['reset_mask']): whole games, rewards at their ends."""
-    torchrl_gym = pytest.importorskip("torchrl.envs.libs.gym")
+    require_modules("TorchRL", "torchrl extra", ("torchrl",), 'pip install -e ".[torchrl]"')
     import torch
+    from torchrl.envs.libs.gym import GymWrapper
 
     envs = gym.make_vec(ENV_ID, num_envs=3, play_as="B", autoreset_mode=gym.vector.AutoresetMode.DISABLED)
-    env = torchrl_gym.GymWrapper(envs, categorical_action_encoding=True)
+    env = GymWrapper(envs, categorical_action_encoding=True)
     assert env.batch_size == torch.Size([3])
 
     def first_legal_policy(td):
