@@ -249,6 +249,10 @@ class HighwayVectorEnv(VectorEnv):
             raise HighwayError(f"step() takes one action per game, shape ({self.num_envs},), got shape {raw.shape}")
         if raw.dtype.kind not in "iu":
             raise HighwayError(f"actions must be integers, got dtype {raw.dtype}")
+        if isinstance(actions, (list, tuple)):  # numpy reads [3, True] as [3, 1]: a bool is never an action
+            flags = [g for g, a in enumerate(actions) if isinstance(a, (bool, np.bool_))]
+            if flags:
+                raise HighwayError(f"game {flags[0]}: actions must be integers, got the bool {actions[flags[0]]!r}")
         bad = np.flatnonzero((raw < 0) | (raw >= NUM_ACTIONS))
         if len(bad):
             raise HighwayError(f"game {int(bad[0])}: action {int(raw[bad[0]])} outside 0..{NUM_ACTIONS - 1}")

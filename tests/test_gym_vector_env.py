@@ -161,6 +161,9 @@ def test_a_batched_opponent_is_asked_once_for_the_whole_batch():
     assert calls == [64] and (info["opponent_action"] == 0 * 16 + 0).all()  # number 1 in cell 0
     envs.step(agent_actions(obs, np.random.default_rng(0)))
     assert calls == [64, 64]
+    as_list = HighwayVectorEnv(3, play_as="B", opponent=lambda b, m, rng: m.argmax(axis=1).tolist(),
+                               batched_opponent=True)  # a list of ints is an answer too
+    assert as_list.reset(seed=0)[1]["opponent_action"].tolist() == [0, 0, 0]
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -177,6 +180,8 @@ def test_bad_settings_name_the_value(kwargs, match):
 @pytest.mark.parametrize("actions, match", [
     (np.array([0]), r"shape \(2,\), got shape \(1,\)"), (np.array([0.0, 1.0]), "integers, got dtype float64"),
     (np.array([0, 256]), "game 1: action 256 outside 0..255"),
+    (np.array([-1, 0]), "game 0: action -1 outside 0..255"), (np.array(3), r"shape \(2,\), got shape \(\)"),
+    ([1, True], "game 1: actions must be integers, got the bool True"), (np.array([2**64 - 1, 0], np.uint64), "game 0: action 18446744073709551615"),
 ])
 def test_bad_actions_name_the_value(actions, match):
     envs = HighwayVectorEnv(2)
