@@ -294,10 +294,11 @@ class HighwayVectorEnv(VectorEnv):
         """The opponent policy's actions for the games ``g`` (legal ``masks``), each an integer
         action legal in its game, else IllegalMoveError naming the first bad one's game."""
         if self.batched_opponent:
-            chosen = np.asarray(self.opponent(self.boards[g].copy(), masks.copy(), self.np_random))
+            reply = self.opponent(self.boards[g].copy(), masks.copy(), self.np_random)
+            chosen = np.asarray(reply, dtype=object if isinstance(reply, (list, tuple)) else None)
             if chosen.shape != (len(g),):
                 raise IllegalMoveError(f"the batched opponent returned shape {chosen.shape} for {len(g)} games")
-            if chosen.dtype.kind not in "iu":  # floats, bools, objects: never rounded
+            if chosen.dtype.kind not in "iu":  # floats, bools, a list's items (numpy reads True as 1): each checked
                 chosen = chosen.tolist()
         else:
             chosen = [self.opponent(Board(tuple(int(v) for v in self.boards[i])), m.view(np.int8).copy(),

@@ -164,6 +164,9 @@ def test_a_batched_opponent_is_asked_once_for_the_whole_batch():
     as_list = HighwayVectorEnv(3, play_as="B", opponent=lambda b, m, rng: m.argmax(axis=1).tolist(),
                                batched_opponent=True)  # a list of ints is an answer too
     assert as_list.reset(seed=0)[1]["opponent_action"].tolist() == [0, 0, 0]
+    with_a_bool = HighwayVectorEnv(2, play_as="B", opponent=lambda b, m, rng: [0, True], batched_opponent=True)
+    with pytest.raises(IllegalMoveError, match="game 1: the opponent policy returned True, not an action int"):
+        with_a_bool.reset(seed=0)
 
 
 @pytest.mark.parametrize("kwargs, match", [
