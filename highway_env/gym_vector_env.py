@@ -9,8 +9,9 @@ over the games, for learners that train on many games at once (PPO, DQN, ...).
 The game of the single env, game by game: the agent plays the seat ``play_as`` against ``opponent``;
 observations ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame`` as
 ``highway_v0`` gives them for the agent's seat; reward +1 / -1 / 0 at the end from the agent's side;
-truncated only with ``max_episode_steps``; rewards float64, ends bool, as SyncVectorEnv's. ``gymnasium.make_vec(..., vectorization_mode="sync")`` still builds the single envs:
-given the same opponent moves both give the same steps (tested).
+truncated only with ``max_episode_steps``; rewards float64, ends bool, as SyncVectorEnv's.
+``gymnasium.make_vec(..., vectorization_mode="sync")`` still builds the single envs: given the same
+opponent moves both give the same steps (tested).
 
 * Autoreset is Gymnasium's default, ``NEXT_STEP``: the step after a game ends starts it again (its
   action is ignored, reward 0, not terminated). The observation of a full board has an all-zero

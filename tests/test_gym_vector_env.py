@@ -184,7 +184,8 @@ def test_bad_settings_name_the_value(kwargs, match):
     (np.array([0]), r"shape \(2,\), got shape \(1,\)"), (np.array([0.0, 1.0]), "integers, got dtype float64"),
     (np.array([0, 256]), "game 1: action 256 outside 0..255"),
     (np.array([-1, 0]), "game 0: action -1 outside 0..255"), (np.array(3), r"shape \(2,\), got shape \(\)"),
-    ([1, True], "game 1: actions must be integers, got the bool True"), (np.array([2**64 - 1, 0], np.uint64), "game 0: action 18446744073709551615"),
+    ([1, True], "game 1: actions must be integers, got the bool True"),
+    (np.array([2**64 - 1, 0], np.uint64), "game 0: action 18446744073709551615"),
 ])
 def test_bad_actions_name_the_value(actions, match):
     envs = HighwayVectorEnv(2)
@@ -376,7 +377,8 @@ def test_make_vec_takes_gymnasium_make_settings():
 
 
 @pytest.mark.parametrize("options, match", [
-    ({"reset_mask": [True, False]}, r"bool array of shape \(2,\)"), ({"reset_mask": np.zeros(2, bool)}, "names no game"),
+    ({"reset_mask": [True, False]}, r"bool array of shape \(2,\)"),
+    ({"reset_mask": np.zeros(2, bool)}, "names no game"),
     ({"reset_mask": np.ones(3, bool)}, r"shape \(2,\)"),
 ])
 def test_a_bad_reset_mask_is_named(options, match):
@@ -410,3 +412,27 @@ def test_what_a_step_returns_is_fresh_and_in_the_spaces():
             np.testing.assert_array_equal(obs[key], obs_copy[key])
         for key in info_copy:
             np.testing.assert_array_equal(info[key], info_copy[key])
+
+
+def test_disabled_autoreset_steps_as_sync_with_the_same_reset_masks():
+    """autoreset_mode DISABLED against SyncVectorEnv(autoreset_mode=DISABLED): the same steps, and the
+    same games after each partial reset of the games that ended or were truncated."""
+    kwargs = dict(num_envs=4, play_as="B", opponent=first_legal, illegal_action="lose", max_episode_steps=6)
+    disabled = gym.vector.AutoresetMode.DISABLED
+    native = gym.make_vec(ENV_ID, autoreset_mode=disabled, **kwargs)
+    sync = gym.make_vec(ENV_ID, vectorization_mode="sync", vector_kwargs={"autoreset_mode": disabled}, **kwargs)
+    (obs, _), (obs_s, _) = native.reset(seed=0), sync.reset(seed=0)
+    rng, resets = np.random.default_rng(0), 0
+    for _ in range(40):
+        actions = agent_actions(obs, rng, 0.05)
+        (obs, *rest), (obs_s, *rest_s) = native.step(actions), sync.step(actions)
+        for x, y in [(obs[k], obs_s[k]) for k in obs] + list(zip(rest[:3], rest_s[:3])):
+            np.testing.assert_array_equal(x, y)
+        ended = rest[1] | rest[2]
+        if ended.any():
+            resets += int(ended.sum())
+            obs, _ = native.reset(options={"reset_mask": ended})
+            obs_s, _ = sync.reset(options={"reset_mask": ended.copy()})  # (Sync pops the mask from the options)
+            for key in obs:
+                np.testing.assert_array_equal(obs[key], obs_s[key])
+    assert resets >= 10
