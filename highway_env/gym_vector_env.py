@@ -201,7 +201,7 @@ class HighwayVectorEnv(VectorEnv):
         self._ends_next[:] = terminations | truncations
         infos = self._infos(replies, np.ones(self.num_envs, np.bool_), ended, min_a, min_b)
         if lost.any():
-            infos["illegal_action"] = np.where(lost, np.asarray(actions).reshape(-1), -1)
+            infos["illegal_action"] = np.where(lost, np.asarray(actions).reshape(-1).astype(np.int64), -1)
             infos["_illegal_action"] = lost
         return self._observations(), rewards, terminations, truncations, infos
 

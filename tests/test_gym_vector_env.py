@@ -436,3 +436,13 @@ def test_disabled_autoreset_steps_as_sync_with_the_same_reset_masks():
             for key in obs:
                 np.testing.assert_array_equal(obs[key], obs_s[key])
     assert resets >= 10
+
+
+def test_the_illegal_action_info_keeps_minus_one_whatever_the_actions_dtype():
+    """uint8 actions: the info is int64, the action where a game was lost and -1 elsewhere (numpy's
+    where() read -1 as 255 in the actions' dtype)."""
+    envs = HighwayVectorEnv(2, illegal_action="lose")
+    obs, _ = envs.reset(seed=0, options={"board": "1,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0"})
+    actions = np.array([np.flatnonzero(obs["action_mask"][0])[0], 0], np.uint8)  # 0: number 1, on the board
+    info = envs.step(actions)[4]
+    assert info["illegal_action"].dtype == np.int64 and info["illegal_action"].tolist() == [-1, 0]
