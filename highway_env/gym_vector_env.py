@@ -9,19 +9,29 @@ over the games, for learners that train on many games at once (PPO, DQN, ...).
 The game of the single env, game by game: the agent plays the seat ``play_as`` against ``opponent``;
 observations ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame`` as
 ``highway_v0`` gives them for the agent's seat; reward +1 / -1 / 0 at the end from the agent's side;
-never truncated. ``gymnasium.make_vec(..., vectorization_mode="sync")`` still builds the single envs:
-given the same opponent moves both give the same steps (tested).
+truncated only with ``max_episode_steps``; rewards float64, ends bool, as SyncVectorEnv's.
+``gymnasium.make_vec(..., vectorization_mode="sync")`` still builds the single envs: given the same
+opponent moves both give the same steps (tested).
 
 * Autoreset is Gymnasium's default, ``NEXT_STEP``: the step after a game ends starts it again (its
   action is ignored, reward 0, not terminated). The observation of a full board has an all-zero
   mask, so a masked policy must not sample from it (that step's action is ignored anyway).
+  ``autoreset_mode=AutoresetMode.DISABLED`` (what TorchRL's ``GymWrapper`` drives) leaves an ended
+  game as it is: ``reset(options={"reset_mask": mask})`` starts the games ``mask`` names again (in
+  either mode, as SyncVectorEnv), and stepping an ended game first raises ``HighwayError``.
+* ``max_episode_steps`` (as ``gymnasium.make``'s, which ``make_vec`` passes on): a game is truncated
+  after that many agent steps (None or -1: never). ``disable_env_checker`` is accepted and ignored
+  (no checker runs on a vector env).
 * ``opponent``: None, a uniformly random legal move for every game, drawn from the env's
   ``np_random`` (seeded by ``reset(seed=...)``); or the single env's policy, ``policy(board, mask,
   rng) -> action``, called once per game that needs a move; or with ``batched_opponent=True`` a
   policy of the whole batch, ``policy(boards (K, 16) int8, masks (K, 256) bool, rng) -> (K,)``
   absolute actions. An illegal reply raises ``IllegalMoveError`` naming the game.
+* A step or reset is whole or nothing: an exception in it (an illegal agent action, an opponent
+  policy that raises or replies illegally in any game) leaves every game, the counters and
+  ``np_random`` as they were.
 * An illegal agent action: ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` naming the
-  game, the action and why, and changes no game; ``"lose"`` ends that game with reward -1 (info
+  game, the action and why; ``"lose"`` ends that game with reward -1 (info
   ``illegal_action``). Actions that are not integers, or outside 0..255, always raise ``HighwayError``.
 * Infos (arrays with Gymnasium's ``_key`` masks): ``ply`` (numbers on each board),
   ``opponent_action`` (its reply this step, absolute), and for games that ended this step ``min_a``,
@@ -48,6 +58,31 @@ from highway_env.highway.highway import board_from_option
 
 #: the most games one env holds (a (N, 256) mask is built each step)
 MAX_NUM_ENVS = 1 << 20
+#: the autoreset modes the env implements (Gymnasium's SAME_STEP is not one)
+AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED)
+
+
+def check_autoreset_mode(mode) -> AutoresetMode:
+    """``mode`` (an AutoresetMode or its value, "NextStep" / "Disabled") as an AUTORESET_MODES member."""
+    try:
+        found = AutoresetMode(mode)
+    except (ValueError, TypeError):
+        found = None
+    if found not in AUTORESET_MODES:
+        raise HighwayError(f"autoreset_mode must be AutoresetMode.NEXT_STEP or AutoresetMode.DISABLED, got {mode!r}")
+    return found
+
+
+def check_max_episode_steps(value) -> int | None:
+    """None (no limit; -1 too, as gymnasium.make) or a positive int."""
+    if value is None:
+        return None
+    steps = integral(value, "max_episode_steps")
+    if steps == -1:
+        return None
+    if steps < 1:
+        raise HighwayError(f"max_episode_steps must be None, -1 or a positive integer, got {value!r}")
+    return steps
 
 
 class HighwayVectorEnv(VectorEnv):
@@ -56,7 +91,9 @@ class HighwayVectorEnv(VectorEnv):
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, play_as: str | int = "A", opponent=None, batched_opponent: bool = False,
-                 illegal_action: str = "raise", frame: str = "absolute", render_mode: str | None = None):
+                 illegal_action: str = "raise", frame: str = "absolute", render_mode: str | None = None,
+                 max_episode_steps: int | None = None, autoreset_mode=AutoresetMode.NEXT_STEP,
+                 disable_env_checker: bool | None = None):
         n = integral(num_envs, "num_envs")
         if not 1 <= n <= MAX_NUM_ENVS:
             raise HighwayError(f"num_envs must be in 1..{MAX_NUM_ENVS}, got {num_envs!r}")
@@ -70,6 +107,9 @@ class HighwayVectorEnv(VectorEnv):
         self.frame = check_frame(frame)
         self.opponent, self.batched_opponent = opponent, bool(batched_opponent)
         self.illegal_action = illegal_action
+        self.max_episode_steps = check_max_episode_steps(max_episode_steps)
+        self.autoreset_mode = check_autoreset_mode(autoreset_mode)  # read by TorchRL
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.render_mode = None
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8),
@@ -79,29 +119,61 @@ class HighwayVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
         self.boards = np.zeros((n, CELLS), np.int8)  # absolute frame, as core.Board.cells
-        self._ends_next = np.zeros(n, np.bool_)  # games that ended: the next step starts them again
+        self._over = np.zeros(n, np.bool_)  # games that ended (terminated): no move is left to the agent
+        self._ends_next = np.zeros(n, np.bool_)  # terminated or truncated: the next step starts them again
+        self._elapsed = np.zeros(n, np.int64)  # agent steps in each game, for max_episode_steps
         self._started = False
 
     # -- the API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        super().reset(seed=seed)
-        start = np.zeros(CELLS, np.int8)
-        if options and options.get("board") is not None:
-            board = board_from_option(options["board"])
-            if board.is_terminal() or board.ply == CELLS - 1 and board.to_move != self._me:
-                raise HighwayError("options['board'] leaves the agent no move to play")
-            start = np.asarray(board.cells, np.int8)
-        self.boards[:] = start
-        self._ends_next[:] = False
-        everyone = np.ones(self.num_envs, np.bool_)
-        replies = self._opponent_moves(everyone & (self._movers() != self._me))
-        self._started = True
-        return self._observations(), self._infos(replies, np.zeros(self.num_envs, np.bool_))
+        return self._whole_or_nothing(self._reset, seed, options)
 
     def step(self, actions):
         if not self._started:
             raise HighwayError("call reset() before step()")
+        return self._whole_or_nothing(self._step, actions)
+
+    def action_masks(self) -> np.ndarray:
+        """Bool (N, 256): the agent's legal actions now in ``frame`` (all False in a game that ended,
+        as the single env's), as sb3-contrib's MaskablePPO asks an env."""
+        masks = self._observations()["action_mask"].astype(bool)
+        masks[self._over] = False
+        return masks
+
+    # -- a step and a reset, whole or not at all
+    def _whole_or_nothing(self, body, *args):
+        """``body(*args)``, restoring every game, the counters and the generator if it raises (an
+        illegal action, an opponent policy that fails in some game, an interrupt)."""
+        state = (self.boards, self._over, self._ends_next, self._elapsed)
+        saved = [a.copy() for a in state]
+        rng, rng_seed, started = self._np_random, self._np_random_seed, self._started
+        # the random opponent draws last, from a batch that cannot fail: only a policy's draws need undoing
+        rng_state = rng.bit_generator.state if rng is not None and self.opponent is not None else None
+        try:
+            return body(*args)
+        except BaseException:
+            for live, old in zip(state, saved):
+                live[:] = old
+            self._np_random, self._np_random_seed, self._started = rng, rng_seed, started
+            if rng_state is not None:
+                rng.bit_generator.state = rng_state
+            raise
+
+    def _reset(self, seed, options):
+        super().reset(seed=seed)
+        games = self._games_to_reset(options)
+        self.boards[games] = self._start_board(options)
+        for flags in (self._over, self._ends_next, self._elapsed):
+            flags[games] = 0
+        replies = self._opponent_moves(games & (self._movers() != self._me))
+        self._started = True
+        return self._observations(), self._infos(replies, games, np.zeros(self.num_envs, np.bool_))
+
+    def _step(self, actions):
         restart = self._ends_next.copy()
+        if restart.any() and self.autoreset_mode == AutoresetMode.DISABLED:
+            raise HighwayError(f"game {int(np.flatnonzero(restart)[0])} has ended: with autoreset_mode DISABLED "
+                               "reset it (reset(options={'reset_mask': mask})) before the next step")
         playing = ~restart
         absolute = self._absolute(actions)
         legal = self._legal_now(absolute)
@@ -109,7 +181,6 @@ class HighwayVectorEnv(VectorEnv):
         if illegal.any() and self.illegal_action == "raise":
             g = int(np.flatnonzero(illegal)[0])
             self._raise_illegal(g, int(np.asarray(actions).reshape(-1)[g]), int(absolute[g]), "the agent's")
-        # nothing has changed so far: an illegal action above leaves every game as it was
         self.boards[restart] = 0
         moving = playing & legal
         self._play(moving, absolute)
@@ -121,17 +192,41 @@ class HighwayVectorEnv(VectorEnv):
         lost = illegal if self.illegal_action == "lose" else np.zeros(self.num_envs, np.bool_)
         rewards[lost] = -1.0
         terminations = ended | lost
-        self._ends_next = terminations.copy()
-        infos = self._infos(replies, ended, min_a, min_b)
+        truncations = np.zeros(self.num_envs, np.bool_)
+        if self.max_episode_steps is not None:  # as gymnasium.make's TimeLimit: the restart step is not counted
+            self._elapsed[restart] = 0
+            self._elapsed[playing] += 1
+            truncations = playing & (self._elapsed >= self.max_episode_steps)
+        self._over[:] = terminations
+        self._ends_next[:] = terminations | truncations
+        infos = self._infos(replies, np.ones(self.num_envs, np.bool_), ended, min_a, min_b)
         if lost.any():
-            infos["illegal_action"] = np.where(lost, np.asarray(actions).reshape(-1), -1)
+            infos["illegal_action"] = np.where(lost, np.asarray(actions).reshape(-1).astype(np.int64), -1)
             infos["_illegal_action"] = lost
-        return self._observations(), rewards, terminations, np.zeros(self.num_envs, np.bool_), infos
+        return self._observations(), rewards, terminations, truncations, infos
 
-    def action_masks(self) -> np.ndarray:
-        """Bool (N, 256): the agent's legal actions now in ``frame`` (all False in a game that ended),
-        as sb3-contrib's MaskablePPO asks an env."""
-        return self._observations()["action_mask"].astype(bool)
+    def _games_to_reset(self, options) -> np.ndarray:
+        """(N,) bool: every game, or those ``options["reset_mask"]`` names (SyncVectorEnv's partial reset)."""
+        mask = (options or {}).get("reset_mask")
+        if mask is None:
+            return np.ones(self.num_envs, np.bool_)
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+            raise HighwayError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},), "
+                               f"got {mask!r}")
+        if not mask.any():
+            raise HighwayError("options['reset_mask'] names no game")
+        if not self._started:
+            raise HighwayError("options['reset_mask']: reset() every game once before resetting some")
+        return mask.copy()
+
+    def _start_board(self, options) -> np.ndarray:
+        """(16,) int8: ``options["board"]`` if given (the agent must have a move there), else empty."""
+        if not options or options.get("board") is None:
+            return np.zeros(CELLS, np.int8)
+        board = board_from_option(options["board"])
+        if board.is_terminal() or board.ply == CELLS - 1 and board.to_move != self._me:
+            raise HighwayError("options['board'] leaves the agent no move to play")
+        return np.asarray(board.cells, np.int8)
 
     # -- the games
     def _movers(self) -> np.ndarray:
@@ -140,10 +235,12 @@ class HighwayVectorEnv(VectorEnv):
     def _full(self) -> np.ndarray:
         return (self.boards != 0).all(axis=1)
 
-    def _masks(self) -> np.ndarray:
-        """(N, 256) bool legal moves in the absolute frame (none on a full board)."""
-        out = np.empty((self.num_envs, NUM_ACTIONS), np.bool_)
-        batch_rules.legal_masks(self.boards, False, out)
+    def _masks(self, games: np.ndarray | None = None) -> np.ndarray:
+        """(N, 256) bool legal moves in the absolute frame (none on a full board); (K, 256) for the
+        games with indices ``games`` only."""
+        boards = self.boards if games is None else self.boards[games]
+        out = np.empty((len(boards), NUM_ACTIONS), np.bool_)
+        batch_rules.legal_masks(boards, False, out)
         return out
 
     def _absolute(self, actions) -> np.ndarray:
@@ -153,6 +250,10 @@ class HighwayVectorEnv(VectorEnv):
             raise HighwayError(f"step() takes one action per game, shape ({self.num_envs},), got shape {raw.shape}")
         if raw.dtype.kind not in "iu":
             raise HighwayError(f"actions must be integers, got dtype {raw.dtype}")
+        if isinstance(actions, (list, tuple)):  # numpy reads [3, True] as [3, 1]: a bool is never an action
+            flags = [g for g, a in enumerate(actions) if isinstance(a, (bool, np.bool_))]
+            if flags:
+                raise HighwayError(f"game {flags[0]}: actions must be integers, got the bool {actions[flags[0]]!r}")
         bad = np.flatnonzero((raw < 0) | (raw >= NUM_ACTIONS))
         if len(bad):
             raise HighwayError(f"game {int(bad[0])}: action {int(raw[bad[0]])} outside 0..{NUM_ACTIONS - 1}")
@@ -181,11 +282,10 @@ class HighwayVectorEnv(VectorEnv):
         g = np.flatnonzero(games)
         if not len(g):
             return replies
-        masks = self._masks()[g]
-        if self.opponent is None:  # legal by construction
-            keys = self.np_random.random(masks.shape)
-            keys[~masks] = -1.0
-            replies[g] = keys.argmax(axis=1)
+        masks = self._masks(g)
+        if self.opponent is None:  # the k-th legal move, k uniform: one draw per game, not per action
+            k = (self.np_random.random(len(g)) * masks.sum(axis=1)).astype(np.int16)
+            replies[g] = (np.cumsum(masks, axis=1, dtype=np.int16) > k[:, None]).argmax(axis=1)
         else:
             replies[g] = self._checked_replies(g, masks)
         self._play(replies >= 0, replies)
@@ -195,10 +295,11 @@ class HighwayVectorEnv(VectorEnv):
         """The opponent policy's actions for the games ``g`` (legal ``masks``), each an integer
         action legal in its game, else IllegalMoveError naming the first bad one's game."""
         if self.batched_opponent:
-            chosen = np.asarray(self.opponent(self.boards[g].copy(), masks.copy(), self.np_random))
+            reply = self.opponent(self.boards[g].copy(), masks.copy(), self.np_random)
+            chosen = np.asarray(reply, dtype=object if isinstance(reply, (list, tuple)) else None)
             if chosen.shape != (len(g),):
                 raise IllegalMoveError(f"the batched opponent returned shape {chosen.shape} for {len(g)} games")
-            if chosen.dtype.kind not in "iu":  # floats, bools, objects: never rounded
+            if chosen.dtype.kind not in "iu":  # floats, bools, a list's items (numpy reads True as 1): each checked
                 chosen = chosen.tolist()
         else:
             chosen = [self.opponent(Board(tuple(int(v) for v in self.boards[i])), m.view(np.int8).copy(),
@@ -247,8 +348,9 @@ class HighwayVectorEnv(VectorEnv):
             mask = mask[:, FRAME_ACTIONS_INV[self._me]]
         return {"observation": planes.reshape(n, SIZE, SIZE, NUMBERS), "action_mask": mask.view(np.int8)}
 
-    def _infos(self, replies: np.ndarray, ended: np.ndarray, min_a=None, min_b=None) -> dict:
-        infos = {"ply": (self.boards != 0).sum(axis=1), "_ply": np.ones(self.num_envs, np.bool_),
+    def _infos(self, replies: np.ndarray, games: np.ndarray, ended: np.ndarray, min_a=None, min_b=None) -> dict:
+        """The infos of ``games`` (every game after a step, the reset ones after a reset)."""
+        infos = {"ply": (self.boards != 0).sum(axis=1), "_ply": games.copy(),
                  "opponent_action": replies, "_opponent_action": replies >= 0}
         if ended.any():
             for key, values in (("min_a", min_a), ("min_b", min_b), ("margin", min_b - min_a)):

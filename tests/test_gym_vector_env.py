@@ -8,6 +8,7 @@ import pytest
 import highway_env  # noqa: F401  (registers the ids)
 from highway_env.core import Board, HighwayError, IllegalMoveError
 from highway_env.gym_vector_env import HighwayVectorEnv
+from optional_parts import require_modules
 
 ENV_ID = "highway_env/Highway-v0"
 
@@ -35,6 +36,38 @@ def test_make_vec_builds_it_and_sync_still_builds_the_single_envs():
     assert type(gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync")).__name__ == "SyncVectorEnv"
 
 
+def assert_same_steps(kwargs, steps=60, illegal_share=0.0, options=None, num_envs=5):
+    """Steps the native env and SyncVectorEnv over HighwayGymEnv side by side with the same actions and
+    asserts, game by game, the same observations, masks, rewards, ends, autoresets and infos; returns
+    the number of games that ended."""
+    native = gym.make_vec(ENV_ID, num_envs=num_envs, **kwargs)
+    sync = gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode="sync", **kwargs)
+    (obs, info), (obs_s, info_s) = native.reset(seed=1, options=options), sync.reset(seed=1, options=options)
+    rng = np.random.default_rng(0)
+    ends, lost = 0, np.zeros(num_envs, bool)
+    for _ in range(steps):
+        for key in ("observation", "action_mask"):
+            np.testing.assert_array_equal(obs[key], obs_s[key])
+        np.testing.assert_array_equal(info["ply"], info_s["ply"])
+        np.testing.assert_array_equal(native.action_masks(), np.array(sync.call("action_masks")))
+        # (the single env repeats its last reply in the info of a game lost by an illegal action)
+        np.testing.assert_array_equal(info["opponent_action"][~lost], info_s["opponent_action"][~lost])
+        for key in ("min_a", "min_b", "margin"):
+            assert (key in info) == (key in info_s)
+            if key in info:
+                np.testing.assert_array_equal(info[f"_{key}"], info_s[f"_{key}"])
+                np.testing.assert_array_equal(info[key][info[f"_{key}"]], info_s[key][info_s[f"_{key}"]])
+        actions = agent_actions(obs, rng, illegal_share)
+        obs, *rest, info = native.step(actions)
+        obs_s, *rest_s, info_s = sync.step(actions)
+        for x, y in zip(rest, rest_s):  # rewards, terminations, truncations
+            np.testing.assert_array_equal(x, y)
+            assert x.dtype == y.dtype
+        lost = info.get("_illegal_action", np.zeros(num_envs, bool))
+        ends += int((rest[1] | rest[2]).sum())
+    return ends
+
+
 @pytest.mark.parametrize("play_as, frame, illegal", [("A", "absolute", "raise"), ("B", "player", "raise"),
                                                      ("A", "player", "lose"), ("B", "absolute", "lose")])
 def test_the_same_steps_as_gymnasiums_sync_vector_env(play_as, frame, illegal):
@@ -42,27 +75,22 @@ def test_the_same_steps_as_gymnasiums_sync_vector_env(play_as, frame, illegal):
     rewards, ends, autoresets and infos, over several games each (a deterministic opponent, so both
     see the same replies)."""
     kwargs = dict(play_as=play_as, frame=frame, illegal_action=illegal, opponent=first_legal)
-    native = gym.make_vec(ENV_ID, num_envs=5, **kwargs)
-    sync = gym.make_vec(ENV_ID, num_envs=5, vectorization_mode="sync", **kwargs)
-    (obs, info), (obs_s, info_s) = native.reset(seed=1), sync.reset(seed=1)
-    rng = np.random.default_rng(0)
-    ends = 0
-    for _ in range(60):
-        for key in ("observation", "action_mask"):
-            np.testing.assert_array_equal(obs[key], obs_s[key])
-        np.testing.assert_array_equal(info["ply"], info_s["ply"])
-        for key in ("min_a", "min_b", "margin"):
-            assert (key in info) == (key in info_s)
-            if key in info:
-                np.testing.assert_array_equal(info[f"_{key}"], info_s[f"_{key}"])
-                np.testing.assert_array_equal(info[key][info[f"_{key}"]], info_s[key][info_s[f"_{key}"]])
-        actions = agent_actions(obs, rng, 0.05 if illegal == "lose" else 0.0)
-        obs, *rest, info = native.step(actions)
-        obs_s, *rest_s, info_s = sync.step(actions)
-        for x, y in zip(rest, rest_s):  # rewards, terminations, truncations
-            np.testing.assert_array_equal(x, y)
-        ends += int(rest[1].sum())
-    assert ends >= 10  # several whole games, and the autoresets after them
+    assert assert_same_steps(kwargs, illegal_share=0.05 if illegal == "lose" else 0.0) >= 10
+    # several whole games, and the autoresets after them
+
+
+@pytest.mark.parametrize("kwargs, board, illegal_share", [
+    ({"play_as": "B"}, "1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", 0.0),  # the opponent (A) to move at the start
+    ({"play_as": "A"}, "1,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0", 0.0),
+    ({"play_as": "B"}, "1,2,3,4,5,6,7,8,9,10,11,12,13,14,0,0", 0.0),  # A replies, B plays the last move
+    ({"play_as": "A", "illegal_action": "lose"}, "1,2,3,4,5,6,7,8,9,10,11,12,13,14,0,0", 0.5),  # illegal last move
+    ({"play_as": "B", "illegal_action": "lose", "frame": "player"}, "1,2,3,4,5,6,7,8,9,10,11,12,13,0,0,0", 0.5),
+    ({"play_as": "A", "max_episode_steps": 3}, None, 0.0),  # make's TimeLimit: truncated after 3 steps
+    ({"play_as": "B", "max_episode_steps": 1, "illegal_action": "lose"}, None, 0.3),
+])
+def test_the_same_steps_as_sync_from_a_position_at_the_end_and_with_a_time_limit(kwargs, board, illegal_share):
+    options = {"board": board} if board else None
+    assert assert_same_steps({**kwargs, "opponent": first_legal}, 25, illegal_share, options) >= 5
 
 
 def test_same_seed_same_games_and_the_default_opponent_plays_every_legal_move():
@@ -133,6 +161,12 @@ def test_a_batched_opponent_is_asked_once_for_the_whole_batch():
     assert calls == [64] and (info["opponent_action"] == 0 * 16 + 0).all()  # number 1 in cell 0
     envs.step(agent_actions(obs, np.random.default_rng(0)))
     assert calls == [64, 64]
+    as_list = HighwayVectorEnv(3, play_as="B", opponent=lambda b, m, rng: m.argmax(axis=1).tolist(),
+                               batched_opponent=True)  # a list of ints is an answer too
+    assert as_list.reset(seed=0)[1]["opponent_action"].tolist() == [0, 0, 0]
+    with_a_bool = HighwayVectorEnv(2, play_as="B", opponent=lambda b, m, rng: [0, True], batched_opponent=True)
+    with pytest.raises(IllegalMoveError, match="game 1: the opponent policy returned True, not an action int"):
+        with_a_bool.reset(seed=0)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -149,6 +183,9 @@ def test_bad_settings_name_the_value(kwargs, match):
 @pytest.mark.parametrize("actions, match", [
     (np.array([0]), r"shape \(2,\), got shape \(1,\)"), (np.array([0.0, 1.0]), "integers, got dtype float64"),
     (np.array([0, 256]), "game 1: action 256 outside 0..255"),
+    (np.array([-1, 0]), "game 0: action -1 outside 0..255"), (np.array(3), r"shape \(2,\), got shape \(\)"),
+    ([1, True], "game 1: actions must be integers, got the bool True"),
+    (np.array([2**64 - 1, 0], np.uint64), "game 0: action 18446744073709551615"),
 ])
 def test_bad_actions_name_the_value(actions, match):
     envs = HighwayVectorEnv(2)
@@ -180,3 +217,232 @@ def test_step_before_reset_and_a_board_without_a_move_are_refused():
         HighwayVectorEnv(2).step(np.array([0, 0]))
     with pytest.raises(HighwayError, match="no move"):  # B to move on the last cell: the opponent's
         HighwayVectorEnv(2, play_as="A").reset(options={"board": "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,0"})
+
+
+def test_an_opponent_that_fails_in_one_game_leaves_every_game_as_it_was():
+    """A per-game opponent raising in the third game of a step (after replying in two): every game,
+    the counters and np_random as before the step, and the env then steps as a twin that never failed."""
+    calls = {"left": None}
+
+    def opponent(board, mask, rng):
+        rng.random()  # moves the generator before failing
+        if calls["left"] is not None:
+            calls["left"] -= 1
+            if calls["left"] < 0:
+                raise RuntimeError("the opponent failed")
+        return int(np.flatnonzero(mask)[-1])
+
+    envs, twin = HighwayVectorEnv(4, opponent=opponent), HighwayVectorEnv(4, opponent=opponent)
+    (obs, _), _ = envs.reset(seed=3), twin.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        actions = agent_actions(obs, rng)
+        obs, *_ = envs.step(actions)
+        twin.step(actions)
+    boards, rng_state = envs.boards.copy(), envs.np_random.bit_generator.state
+    actions = agent_actions(obs, rng)
+    calls["left"] = 2
+    with pytest.raises(RuntimeError, match="the opponent failed"):
+        envs.step(actions)
+    np.testing.assert_array_equal(envs.boards, boards)
+    assert envs.np_random.bit_generator.state == rng_state
+    calls["left"] = None
+    for _ in range(30):  # then the same steps as the twin
+        (obs, *rest), (obs_t, *rest_t) = envs.step(actions), twin.step(actions)
+        np.testing.assert_array_equal(obs["observation"], obs_t["observation"])
+        for x, y in zip(rest[:3], rest_t[:3]):
+            np.testing.assert_array_equal(x, y)
+        actions = agent_actions(obs, rng)
+
+
+def test_a_failing_reset_keeps_the_games_and_a_bad_batched_reply_changes_nothing():
+    def illegal_late(boards, masks, rng):
+        rng.random()
+        replies = masks.argmax(axis=1)
+        replies[-1] = 0 if (boards[-1] != 0).sum() > 2 else replies[-1]  # cell 0 holds 1 by then: illegal
+        return replies
+
+    envs = HighwayVectorEnv(3, play_as="B", opponent=illegal_late, batched_opponent=True)
+    obs, _ = envs.reset(seed=0)
+    obs, *_ = envs.step(agent_actions(obs, np.random.default_rng(1)))
+    boards, rng_state, masks = envs.boards.copy(), envs.np_random.bit_generator.state, envs.action_masks()
+    with pytest.raises(IllegalMoveError, match="game 2: the opponent policy"):
+        envs.step(agent_actions(obs, np.random.default_rng(2)))
+    np.testing.assert_array_equal(envs.boards, boards)
+    assert envs.np_random.bit_generator.state == rng_state
+    np.testing.assert_array_equal(envs.action_masks(), masks)
+    with pytest.raises(IllegalMoveError, match="game 2: the opponent policy"):  # B: the opponent opens
+        envs.reset(seed=5, options={"board": "1,2,3,4,0,0,0,0,0,0,0,0,0,0,0,0"})
+    np.testing.assert_array_equal(envs.boards, boards)
+    assert envs.np_random.bit_generator.state == rng_state
+
+
+def test_reset_mask_starts_only_those_games_and_episode_statistics_stay_right():
+    """options['reset_mask'] (SyncVectorEnv's partial reset) restarts the games it names only, and
+    Gymnasium's RecordEpisodeStatistics counts every episode's return and length right, across
+    NEXT_STEP autoresets (the same as over SyncVectorEnv) and a partial reset (counted here: SyncVectorEnv
+    pops the mask from the options, so the wrapper over it restarts every game's count)."""
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    kwargs = dict(num_envs=4, play_as="B", opponent=first_legal, illegal_action="lose")
+    native = RecordEpisodeStatistics(gym.make_vec(ENV_ID, **kwargs))
+    sync = RecordEpisodeStatistics(gym.make_vec(ENV_ID, vectorization_mode="sync", **kwargs))
+    (obs, _), _ = native.reset(seed=0), sync.reset(seed=0)
+    rng = np.random.default_rng(0)
+    returns, lengths, restart, episodes = np.zeros(4), np.zeros(4, int), np.zeros(4, bool), []
+    for t in range(40):
+        actions = agent_actions(obs, rng, 0.1)
+        obs, rewards, term, trunc, info = native.step(actions)
+        returns[restart], lengths[restart] = 0, 0
+        returns[~restart] += rewards[~restart]
+        lengths[~restart] += 1
+        restart = term | trunc
+        assert ("episode" in info) == restart.any()
+        if restart.any():
+            assert info["_episode"].tolist() == restart.tolist()
+            np.testing.assert_array_equal(info["episode"]["r"][restart], returns[restart])
+            np.testing.assert_array_equal(info["episode"]["l"][restart], lengths[restart])
+            episodes += list(zip(returns[restart], lengths[restart]))
+        if t < 20:
+            *_, info_s = sync.step(actions)
+            for key in ("r", "l"):
+                np.testing.assert_array_equal(info.get("episode", {}).get(key), info_s.get("episode", {}).get(key))
+        if t == 20:  # restart games 1 and 3 only
+            boards = native.unwrapped.boards.copy()
+            mask = np.array([False, True, False, True])
+            obs, info = native.reset(options={"reset_mask": mask})
+            np.testing.assert_array_equal(native.unwrapped.boards[~mask], boards[~mask])
+            assert (info["ply"][mask] == 1).all() and info["_ply"].tolist() == mask.tolist()
+            returns[mask], lengths[mask], restart[mask] = 0, 0, False
+    assert len(episodes) >= 8 and len({length for _, length in episodes}) > 1
+    assert [(float(r), int(n)) for r, n in zip(native.return_queue, native.length_queue)] == \
+        [(float(r), int(n)) for r, n in episodes]
+
+
+def test_disabled_autoreset_waits_for_a_reset_mask():
+    envs = gym.make_vec(ENV_ID, num_envs=2, opponent=first_legal, autoreset_mode="Disabled")
+    assert envs.autoreset_mode == envs.metadata["autoreset_mode"] == gym.vector.AutoresetMode.DISABLED
+    assert HighwayVectorEnv.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP  # not shared
+    envs.reset(seed=0, options={"board": "1,2,3,4,5,6,7,8,9,10,11,12,13,14,0,0"})
+    obs, rewards, term, trunc, info = envs.step(np.flatnonzero(envs.action_masks()[0])[[0, 0]])
+    assert term.all()
+    with pytest.raises(HighwayError, match="game 0 has ended: with autoreset_mode DISABLED reset it"):
+        envs.step(np.array([0, 0]))
+    obs, info = envs.reset(options={"reset_mask": np.array([True, False])})
+    assert obs["action_mask"][0].all() and not obs["action_mask"][1].any()
+    with pytest.raises(HighwayError, match="game 1 has ended"):
+        envs.step(np.array([0, 0]))
+    envs.reset(options={"reset_mask": np.array([False, True])})
+    obs, rewards, term, trunc, info = envs.step(np.array([0, 0]))
+    assert not term.any() and (info["ply"] == 2).all()
+
+
+def test_torchrl_drives_it_with_autoreset_disabled():
+    """TorchRL's GymWrapper takes Gymnasium vector envs whose autoreset mode is DISABLED (it resets the
+    ended games itself with options['reset_mask']): whole games, rewards at their ends."""
+    require_modules("TorchRL", "torchrl extra", ("torchrl",), 'pip install -e ".[torchrl]"')
+    import torch
+    from torchrl.envs.libs.gym import GymWrapper
+
+    envs = gym.make_vec(ENV_ID, num_envs=3, play_as="B", autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+    env = GymWrapper(envs, categorical_action_encoding=True)
+    assert env.batch_size == torch.Size([3])
+
+    def first_legal_policy(td):
+        td["action"] = td["action_mask"].to(torch.int64).argmax(dim=-1)
+        return td
+
+    env.set_seed(0)
+    td = env.rollout(24, first_legal_policy, break_when_any_done=False)
+    done = td["next", "done"].squeeze(-1)
+    assert (done.sum(dim=1) == 3).all() and done[:, 7::8].all()  # B plays 8 moves a game
+    rewards = td["next", "reward"].squeeze(-1)
+    assert set(rewards[done].tolist()) <= {-1.0, 0.0, 1.0} and (rewards[~done] == 0).all()
+    assert (td["observation"][:, 8].sum(dim=(-1, -2, -3)) == 1).all()  # a fresh game: A's opening move only
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"autoreset_mode": "SameStep"}, "autoreset_mode must be AutoresetMode.NEXT_STEP or AutoresetMode.DISABLED"),
+    ({"autoreset_mode": "never"}, "got 'never'"), ({"max_episode_steps": 0}, "max_episode_steps must be None, -1"),
+    ({"max_episode_steps": 2.5}, "max_episode_steps must be an integer"),
+])
+def test_bad_vector_settings_name_the_value(kwargs, match):
+    with pytest.raises(HighwayError, match=match):
+        gym.make_vec(ENV_ID, num_envs=2, **kwargs)
+
+
+def test_make_vec_takes_gymnasium_make_settings():
+    envs = gym.make_vec(ENV_ID, num_envs=2, max_episode_steps=-1, disable_env_checker=True)
+    assert envs.max_episode_steps is None and envs.spec.kwargs["disable_env_checker"] is True
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"reset_mask": [True, False]}, r"bool array of shape \(2,\)"),
+    ({"reset_mask": np.zeros(2, bool)}, "names no game"),
+    ({"reset_mask": np.ones(3, bool)}, r"shape \(2,\)"),
+])
+def test_a_bad_reset_mask_is_named(options, match):
+    envs = HighwayVectorEnv(2)
+    envs.reset(seed=0)
+    with pytest.raises(HighwayError, match=match):
+        envs.reset(options=options)
+    with pytest.raises(HighwayError, match="once before"):
+        HighwayVectorEnv(2).reset(options={"reset_mask": np.ones(2, bool)})
+
+
+def test_what_a_step_returns_is_fresh_and_in_the_spaces():
+    """Observations, rewards, ends and infos are new arrays that later steps leave alone (learners
+    keep them in rollout buffers), observation_space.contains holds every step, and actions come as
+    arrays of any integer dtype or lists."""
+    envs = gym.make_vec(ENV_ID, num_envs=4, play_as="B", illegal_action="lose", max_episode_steps=6)
+    obs, info = envs.reset(seed=0)
+    rng, kept = np.random.default_rng(0), []
+    for t in range(30):
+        assert envs.observation_space.contains(obs)
+        actions = agent_actions(obs, rng, 0.1)
+        actions = [actions.astype(np.int16), actions.astype(np.uint8), actions.tolist()][t % 3]
+        out = envs.step(actions)
+        kept.append((out, [np.copy(x) for x in out[1:4]], {k: v.copy() for k, v in out[0].items()},
+                     {k: v.copy() for k, v in out[4].items()}))
+        obs = out[0]
+    for (obs, rewards, term, trunc, info), copies, obs_copy, info_copy in kept:
+        for x, y in zip((rewards, term, trunc), copies):
+            np.testing.assert_array_equal(x, y)
+        for key in obs_copy:
+            np.testing.assert_array_equal(obs[key], obs_copy[key])
+        for key in info_copy:
+            np.testing.assert_array_equal(info[key], info_copy[key])
+
+
+def test_disabled_autoreset_steps_as_sync_with_the_same_reset_masks():
+    """autoreset_mode DISABLED against SyncVectorEnv(autoreset_mode=DISABLED): the same steps, and the
+    same games after each partial reset of the games that ended or were truncated."""
+    kwargs = dict(num_envs=4, play_as="B", opponent=first_legal, illegal_action="lose", max_episode_steps=6)
+    disabled = gym.vector.AutoresetMode.DISABLED
+    native = gym.make_vec(ENV_ID, autoreset_mode=disabled, **kwargs)
+    sync = gym.make_vec(ENV_ID, vectorization_mode="sync", vector_kwargs={"autoreset_mode": disabled}, **kwargs)
+    (obs, _), (obs_s, _) = native.reset(seed=0), sync.reset(seed=0)
+    rng, resets = np.random.default_rng(0), 0
+    for _ in range(40):
+        actions = agent_actions(obs, rng, 0.05)
+        (obs, *rest), (obs_s, *rest_s) = native.step(actions), sync.step(actions)
+        for x, y in [(obs[k], obs_s[k]) for k in obs] + list(zip(rest[:3], rest_s[:3])):
+            np.testing.assert_array_equal(x, y)
+        ended = rest[1] | rest[2]
+        if ended.any():
+            resets += int(ended.sum())
+            obs, _ = native.reset(options={"reset_mask": ended})
+            obs_s, _ = sync.reset(options={"reset_mask": ended.copy()})  # (Sync pops the mask from the options)
+            for key in obs:
+                np.testing.assert_array_equal(obs[key], obs_s[key])
+    assert resets >= 10
+
+
+def test_the_illegal_action_info_keeps_minus_one_whatever_the_actions_dtype():
+    """uint8 actions: the info is int64, the action where a game was lost and -1 elsewhere (numpy's
+    where() read -1 as 255 in the actions' dtype)."""
+    envs = HighwayVectorEnv(2, illegal_action="lose")
+    obs, _ = envs.reset(seed=0, options={"board": "1,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0"})
+    actions = np.array([np.flatnonzero(obs["action_mask"][0])[0], 0], np.uint8)  # 0: number 1, on the board
+    info = envs.step(actions)[4]
+    assert info["illegal_action"].dtype == np.int64 and info["illegal_action"].tolist() == [-1, 0]
