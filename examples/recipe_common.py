@@ -50,6 +50,16 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
+def add_budget_args(p: argparse.ArgumentParser, minutes: float, count_flag: str, count_help: str,
+                    work: str = "training") -> None:
+    """``--minutes`` (wall time) and ``count_flag`` (a fixed amount of work: the same result from the
+    same seed), the two bounds of every recipe's run; the first one reached stops it."""
+    p.add_argument("--minutes", type=positive_float, default=minutes,
+                   help=f"stop {work} after this many minutes of wall time (bound a run by {count_flag} instead "
+                        "for the same result from the same seed)")
+    p.add_argument(count_flag, type=positive_int, default=None, help=count_help)
+
+
 def add_model_args(p: argparse.ArgumentParser, lr: float) -> None:
     """The network and optimiser flags the recipes share."""
     p.add_argument("--lr", type=positive_float, default=lr, help="learning rate (Adam)")

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recipe_common  # noqa: E402
 
-from highway_env.cli_args import non_negative_int, positive_float, positive_int  # noqa: E402
+from highway_env.cli_args import non_negative_int, positive_int  # noqa: E402
 
 
 def _import_rllib():
@@ -81,11 +81,7 @@ def train(args, progress: bool):
 
 def build_parser():
     p = recipe_common.parser(__doc__.split("\n\n")[0])
-    p.add_argument("--minutes", type=positive_float, default=5.0,
-                   help="stop training after this many minutes (bound a run by --iterations instead for the "
-                        "same result from the same seed)")
-    p.add_argument("--iterations", type=positive_int, default=None,
-                   help="PPO iterations (default 10,000, bounded by --minutes; 1 with --tiny)")
+    recipe_common.add_budget_args(p, 5.0, "--iterations", "PPO iterations (default 10,000; 1 with --tiny)")
     p.add_argument("--batch", type=positive_int, default=None,
                    help="env steps per iteration (default 4000; 64 with --tiny)")
     p.add_argument("--minibatch", type=positive_int, default=None, help="SGD minibatch (default 256; 32 with --tiny)")

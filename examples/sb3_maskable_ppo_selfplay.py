@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recipe_common  # noqa: E402
 
 from highway_env.atomic_files import atomic_write, check_writable  # noqa: E402
-from highway_env.cli_args import non_negative_int, positive_float, positive_int  # noqa: E402
+from highway_env.cli_args import non_negative_int, positive_int  # noqa: E402
 
 
 def _import_sb3():
@@ -156,11 +156,7 @@ def save_model(model, path) -> None:
 
 def build_parser():
     p = recipe_common.parser(__doc__.split("\n\n")[0])
-    p.add_argument("--minutes", type=positive_float, default=15.0,
-                   help="stop training after this many minutes of wall time (bound a run by --timesteps instead "
-                        "for the same result from the same seed)")
-    p.add_argument("--timesteps", type=positive_int, default=None,
-                   help="stop training after this many learner steps (default 10,000,000; 128 with --tiny)")
+    recipe_common.add_budget_args(p, 15.0, "--timesteps", "learner steps (default 10,000,000; 128 with --tiny)")
     p.add_argument("--envs", type=positive_int, default=None,
                    help="parallel games in the vector env, half as A, half as B (default 16; 2 with --tiny)")
     p.add_argument("--n-steps", type=positive_int, default=None,

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recipe_common  # noqa: E402
 
-from highway_env.cli_args import positive_float, positive_int  # noqa: E402
+from highway_env.cli_args import positive_int  # noqa: E402
 
 PLIES = 16  # every game lasts 16 moves, so batches of 16 * k frames hold k whole games
 
@@ -151,11 +151,8 @@ def train(args, progress: bool):
 
 def build_parser():
     p = recipe_common.parser(__doc__.split("\n\n")[0])
-    p.add_argument("--minutes", type=positive_float, default=5.0,
-                   help="stop collecting after this many minutes (bound a run by --batches instead for the "
-                        "same result from the same seed)")
-    p.add_argument("--batches", type=positive_int, default=None,
-                   help="collector batches (default 100,000, bounded by --minutes; 2 with --tiny)")
+    recipe_common.add_budget_args(p, 5.0, "--batches", "collector batches (default 100,000; 2 with --tiny)",
+                                  work="collecting")
     p.add_argument("--games-per-batch", type=positive_int, default=None,
                    help="whole games per collected batch (16 frames each; default 64, 2 with --tiny)")
     p.add_argument("--no-learn", dest="learn", action="store_false",

@@ -273,3 +273,68 @@ def test_rllib_ppo_trains_the_shared_masked_module_and_grades_it(tmp_path, capsy
     assert summary["training"]["iterations"] == 1 and summary["training"]["steps"] >= 64
     assert summary["training"]["games"] >= 4  # 16 moves a game, both seats in the same episode
     assert_sane(summary)
+
+
+# --- PyTorch PPO on the native vector env (no extra)
+
+def test_vector_ppo_trains_one_policy_for_both_seats_by_self_play_and_grades_it(capsys):
+    ppo = recipe("vector_ppo_selfplay")
+    net, report = ppo.main(["--tiny", "--no-progress", "--snapshot-every", "1", "--pool", "1"])
+    training = report.summary["training"]
+    assert training["updates"] == 2 and training["games"] >= 2 * 4  # both envs (seats) finished games
+    assert_sane(report.to_dict())
+    assert "vector-env PPO self-play" in capsys.readouterr().out
+
+
+def test_vector_ppo_opponent_is_the_learner_or_its_snapshot_and_moves_legally():
+    import torch
+
+    from highway_env.benchmark.policy import legal_masks
+    from highway_env.highway.batch_rules import FRAME_ACTIONS_INV
+
+    ppo = recipe("vector_ppo_selfplay")
+    net = ppo.make_net(32, 1)
+    pool = ppo.OpponentPool(net, size=2, p_current=0.0)
+    pool.pick(np.random.default_rng(0))
+    assert pool.playing is net  # no snapshot yet: the learner itself
+    pool.snapshot()
+    pool.pick(np.random.default_rng(0))
+    assert pool.playing is pool.snapshots[0] and pool.playing is not net
+    assert all(torch.equal(a, b) for a, b in zip(net.parameters(), pool.playing.parameters()))
+    opponent = ppo.batched_opponent(pool, FRAME_ACTIONS_INV, torch.Generator().manual_seed(0))
+    boards = random_positions(60, seed=4)
+    boards = boards[(boards != 0).sum(axis=1) < 16]
+    actions = opponent(boards, legal_masks(boards), None)
+    assert legal_masks(boards)[np.arange(len(boards)), actions].all()  # absolute and legal, both movers
+
+
+def test_vector_ppo_advantages_stop_at_each_games_end():
+    ppo = recipe("vector_ppo_selfplay")
+    rewards = np.array([[0.0], [1.0], [0.0], [0.0]])  # the game ends at t=1; t=2 is the autoreset row
+    values = np.array([[0.5], [0.25], [9.0], [0.1]])
+    dones = np.array([[0.0], [1.0], [0.0], [0.0]])
+    adv = ppo.advantages(rewards, values, dones, last_values=np.array([0.3]), lam=1.0)
+    assert adv[1, 0] == 1.0 - 0.25 and adv[0, 0] == 1.0 - 0.5  # the return is the game's result
+    assert adv[3, 0] == 0.3 - 0.1  # bootstrapped past the rollout's end
+
+
+def test_vector_ppo_same_seed_same_network():
+    import torch
+
+    ppo = recipe("vector_ppo_selfplay")
+    nets = []
+    for seed in (3, 3, 4):
+        args = recipe_common_args(ppo, ["--tiny", "--seed", str(seed), "--snapshot-every", "1", "--p-current", "0"])
+        nets.append(ppo.train(args, progress=False)[0])
+    same = [all(torch.equal(a, b) for a, b in zip(nets[0].parameters(), n.parameters())) for n in nets[1:]]
+    assert same == [True, False]
+
+
+def recipe_common_args(module, argv):
+    """``module``'s parsed arguments, sizes filled as its main() fills them."""
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import recipe_common
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    return recipe_common.parse_args(module.build_parser(), argv, module.TINY_TRAINING, module.FULL_TRAINING)
