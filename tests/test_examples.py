@@ -1,5 +1,6 @@
 """The recipes in ``examples/`` at tiny size: MaskablePPO self-play (extra ``sb3``), RLlib PPO with
-action masking (extra ``rllib``) and TorchRL collection (extra ``torchrl``) each train or collect,
+action masking (extra ``rllib``), TorchRL collection (extra ``torchrl``) and PPO on the native
+vector env (no extra) each train or collect,
 never play an illegal move, and end with a sane benchmark report; plus the glue in
 ``highway_env.integrations``.
 
