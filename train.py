@@ -76,17 +76,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
             saved = {**saved, "random_opening": 0}
         saved = _without_unused_ray_settings(saved, {**base, **given})
         base = {**saved, **base}
-    config = TrainConfig.from_dict({**base, **given})
-    if "ray_node_wait" in given and not config.ray_address:  # even the default's value, given, was meant for Ray
-        from agents.network import ConfigError
-        from highway_env.core import HighwayError
-        from highway_env.ray_tasks import check_ray_only
-
-        try:
-            check_ray_only("--ray-node-wait", given["ray_node_wait"], config.ray_address)
-        except HighwayError as e:
-            raise ConfigError(str(e)) from None
-    return config
+    return TrainConfig.from_dict({**base, **given})
 
 
 #: TrainConfig fields that say how a run's self-play uses Ray, not what it computes

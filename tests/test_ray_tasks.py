@@ -195,13 +195,6 @@ def test_a_train_node_wait_needs_a_ray_address():
         TrainConfig(ray_node_wait=600).validate()
     with pytest.raises(ConfigError, match=r"ray_node_wait must be in \(0, "):
         TrainConfig(ray_address="auto", ray_node_wait=0).validate()
-    import train  # the command line refuses a given value even when it equals the default
-
-    for given in ("120", "600"):
-        with pytest.raises(ConfigError, match=rf"--ray-node-wait {float(given)!r} is for runs on Ray: add --ray-addr"):
-            train.config_from_args(train.build_parser().parse_args(["--ray-node-wait", given]))
-    assert train.config_from_args(train.build_parser().parse_args(["--ray-address", "auto", "--ray-node-wait",
-                                                                   "120"])).ray_node_wait == 120
 
 
 @needs_ray
