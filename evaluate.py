@@ -65,9 +65,9 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import check_writable
-from highway_env.ray_tasks import NODE_WAIT_HELP, NODE_WAIT_SECONDS
 from highway_env.cli_args import (OneLineErrorParser, check_run_name, non_negative_int, number, positive_float,
                                   positive_int)
+from highway_env.ray_tasks import add_ray_task_flags
 
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
 REPLIES = 225  # B's legal replies to any first move of A on the empty board (15 numbers x 15 cells)
@@ -135,15 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "--store opens on each node (there 'default' is that node's own store: it caches "
                         "solved positions, and results do not depend on it); module:attr and sb3: policies "
                         "are still graded in this process. A task lost with its worker or node is run again "
-                        "elsewhere; a cluster left without any node that can run a task for --ray-node-wait seconds stops "
-                        "with an error (rerun the command to resume). Highway only")
-    p.add_argument("--ray-runtime-env", default="", metavar="JSON",
-                   help="Ray runtime_env of the tasks, as train.py's: '' (default) ships the highway_env and "
-                        "agents packages to the nodes (they need only the dependencies: numpy, numba, torch, "
-                        "...), a JSON object is merged over that (e.g. '{\"pip\": [\"numba\"]}'), 'none' ships "
-                        "nothing (every node has the packages installed); only with --ray-address")
-    p.add_argument("--ray-node-wait", type=positive_float, default=None, metavar="SECONDS", help=NODE_WAIT_HELP)
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of every sample and game (default: %(default)s)")
+                        "elsewhere; a cluster left without any node that can run a task for --ray-node-wait "
+                        "seconds stops with an error (rerun the command to resume). Highway only")
+    add_ray_task_flags(p)
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of every sample and game (default: %(default)s)")
     p.add_argument("--out", default=None, help="output directory (default: results/eval-<NAME or time>, for "
                                                "another --game results/eval-<its Game.name>-<NAME or time>); "
                                                "reuse it to resume an interrupted run")
@@ -280,20 +276,17 @@ def validate_ray(args) -> None:
     address where no head answers fails now."""
     from highway_env.core import HighwayError
     from highway_env.ray_address import check_reachable
-    from highway_env.ray_tasks import check_ray_only, runtime_env_from_text
+    from highway_env.ray_tasks import ray_task_settings
 
     try:
-        env = runtime_env_from_text(args.ray_runtime_env, address=args.ray_address)
-        if args.ray_node_wait is not None:
-            check_ray_only("--ray-node-wait", args.ray_node_wait, args.ray_address)
+        env, node_wait = ray_task_settings(args)
         if args.ray_address:
             check_reachable(args.ray_address)  # now, not after the tasks are built
     except HighwayError as e:
         raise UsageError(str(e)) from None
     if args.ray_address and args.game != "highway":
         raise UsageError(f"--ray-address is for --game highway (--game {args.game} runs in this process)")
-    args.ray = {"address": args.ray_address, "runtime_env": env,
-                "node_wait": args.ray_node_wait or NODE_WAIT_SECONDS} if args.ray_address else None
+    args.ray = {"address": args.ray_address, "runtime_env": env, "node_wait": node_wait} if args.ray_address else None
 
 
 def game_options(args, built: dict) -> dict:
@@ -371,6 +364,7 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     pfile = str(args.positions_file) if args.positions_file else None
     plan = sample_plan(ps, args.positions, args.conversion, args.seed)
     sample, conv = plan["sample"], plan["conversion"]
+    v2_seed = v2_seed_name(args.positions_v2) if ps2 is not None else None  # hashes the file: once
     tasks = []
 
     def add(kind, name, opponent=perfect, seed_kw=None, **kw):
@@ -393,7 +387,7 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
             for i in range(0, len(ps2), chunk_pos):
                 add("moves", f"{spec}-v2", agent=spec, index=list(range(i, min(len(ps2), i + chunk_pos))),
                     set_version=ps2.meta.get("version"), positions_file=str(args.positions_v2), yardstick="v2",
-                    seed_kw={"positions_file": v2_seed_name(args.positions_v2)})
+                    seed_kw={"positions_file": v2_seed})
         for seat in (0, 1):
             for g0 in range(0, args.games, args.chunk):
                 add("vs_perfect", f"{spec}-{'AB'[seat]}", agent=spec, seat=seat, g0=g0,
@@ -506,10 +500,11 @@ def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict
                              no_cpu_timeout=ray["node_wait"])
         pending: dict = {}  # Ray task -> task
         try:
-            files = cluster.ship_files(f for t in todo for f in task_files(t))
+            needs = [task_files(t) for t in todo]
+            files = cluster.ship_files(f for paths in needs for f in paths)
             remote = cluster.task(run_shipped, memory=EVAL_TASK_MEMORY)
-            for t in todo:
-                pending[remote.remote(t, {f: files[f] for f in task_files(t)})] = t
+            for t, paths in zip(todo, needs):
+                pending[remote.remote(t, {f: files[f] for f in paths})] = t
             while pending:
                 for ref in cluster.wait(list(pending)):
                     t = pending.pop(ref)

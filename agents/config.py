@@ -16,7 +16,7 @@ from agents.mcts import SearchConfig
 from agents.network import ConfigError, NetConfig
 from highway_env.cli_args import MAX_SIMULATIONS, MAX_TIME_LIMIT, check_run_name
 from highway_env.core import HighwayError
-from highway_env.ray_tasks import NODE_WAIT_HELP, NODE_WAIT_SECONDS, check_ray_only
+from highway_env.ray_tasks import NODE_WAIT_HELP, NODE_WAIT_SECONDS, RUNTIME_ENV_HELP, check_ray_only
 
 MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
@@ -56,11 +56,7 @@ class TrainConfig:
                          "the trainer also plays pending chunks while it waits")
     ray_address: str = _f("", "run the self-play workers on this Ray cluster ('auto' or host:port; "
                               "needs pip install '.[ray]')")
-    ray_runtime_env: str = _f("", "Ray runtime_env for the self-play tasks: '' ships the highway_env "
-                                  "and agents packages to the nodes (py_modules), so nodes without "
-                                  "them can join (they need the dependencies: numpy, numba, torch, ...); a JSON object "
-                                  "is merged over that (e.g. '{\"pip\": [\"numba\"]}'); 'none' "
-                                  "ships nothing (every node has the packages installed); only with ray_address")
+    ray_runtime_env: str = _f("", RUNTIME_ENV_HELP)
     ray_node_wait: float = _f(NODE_WAIT_SECONDS, NODE_WAIT_HELP)
     device: str = _f("cpu", "torch device of the learner ('cpu', 'cuda' or 'cuda:N'; self-play and "
                             "the background evaluation stay on CPU)")
@@ -163,7 +159,8 @@ class TrainConfig:
                      "random_opening", "grade_every", "grade_simulations", "learner_threads"):
             pos_int(name, 0)
         for name in ("simulations", "eval_simulations", "play_simulations", "grade_simulations"):
-            check(name, getattr(self, name) <= MAX_SIMULATIONS, f"at most {MAX_SIMULATIONS} (as mcts:N and az:PATH:SIMS)")
+            check(name, getattr(self, name) <= MAX_SIMULATIONS,
+                  f"at most {MAX_SIMULATIONS} (as mcts:N and az:PATH:SIMS)")
         for name in ("minutes", "replay_ratio", "lr", "lr_final", "weight_decay", "value_weight",
                      "score_weight", "margin_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps", "random_opening_share",
                      "play_c_puct", "ray_node_wait"):

@@ -155,7 +155,8 @@ class Game(abc.ABC):
         if np.issubdtype(self.state_dtype, np.integer):
             info = np.iinfo(self.state_dtype)
             if a.dtype.kind not in "iub" or (a.size and not info.min <= a.min() <= a.max() <= info.max):
-                raise GameError(f"a {self.name} state holds integers in {info.min}..{info.max}, got {a.tolist()!r}"[:300])
+                raise GameError(f"a {self.name} state holds integers in {info.min}..{info.max}, "
+                                f"got {a.tolist()!r}"[:300])
         return a.astype(self.state_dtype)
 
     def checked_states(self, states) -> np.ndarray:

@@ -58,8 +58,6 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
         raise AgentSpecError(f"bad agent spec {spec!r}: {e}") from e
 
 
-
-
 def _int_arg(spec_name, value, what, minimum=0, maximum=MAX_SIMULATIONS):
     shown = value if len(value) <= 40 else value[:40] + "..."
     try:

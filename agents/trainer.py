@@ -284,7 +284,8 @@ class Trainer:
         done_here = 0
         self.run_dir.mkdir(parents=True, exist_ok=True)
         game_module = (type(self.game).__module__,)  # a user's game (--game pkg.mod:Class) travels to Ray nodes
-        pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait)  # first: it may refuse
+        # first: it may refuse
+        pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait)
         logger = _Logger(self.run_dir, c, self.counters["iteration"])
         bar = _progress(c, self.counters)
         if c.grade_every and (c.progress or not self.grader.available):

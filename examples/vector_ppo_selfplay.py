@@ -211,7 +211,8 @@ def build_parser():
                    help="games in each of the two vector envs, one per seat (default 256; 4 with --tiny)")
     p.add_argument("--rollout", type=positive_int, default=None,
                    help="steps of every game per rollout (a game is 8 agent moves; default 16; 8 with --tiny)")
-    p.add_argument("--epochs", type=positive_int, default=None, help="PPO epochs per rollout (default 4; 1 with --tiny)")
+    p.add_argument("--epochs", type=positive_int, default=None,
+                   help="PPO epochs per rollout (default 4; 1 with --tiny)")
     p.add_argument("--minibatch", type=positive_int, default=1024, help="minibatch size")
     p.add_argument("--clip", type=number(float, 0, 1, lo_open=True), default=0.2, help="PPO ratio clip")
     p.add_argument("--gae-lambda", type=number(float, 0, 1), default=0.95, help="GAE lambda (gamma is 1)")

@@ -109,7 +109,8 @@ def json_object(text: str, what: str, example: str) -> dict:
     except json.JSONDecodeError as e:
         raise ValueError(f"{what} {text[:60]!r} is not JSON ({e}); give a JSON object such as {example}") from None
     except RecursionError:  # '[' * 100000: nested deeper than the parser goes
-        raise ValueError(f"{what} {text[:60]!r}... is nested too deeply; give a JSON object such as {example}") from None
+        raise ValueError(f"{what} {text[:60]!r}... is nested too deeply; give a JSON object such as "
+                         f"{example}") from None
     if not isinstance(obj, dict):
         raise ValueError(f"{what} must be a JSON object such as {example}, got {text[:60]!r}")
     return obj

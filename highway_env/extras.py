@@ -1,8 +1,10 @@
-"""Imports of the optional extras, failing with an error that names the extra to install."""
+"""Imports of the optional extras, failing with an error that names the extra to install; and
+whether a path is an installed copy of a package."""
 
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 
 def require(module: str, extra: str, user: str):
@@ -18,3 +20,10 @@ def require(module: str, extra: str, user: str):
         raise ImportError(f"{user} needs the optional extra {extra!r}: pip install -e \".[{extra}]\" from a "
                           f"checkout, or pip install \"highway-boardgame[{extra}]\" (import {module!r} failed: "
                           f"{e})") from e
+
+
+def is_installed(path) -> bool:
+    """Whether ``path`` lies in a folder of installed packages (site-packages, or Debian's
+    dist-packages), where every process of the environment finds a package without help: no
+    PYTHONPATH entry for a child process, nothing to ship to a Ray node."""
+    return any(part in ("site-packages", "dist-packages") for part in Path(path).parts)

@@ -8,7 +8,8 @@
 * Observations, actions, ``frame`` and infos are those of ``highway_v0`` (see
   :mod:`highway_env.highway.highway`) for the agent's seat; the info adds ``opponent_action`` (its
   reply to the agent's move, absolute, or -1 where it made none: an int always, so that Gymnasium's
-  vector envs can stack the infos of their games). ``action_masks()`` gives the mask as bools, as sb3-contrib's MaskablePPO wants.
+  vector envs can stack the infos of their games). ``action_masks()`` gives the mask as bools, as
+  sb3-contrib's MaskablePPO wants.
 * Reward: +1 / -1 / 0 at the end of the game from the agent's side; every game ends (``terminated``)
   after the 16th move and is never truncated.
 * ``illegal_action="raise"`` (default): an illegal action raises ``IllegalMoveError`` and changes

@@ -23,8 +23,9 @@ import time
 from pathlib import Path
 
 from highway_env.atomic_files import atomic_write_bytes
-from highway_env.cli_args import first_line, json_object
+from highway_env.cli_args import first_line, json_object, positive_float
 from highway_env.core import HighwayError
+from highway_env.extras import is_installed
 from highway_env.ray_address import check_reachable
 
 
@@ -44,6 +45,11 @@ NODE_WAIT_SECONDS = 120.0
 NODE_WAIT_HELP = (f"with --ray-address: the seconds the run waits while no node can run a task (none with a CPU, or "
                   f"none with the CPU and memory a task asks for) before it stops with an error (default "
                   f"{NODE_WAIT_SECONDS:g}; raise it for a cluster whose autoscaler takes longer to add nodes)")
+#: the --ray-runtime-env flag's help, the same for every command
+RUNTIME_ENV_HELP = ("Ray runtime_env of the tasks: '' (default) ships the highway_env and agents packages to the "
+                    "nodes (py_modules; a node needs only the dependencies: numpy, numba, torch, ...), a JSON "
+                    "object is merged over that (e.g. '{\"pip\": [\"numba\"]}'), 'none' ships nothing (every "
+                    "node has the packages installed); only with --ray-address")
 #: what a RayClusterError about a wait that ran out suggests beside adding nodes
 _WAIT_LONGER = "give an autoscaler longer to add them with --ray-node-wait SECONDS"
 
@@ -79,7 +85,7 @@ def _top_level_path(module: str) -> str | None:
     # a namespace package lists its folder once per sys.path entry that leads to it ('' and $PWD)
     paths = list(dict.fromkeys(os.path.realpath(p) for p in getattr(top, "__path__", None) or []))
     path = paths[0] if len(paths) == 1 else getattr(top, "__file__", None) if not paths else None
-    if not path or any(part in ("site-packages", "dist-packages") for part in Path(path).parts):
+    if not path or is_installed(path):
         return None
     return os.path.abspath(path)
 
@@ -116,6 +122,22 @@ def runtime_env_from_text(text: str, option: str = "--ray-runtime-env", *, addre
     except (TypeError, ValueError) as e:
         raise HighwayError(f"{option} {text!r} is no Ray runtime_env: {first_line(e)}") from None
     return extra
+
+
+def add_ray_task_flags(parser) -> None:
+    """``--ray-runtime-env`` and ``--ray-node-wait``, the Ray settings of a command that also has
+    ``--ray-address`` (read back with :func:`ray_task_settings`)."""
+    parser.add_argument("--ray-runtime-env", default="", metavar="JSON", help=RUNTIME_ENV_HELP)
+    parser.add_argument("--ray-node-wait", type=positive_float, default=None, metavar="SECONDS", help=NODE_WAIT_HELP)
+
+
+def ray_task_settings(args) -> tuple[dict | None, float]:
+    """(extra runtime_env, node wait in seconds) from :func:`add_ray_task_flags`' flags and
+    ``args.ray_address``; HighwayError for a bad runtime_env or a setting given without an address."""
+    if args.ray_node_wait is not None:
+        check_ray_only("--ray-node-wait", args.ray_node_wait, args.ray_address)
+    env = runtime_env_from_text(args.ray_runtime_env, address=args.ray_address)
+    return env, args.ray_node_wait or NODE_WAIT_SECONDS
 
 
 def import_ray(option: str = "--ray-address"):
@@ -194,11 +216,12 @@ class RayCluster:
                 continue
             if not cpus:
                 raise RayClusterError(f"no Ray node with a CPU has been left for {self.no_cpu_timeout:g} s "
-                                      f"({len(waiting)} {self.noun} waiting); add nodes to the cluster, {_WAIT_LONGER}, "
-                                      f"or {self.fallback}")
-            raise RayClusterError(f"no Ray node has {self.demand['CPU']:g} CPU and {self.demand['memory'] / 2**30:.2f} "
-                                  f"GiB of memory, what each of the {len(waiting)} {self.noun} waiting asks for, "
-                                  f"for {self.no_cpu_timeout:g} s; add larger nodes, {_WAIT_LONGER}, or {self.fallback}")
+                                      f"({len(waiting)} {self.noun} waiting); add nodes to the cluster, "
+                                      f"{_WAIT_LONGER}, or {self.fallback}")
+            raise RayClusterError(f"no Ray node has {self.demand['CPU']:g} CPU and "
+                                  f"{self.demand['memory'] / 2**30:.2f} GiB of memory, what each of the "
+                                  f"{len(waiting)} {self.noun} waiting asks for, for {self.no_cpu_timeout:g} s; "
+                                  f"add larger nodes, {_WAIT_LONGER}, or {self.fallback}")
 
     def _a_node_fits(self) -> bool:
         """Does a live node have the CPUs and memory of the largest task?"""

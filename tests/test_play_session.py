@@ -290,11 +290,11 @@ def test_the_agent_process_gets_a_checkout_on_its_path_but_never_site_packages(m
         raise Started
 
     root = str(Path(highway_env.__file__).resolve().parent.parent)
-    assert root not in opponents._site_folders()  # this checkout is not an installed copy
+    assert not opponents.is_installed(root)  # this checkout is not an installed copy
     monkeypatch.setattr(opponents, "subprocess", SimpleNamespace(Popen=popen, PIPE=subprocess.PIPE))
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
     for installed, path in ((False, f"{root}{os.pathsep}/elsewhere"), (True, "/elsewhere")):
-        monkeypatch.setattr(opponents, "_site_folders", lambda: {root} if installed else set())
+        monkeypatch.setattr(opponents, "is_installed", lambda path: installed and path == root)
         with pytest.raises(Started):
             AgentProcess("random")
         assert env_seen["PYTHONPATH"] == path

@@ -240,8 +240,9 @@ def load_spec_object(spec: str):
     except Exception as e:  # not found, or the module's own code failing
         from agents.registry import agent_kinds
 
-        raise ValueError(f"policy spec {spec!r}: cannot import module {kind!r} ({type(e).__name__}: {first_line(e)}); nor "
-                         f"is {kind!r} an agent kind ({', '.join(dict.fromkeys(agent_kinds() + ['perfect', 'sb3']))})") from None
+        kinds = ", ".join(dict.fromkeys(agent_kinds() + ["perfect", "sb3"]))
+        raise ValueError(f"policy spec {spec!r}: cannot import module {kind!r} ({type(e).__name__}: "
+                         f"{first_line(e)}); nor is {kind!r} an agent kind ({kinds})") from None
     obj = module
     for part in rest.split("."):
         if not hasattr(obj, part):

@@ -22,6 +22,8 @@ import sys
 import threading
 from pathlib import Path
 
+from highway_env.extras import is_installed
+
 #: The spec that names the shipped AlphaZero checkpoint (relative to a source checkout).
 SHIPPED_AZ = "agents/pretrained/highway_az.pt"
 #: Other names of it in an ``az`` spec (``az``, ``az:pretrained``, ``az:shipped``).
@@ -96,14 +98,6 @@ def build_opponent(spec, seed: int | None = None, isolate: bool | None = None):
     return agent
 
 
-def _site_folders() -> set[str]:
-    """Where installed packages lie; such a folder on PYTHONPATH would come before the standard
-    library in the child and could shadow it (with a backport of the same name)."""
-    import site
-
-    return {str(Path(p).resolve()) for p in [*site.getsitepackages(), site.getusersitepackages()]}
-
-
 class AgentProcess:
     """An agent in a child process (``python -m highway_env.play.agent_worker SPEC SEED``), with the
     agent interface the session uses (``act``) and ``close``. JSON lines over its stdin/stdout."""
@@ -114,7 +108,9 @@ class AgentProcess:
         self.spec = spec
         env = dict(os.environ)
         root = str(Path(highway_env.__file__).resolve().parent.parent)
-        if root not in _site_folders():  # a checkout: the child imports this very copy of the package
+        # a checkout: the child imports this very copy; never an installed copy's site-packages, which on
+        # PYTHONPATH would come before the child's standard library (and could shadow it with a backport)
+        if not is_installed(root):
             env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self._process = subprocess.Popen(
             [sys.executable, "-m", "highway_env.play.agent_worker", spec, "" if seed is None else str(seed)],

@@ -20,7 +20,7 @@ import sys
 from highway_env.core import NUM_ACTIONS, NUMBERS, PATH_LEN, HighwayError, parse_board
 from highway_env.cli_args import (OneLineErrorParser, non_negative_int, positive_float, positive_int, tt_bits_arg,
                                   number as number_type)
-from highway_env.ray_tasks import NODE_WAIT_HELP, NODE_WAIT_SECONDS, check_ray_only, runtime_env_from_text
+from highway_env.ray_tasks import add_ray_task_flags, ray_task_settings
 from highway_env.shipped import check_output, note_missing_input
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
@@ -47,12 +47,7 @@ def _add_pool_args(p, tt_default: int, out_help: str) -> None:
                         "instead of local processes; needs the 'ray' extra. --workers is then the CPUs of the "
                         "Ray instance 'local' starts; a cluster left without any node that can run a unit for "
                         "--ray-node-wait seconds stops the run with an error")
-    p.add_argument("--ray-runtime-env", default="", metavar="JSON",
-                   help="Ray runtime_env of the tasks, as train.py's: '' (default) ships the highway_env and "
-                        "agents packages to the nodes (they need only the dependencies), a JSON object is merged "
-                        "over that, 'none' ships nothing (every node has the packages installed); only with "
-                        "--ray-address")
-    p.add_argument("--ray-node-wait", type=positive_float, default=None, metavar="SECONDS", help=NODE_WAIT_HELP)
+    add_ray_task_flags(p)
     p.add_argument("--tt-bits", type=tt_bits_arg, default=tt_default, metavar="B",
                    help="transposition table per worker: 2**B two-entry buckets (default %(default)s, ~350 MB)")
     p.add_argument("--out", metavar="PATH", help=out_help)
@@ -216,10 +211,8 @@ def cmd_solve(args) -> int:
 
 def _ray_settings(args) -> dict:
     """ProofConfig's Ray options from the command line (HighwayError for one given without --ray-address)."""
-    if args.ray_node_wait is not None:
-        check_ray_only("--ray-node-wait", args.ray_node_wait, args.ray_address)
-    return {"ray_runtime_env": runtime_env_from_text(args.ray_runtime_env, address=args.ray_address),
-            "ray_no_cpu_timeout": args.ray_node_wait or NODE_WAIT_SECONDS}
+    env, node_wait = ray_task_settings(args)
+    return {"ray_runtime_env": env, "ray_no_cpu_timeout": node_wait}
 
 
 def cmd_prove(args) -> int:
