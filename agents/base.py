@@ -111,7 +111,7 @@ class SearchAgent(Agent):
     temperature 0; the Gumbel search then picks deterministically)."""
 
     def __init__(self, game: Game, evaluator, search, seed=None, name="search"):
-        from agents.mcts import BatchedMCTS  # imports torch: only agents that search pay for it
+        from agents.mcts import BatchedMCTS  # numba kernels: only agents that search pay for them
 
         super().__init__(game, seed)
         self.search = BatchedMCTS(game, evaluator, search)

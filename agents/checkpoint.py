@@ -13,9 +13,9 @@ import hashlib
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from highway_env.atomic_files import atomic_write
+from highway_env.extras import require_torch
 
 FORMAT = "alphazero-checkpoint-v1"
 
@@ -24,11 +24,17 @@ class CheckpointError(RuntimeError):
     """A checkpoint file is missing, unreadable, corrupt or of the wrong kind."""
 
 
+def _torch():
+    # imported on use: CheckpointError, which every command catches, must import without torch
+    return require_torch("reading or writing an AlphaZero checkpoint")
+
+
 def content_digest(data) -> str:
     """sha256 over a nested structure of dicts, lists/tuples, tensors, arrays and plain values, in
     a canonical order (dict keys sorted), so the same content gives the same digest after a
     save/load round trip whatever the file's byte layout."""
     h = hashlib.sha256()
+    torch = _torch()
 
     def feed(x):
         if isinstance(x, dict):
@@ -57,7 +63,7 @@ def content_digest(data) -> str:
 def save_checkpoint(path, data: dict) -> None:
     data = {"format": FORMAT, **{k: v for k, v in data.items() if k != "sha256"}}
     data["sha256"] = content_digest(data)
-    atomic_write(path, lambda tmp: torch.save(data, tmp))
+    atomic_write(path, lambda tmp: _torch().save(data, tmp))
 
 
 def load_checkpoint(path) -> dict:
@@ -65,6 +71,7 @@ def load_checkpoint(path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    torch = _torch()
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds (pickle, zip, runtime) for a damaged file

@@ -20,11 +20,14 @@ from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 import numpy as np
-import torch
 
 from agents import mcts_kernels as K
 from agents.game import Game, GameError
-from agents.network import ConfigError
+
+
+class ConfigError(ValueError):
+    """A configuration value (search, network or training) is invalid; the message names the field
+    and the value."""
 
 
 @dataclass
@@ -101,19 +104,23 @@ class NetworkEvaluator:
     """Runs the policy/value net on the states' observations; view-frame logits -> board frame.
     Returns ``(logits, values, scores)``."""
 
-    def __init__(self, game: Game, net: torch.nn.Module, device: str = "cpu"):
+    def __init__(self, game: Game, net, device: str = "cpu"):
+        import torch  # here, not at the top: the other evaluators (mcts:N, benchmarks) run without it
+
         self.game = game
         self.net = net
         self.device = torch.device(device)
 
-    @torch.inference_mode()
     def __call__(self, states):
-        obs = torch.from_numpy(self.game.observations(states)).to(self.device)
-        was_training = self.net.training
-        self.net.eval()
-        logits_v, value, score = self.net(obs)
-        if was_training:
-            self.net.train()
+        import torch
+
+        with torch.inference_mode():
+            obs = torch.from_numpy(self.game.observations(states)).to(self.device)
+            was_training = self.net.training
+            self.net.eval()
+            logits_v, value, score = self.net(obs)
+            if was_training:
+                self.net.train()
         logits_v = logits_v.float().cpu().numpy()
         logits = np.empty_like(logits_v)
         np.put_along_axis(logits, self.game.view_to_board(states), logits_v, axis=1)

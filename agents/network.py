@@ -16,9 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-class ConfigError(ValueError):
-    """A configuration value is invalid; the message names the field and the value."""
+from agents.mcts import ConfigError  # noqa: F401  (public here too: defined where torch is not needed)
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """PPO in plain PyTorch on the native Gymnasium vector env, by self-play: one masked policy plays
-both seats, then is graded against perfect play. No extra to install (torch is a dependency).
+both seats, then is graded against perfect play. Needs PyTorch only (the extra ``torch``).
 
     python examples/vector_ppo_selfplay.py --minutes 15 --out results/recipes/vector_ppo
     python examples/vector_ppo_selfplay.py --tiny          # seconds, as the tests run it

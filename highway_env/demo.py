@@ -33,7 +33,7 @@ def main(argv=None) -> int:
 
     try:
         players = [agents.make_agent(args.a, seed=args.seed), agents.make_agent(args.b, seed=args.seed + 1)]
-    except (ValueError, OSError, RuntimeError) as exc:  # RuntimeError: CheckpointError, a bad .pt file
+    except (ValueError, OSError, RuntimeError, ImportError) as exc:  # CheckpointError; ImportError: no PyTorch
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"error: {first_line}", file=sys.stderr)
         return 2

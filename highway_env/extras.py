@@ -4,6 +4,7 @@ whether a path is an installed copy of a package."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from pathlib import Path
 
 
@@ -20,6 +21,17 @@ def require(module: str, extra: str, user: str):
         raise ImportError(f"{user} needs the optional extra {extra!r}: pip install -e \".[{extra}]\" from a "
                           f"checkout, or pip install \"highway-boardgame[{extra}]\" (import {module!r} failed: "
                           f"{e})") from e
+
+
+def require_torch(user: str):
+    """PyTorch, which the AlphaZero agents (training and play) need and nothing else does: the
+    envs, the solver, the perfect player and the evaluation of other agents run without it."""
+    return require("torch", "torch", user)
+
+
+def torch_installed() -> bool:
+    """Whether PyTorch can be imported, found without importing it (that takes seconds)."""
+    return importlib.util.find_spec("torch") is not None
 
 
 def is_installed(path) -> bool:

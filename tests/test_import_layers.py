@@ -31,8 +31,8 @@ UPWARD = {
 }
 #: What ``agents`` may import from ``highway_env``: helpers, never game code (that it reaches through
 #: the "module:Class" strings of GAMES and Game.perfect_player).
-AGENTS_HELPERS = {"highway_env.atomic_files", "highway_env.cli_args", "highway_env.core", "highway_env.parent_watch",
-                  "highway_env.ray_tasks"}
+AGENTS_HELPERS = {"highway_env.atomic_files", "highway_env.cli_args", "highway_env.core", "highway_env.extras",
+                  "highway_env.parent_watch", "highway_env.ray_tasks"}
 
 
 def layer_of(module: str) -> int | None:

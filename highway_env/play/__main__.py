@@ -45,7 +45,7 @@ def _checkpoint(text: str) -> str:
 
     try:  # a corrupt file is refused at the start, not offered to the players
         data = load_checkpoint(text)
-    except CheckpointError as e:
+    except (CheckpointError, ImportError) as e:  # ImportError: no PyTorch, the message names the extra
         raise argparse.ArgumentTypeError(str(e)) from None
     game = data.get("game", "highway") if isinstance(data, dict) else "highway"
     if game != "highway":  # offered on the page, it failed only when a player picked it

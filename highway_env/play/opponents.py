@@ -22,7 +22,7 @@ import sys
 import threading
 from pathlib import Path
 
-from highway_env.extras import is_installed
+from highway_env.extras import is_installed, torch_installed
 
 #: The spec that names the shipped AlphaZero checkpoint (relative to a source checkout).
 SHIPPED_AZ = "agents/pretrained/highway_az.pt"
@@ -41,6 +41,11 @@ PRESETS = (
 )
 
 MAX_SPEC_LENGTH = 1000
+
+
+def offered_presets() -> list[dict]:
+    """:data:`PRESETS`, less the AlphaZero one where PyTorch is not installed (it could not start)."""
+    return [p for p in PRESETS if torch_installed() or not p["spec"].startswith("az:")]
 
 
 class OpponentSpecError(ValueError):

@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from highway_env.play.hints import HintService
 from highway_env.play.limits import ServerLimits, checkpoint_presets
-from highway_env.play.opponents import PRESETS
+from highway_env.play.opponents import offered_presets
 from highway_env.play.session import BadRequest, NotFound, PlayError, SessionManager, parse_action
 
 MAX_BODY = 64 * 1024
@@ -231,7 +231,7 @@ class PlayHandler(BaseHTTPRequestHandler):
                 raise NotFound(f"no static file {name!r}")
             return 200, (data, STATIC_TYPES.get("." + name.rsplit(".", 1)[-1], "application/octet-stream"))
         if path == "/api/opponents" and method == "GET":
-            return 200, {"presets": [*PRESETS, *checkpoint_presets(games.limits)], "default": "greedy"}
+            return 200, {"presets": [*offered_presets(), *checkpoint_presets(games.limits)], "default": "greedy"}
         if path == "/api/games":
             self._need(method, "POST")
             body = self._body()
