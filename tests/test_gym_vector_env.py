@@ -173,7 +173,7 @@ def test_a_batched_opponent_is_asked_once_for_the_whole_batch():
     ({"num_envs": 0}, "num_envs must be in 1.."), ({"num_envs": 2.0}, "num_envs must be an integer"),
     ({"play_as": "C"}, "play_as"), ({"frame": "mine"}, "frame must be one of"),
     ({"illegal_action": "skip"}, "illegal_action"), ({"opponent": 3}, "opponent must be a callable"),
-    ({"render_mode": "human"}, "does not render"),
+    ({"render_mode": "rgb"}, r"unknown render_mode 'rgb'; expected None or one of \['human', 'ansi', 'rgb_array'\]"),
 ])
 def test_bad_settings_name_the_value(kwargs, match):
     with pytest.raises(HighwayError, match=match):
