@@ -22,23 +22,45 @@ opponent moves both give the same steps (tested).
 * ``max_episode_steps`` (as ``gymnasium.make``'s, which ``make_vec`` passes on): a game is truncated
   after that many agent steps (None or -1: never). ``disable_env_checker`` is accepted and ignored
   (no checker runs on a vector env).
-* ``opponent``: None, a uniformly random legal move for every game, drawn from the env's
-  ``np_random`` (seeded by ``reset(seed=...)``); or the single env's policy, ``policy(board, mask,
-  rng) -> action``, called once per game that needs a move; or with ``batched_opponent=True`` a
-  policy of the whole batch, ``policy(boards (K, 16) int8, masks (K, 256) bool, rng) -> (K,)``
-  absolute actions. An illegal reply raises ``IllegalMoveError`` naming the game.
+* ``opponent``: None, a uniformly random legal move for every game, drawn for the whole batch from
+  the env's ``np_random``; or the single env's policy, ``policy(board, mask, rng) -> action``, called
+  once per game that needs a move with that game's own generator as ``rng`` (seeded as SyncVectorEnv
+  seeds the single env's ``np_random``, so a stochastic policy plays the games it plays there); or
+  with ``batched_opponent=True`` a policy of the whole batch, ``policy(boards (K, 16) int8, masks
+  (K, 256) bool, rng) -> (K,)`` absolute actions, ``rng`` the env's ``np_random``. An illegal reply
+  raises ``IllegalMoveError`` naming the game.
+* ``reset(seed=...)`` takes what SyncVectorEnv takes: None; an int ``s`` (game i gets ``s + i``);
+  or a list of one int or None per game (None: that game's generator goes on; with ``reset_mask``
+  only the games it names are seeded). A game's generator is seeded from its own seed. The shared
+  ``np_random`` (default and batched opponents) is seeded by the int, or by the list ``s, s + 1,
+  ...`` exactly as by ``s``, or by any other list of ints as a whole (``np_random_seed`` -1, as
+  VectorEnv's for a generator not seeded by one int); a list holding a None leaves it as it is. The
+  default opponent's games therefore differ from those of ``vectorization_mode="sync"`` (its
+  ``random_policy`` draws from each game's generator in a Python loop, the cost this env avoids).
 * A step or reset is whole or nothing: an exception in it (an illegal agent action, an opponent
-  policy that raises or replies illegally in any game) leaves every game, the counters and
-  ``np_random`` as they were.
+  policy that raises or replies illegally in any game, a bad seed) leaves every game, the counters,
+  ``np_random`` and the games' generators as they were.
 * An illegal agent action: ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` naming the
   game, the action and why; ``"lose"`` ends that game with reward -1 (info
   ``illegal_action``). Actions that are not integers, or outside 0..255, always raise ``HighwayError``.
-* Infos (arrays with Gymnasium's ``_key`` masks): ``ply`` (numbers on each board),
-  ``opponent_action`` (its reply this step, absolute), and for games that ended this step ``min_a``,
-  ``min_b`` and ``margin`` (min_b - min_a: positive when A won). The single env's ``bounds`` and
-  path lists are left out: they cost more than the step.
+* Infos (arrays with Gymnasium's ``_key`` masks, set as SyncVectorEnv sets them): ``ply`` (numbers
+  on each board), ``opponent_action`` (its reply this step, absolute; -1 where it made none), and
+  for games that ended this step ``min_a``, ``min_b`` and ``margin`` (min_b - min_a: positive when A
+  won). The single env's ``bounds``, ``winner``, ``a_paths`` / ``b_paths`` and ``illegal_reason``
+  are left out: they cost more than the step.
 * ``reset(options={"board": ...})`` starts every game from that position (as the single env); the
   games an autoreset starts begin from the empty board.
+* ``render_mode`` (the single env's: "ansi", "rgb_array", "human"): ``render()`` gives one frame
+  per game, as SyncVectorEnv's, so Gymnasium's ``RecordVideo`` and ``HumanRendering`` vector
+  wrappers take it with "rgb_array"; ``metadata`` is SyncVectorEnv's (``render_modes``,
+  ``render_fps``, ``autoreset_mode``).
+* ``call`` / ``get_attr`` / ``set_attr`` as SyncVectorEnv's for what a game of this env has (one
+  value per game; see :meth:`HighwayVectorEnv.call`): ``envs.call("action_masks")``,
+  ``envs.get_attr("board")``, ``envs.set_attr("opponent", policy)``.
+* Gymnasium's vector wrappers work as over SyncVectorEnv (tested: RecordEpisodeStatistics,
+  DictInfoToList, ClipReward, TransformReward, NormalizeReward, Flatten-, Filter-, Transform- and
+  VectorizeTransformObservation, TransformAction). The observation is a Dict of int8 Boxes, so
+  DtypeObservation and NormalizeObservation need ``FlattenObservation`` under them, over either env.
 """
 
 from __future__ import annotations
@@ -186,6 +208,8 @@ class HighwayVectorEnv(VectorEnv):
         """Each game's frame in ``render_mode``, as SyncVectorEnv's: a tuple of ``num_envs`` texts
         ("ansi") or RGB images ("rgb_array"); in "human" the boards are printed (and every reset
         and step prints them), Nones returned; without a mode Gymnasium's warning and Nones."""
+        if not self._started:
+            raise HighwayError("call reset() before render()")
         return self._render_games(np.ones(self.num_envs, np.bool_))
 
     def call(self, name: str, *args, **kwargs) -> tuple:
@@ -502,7 +526,7 @@ class HighwayVectorEnv(VectorEnv):
     def _infos(self, replies: np.ndarray, games: np.ndarray, ended: np.ndarray, min_a=None, min_b=None) -> dict:
         """The infos of ``games`` (every game after a step, the reset ones after a reset)."""
         infos = {"ply": (self.boards != 0).sum(axis=1), "_ply": games.copy(),
-                 "opponent_action": replies, "_opponent_action": replies >= 0}
+                 "opponent_action": replies, "_opponent_action": games.copy()}
         if ended.any():
             for key, values in (("min_a", min_a), ("min_b", min_b), ("margin", min_b - min_a)):
                 infos[key], infos[f"_{key}"] = values, ended.copy()
