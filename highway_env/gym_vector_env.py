@@ -148,7 +148,8 @@ def check_seeds(seed, num_envs: int) -> tuple[np.ndarray | None, int | None]:
 class HighwayVectorEnv(VectorEnv):
     """``num_envs`` Highway games against ``opponent``, stepped together; see the module docstring."""
 
-    metadata = {**HighwayGymEnv.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}  # as SyncVectorEnv's
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": HighwayGymEnv.metadata["render_fps"],
+                "autoreset_mode": AutoresetMode.NEXT_STEP}  # as SyncVectorEnv's: the single env's and its mode
 
     def __init__(self, num_envs: int = 1, play_as: str | int = "A", opponent=None, batched_opponent: bool = False,
                  illegal_action: str = "raise", frame: str = "absolute", render_mode: str | None = None,
@@ -168,7 +169,7 @@ class HighwayVectorEnv(VectorEnv):
         self.illegal_action = illegal_action
         self.max_episode_steps = check_max_episode_steps(max_episode_steps)
         self.autoreset_mode = check_autoreset_mode(autoreset_mode)  # read by TorchRL
-        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self.metadata = {**self.metadata, "render_modes": list(RENDER_MODES), "autoreset_mode": self.autoreset_mode}
         self.render_mode = render_mode
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8),
