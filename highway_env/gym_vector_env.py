@@ -22,44 +22,74 @@ opponent moves both give the same steps (tested).
 * ``max_episode_steps`` (as ``gymnasium.make``'s, which ``make_vec`` passes on): a game is truncated
   after that many agent steps (None or -1: never). ``disable_env_checker`` is accepted and ignored
   (no checker runs on a vector env).
-* ``opponent``: None, a uniformly random legal move for every game, drawn from the env's
-  ``np_random`` (seeded by ``reset(seed=...)``); or the single env's policy, ``policy(board, mask,
-  rng) -> action``, called once per game that needs a move; or with ``batched_opponent=True`` a
-  policy of the whole batch, ``policy(boards (K, 16) int8, masks (K, 256) bool, rng) -> (K,)``
-  absolute actions. An illegal reply raises ``IllegalMoveError`` naming the game.
+* ``opponent``: None, a uniformly random legal move for every game, drawn for the whole batch from
+  the env's ``np_random``; or the single env's policy, ``policy(board, mask, rng) -> action``, called
+  once per game that needs a move with that game's own generator as ``rng`` (seeded as SyncVectorEnv
+  seeds the single env's ``np_random``, so a stochastic policy plays the games it plays there); or
+  with ``batched_opponent=True`` a policy of the whole batch, ``policy(boards (K, 16) int8, masks
+  (K, 256) bool, rng) -> (K,)`` absolute actions, ``rng`` the env's ``np_random``. An illegal reply
+  raises ``IllegalMoveError`` naming the game.
+* ``reset(seed=...)`` takes what SyncVectorEnv takes: None; an int ``s`` (game i gets ``s + i``);
+  or a list of one int or None per game (None: that game's generator goes on; with ``reset_mask``
+  only the games it names are seeded). A game's generator is seeded from its own seed. The shared
+  ``np_random`` (default and batched opponents) is seeded by the int, or by the list ``s, s + 1,
+  ...`` exactly as by ``s``, or by any other list of ints as a whole (``np_random_seed`` -1, as
+  VectorEnv's for a generator not seeded by one int); a list holding a None leaves it as it is. The
+  default opponent's games therefore differ from those of ``vectorization_mode="sync"`` (its
+  ``random_policy`` draws from each game's generator in a Python loop, the cost this env avoids).
 * A step or reset is whole or nothing: an exception in it (an illegal agent action, an opponent
-  policy that raises or replies illegally in any game) leaves every game, the counters and
-  ``np_random`` as they were.
+  policy that raises or replies illegally in any game, a bad seed) leaves every game, the counters,
+  ``np_random`` and the games' generators as they were.
 * An illegal agent action: ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` naming the
   game, the action and why; ``"lose"`` ends that game with reward -1 (info
   ``illegal_action``). Actions that are not integers, or outside 0..255, always raise ``HighwayError``.
-* Infos (arrays with Gymnasium's ``_key`` masks): ``ply`` (numbers on each board),
-  ``opponent_action`` (its reply this step, absolute), and for games that ended this step ``min_a``,
-  ``min_b`` and ``margin`` (min_b - min_a: positive when A won). The single env's ``bounds`` and
-  path lists are left out: they cost more than the step.
+* Infos (arrays with Gymnasium's ``_key`` masks, set as SyncVectorEnv sets them): ``ply`` (numbers
+  on each board), ``opponent_action`` (its reply this step, absolute; -1 where it made none), and
+  for games that ended this step ``min_a``, ``min_b`` and ``margin`` (min_b - min_a: positive when A
+  won). The single env's ``bounds``, ``winner``, ``a_paths`` / ``b_paths`` and ``illegal_reason``
+  are left out: they cost more than the step.
 * ``reset(options={"board": ...})`` starts every game from that position (as the single env); the
   games an autoreset starts begin from the empty board.
+* ``render_mode`` (the single env's: "ansi", "rgb_array", "human"): ``render()`` gives one frame
+  per game, as SyncVectorEnv's, so Gymnasium's ``RecordVideo`` and ``HumanRendering`` vector
+  wrappers take it with "rgb_array"; ``metadata`` is SyncVectorEnv's (``render_modes``,
+  ``render_fps``, ``autoreset_mode``).
+* ``call`` / ``get_attr`` / ``set_attr`` as SyncVectorEnv's for what a game of this env has (one
+  value per game; see :meth:`HighwayVectorEnv.call`): ``envs.call("action_masks")``,
+  ``envs.get_attr("board")``, ``envs.set_attr("opponent", policy)``.
+* Gymnasium's vector wrappers work as over SyncVectorEnv (tested: RecordEpisodeStatistics,
+  DictInfoToList, ClipReward, TransformReward, NormalizeReward, Flatten-, Filter-, Transform- and
+  VectorizeTransformObservation, TransformAction). The observation is a Dict of int8 Boxes, so
+  DtypeObservation and NormalizeObservation need ``FlattenObservation`` under them, over either env.
 """
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from highway_env.aec import render_in_mode
 from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayError, IllegalMoveError, integral
-from highway_env.gym_env import _side, check_seat_settings
+from highway_env.gym_env import HighwayGymEnv, _side, check_seat_settings
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, PLAYER_FRAME, check_frame
 from highway_env.highway.highway import board_from_option
+from highway_env.render import RENDER_MODES, board_to_ansi, board_to_rgb
 
 #: the most games one env holds (a (N, 256) mask is built each step)
 MAX_NUM_ENVS = 1 << 20
 #: the autoreset modes the env implements (Gymnasium's SAME_STEP is not one)
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED)
+#: the single env's settings every game shares: get_attr / call give one per game
+SHARED_SETTINGS = ("play_as", "frame", "illegal_action", "opponent", "render_mode")
+#: the shared settings set_attr changes (the next move on reads them)
+SETTABLE = ("opponent", "illegal_action")
 
 
 def check_autoreset_mode(mode) -> AutoresetMode:
@@ -85,10 +115,41 @@ def check_max_episode_steps(value) -> int | None:
     return steps
 
 
+def check_seeds(seed, num_envs: int) -> tuple[np.ndarray | None, int | None]:
+    """SyncVectorEnv's ``reset(seed=...)``: None, an int (game i gets ``seed + i``) or a list of one
+    int or None per game. Returns (an object array of each game's seed, int or None; or None) and the
+    int ``s`` when the seeds are ``s, s + 1, ...`` (else None)."""
+    if seed is None:
+        return None, None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if seed < 0:
+            raise HighwayError(f"seed must be a non-negative int, got {seed!r}")
+        return np.arange(num_envs, dtype=object) + int(seed), int(seed)
+    if not isinstance(seed, (list, tuple, np.ndarray)) or np.ndim(seed) != 1:
+        raise HighwayError(f"seed must be None, an int or a list of {num_envs} ints or None (one per game), "
+                           f"got {reprlib.repr(seed)}")
+    if len(seed) != num_envs:
+        raise HighwayError(f"seed: a list needs one seed per game ({num_envs}), got {len(seed)}: {reprlib.repr(seed)}")
+    seeds = np.empty(num_envs, dtype=object)
+    for i, s in enumerate(seed):
+        if s is not None:
+            try:
+                s = integral(s, "seed")
+            except HighwayError:
+                s = -1
+            if s < 0:
+                raise HighwayError(f"seed[{i}] must be None or a non-negative int, got {seed[i]!r}")
+        seeds[i] = s
+    first = seeds[0]
+    consecutive = first is not None and all(s is not None and s == first + i for i, s in enumerate(seeds))
+    return seeds, first if consecutive else None
+
+
 class HighwayVectorEnv(VectorEnv):
     """``num_envs`` Highway games against ``opponent``, stepped together; see the module docstring."""
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": HighwayGymEnv.metadata["render_fps"],
+                "autoreset_mode": AutoresetMode.NEXT_STEP}  # as SyncVectorEnv's: the single env's and its mode
 
     def __init__(self, num_envs: int = 1, play_as: str | int = "A", opponent=None, batched_opponent: bool = False,
                  illegal_action: str = "raise", frame: str = "absolute", render_mode: str | None = None,
@@ -97,9 +158,8 @@ class HighwayVectorEnv(VectorEnv):
         n = integral(num_envs, "num_envs")
         if not 1 <= n <= MAX_NUM_ENVS:
             raise HighwayError(f"num_envs must be in 1..{MAX_NUM_ENVS}, got {num_envs!r}")
-        if render_mode is not None:
-            raise HighwayError(f"render_mode {render_mode!r}: the vector env does not render; render one game "
-                               "with gymnasium.make('highway_env/Highway-v0', render_mode=...)")
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise HighwayError(f"unknown render_mode {render_mode!r}; expected None or one of {list(RENDER_MODES)}")
         check_seat_settings(play_as, opponent, illegal_action)
         self.num_envs = n
         self.play_as = "AB"[_side(play_as)]
@@ -109,8 +169,8 @@ class HighwayVectorEnv(VectorEnv):
         self.illegal_action = illegal_action
         self.max_episode_steps = check_max_episode_steps(max_episode_steps)
         self.autoreset_mode = check_autoreset_mode(autoreset_mode)  # read by TorchRL
-        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.render_mode = None
+        self.metadata = {**self.metadata, "render_modes": list(RENDER_MODES), "autoreset_mode": self.autoreset_mode}
+        self.render_mode = render_mode
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8),
             "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
@@ -123,9 +183,14 @@ class HighwayVectorEnv(VectorEnv):
         self._ends_next = np.zeros(n, np.bool_)  # terminated or truncated: the next step starts them again
         self._elapsed = np.zeros(n, np.int64)  # agent steps in each game, for max_episode_steps
         self._started = False
+        # each game's generator for a per-game opponent policy, as the single env's np_random: made
+        # on first use from the game's seed (None: fresh entropy)
+        self._game_rngs = np.full(n, None, dtype=object)
+        self._game_seeds = np.full(n, None, dtype=object)
+        self._rng_undo: list = []  # (generator, state) before each per-game policy's draws this step
 
     # -- the API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
         return self._whole_or_nothing(self._reset, seed, options)
 
     def step(self, actions):
@@ -140,6 +205,49 @@ class HighwayVectorEnv(VectorEnv):
         masks[self._over] = False
         return masks
 
+    def render(self) -> tuple:
+        """Each game's frame in ``render_mode``, as SyncVectorEnv's: a tuple of ``num_envs`` texts
+        ("ansi") or RGB images ("rgb_array"); in "human" the boards are printed (and every reset
+        and step prints them), Nones returned; without a mode Gymnasium's warning and Nones."""
+        if not self._started:
+            raise HighwayError("call reset() before render()")
+        return self._render_games(np.ones(self.num_envs, np.bool_))
+
+    def call(self, name: str, *args, **kwargs) -> tuple:
+        """SyncVectorEnv's ``call``: one result per game of the single env's attribute ``name``,
+        called with the arguments where it is callable. The names a game has: ``action_masks`` and
+        ``render`` (the batch's, split by game), ``board`` (each game's ``core.Board``),
+        ``np_random`` / ``np_random_seed`` (the generator each game's opponent draws from: its own
+        for a per-game policy, else the env's one), ``observation_space`` / ``action_space`` (the
+        single ones) and the settings in SHARED_SETTINGS. Any other name raises AttributeError."""
+        if name in ("action_masks", "render"):
+            return tuple(getattr(self, name)(*args, **kwargs))
+        return tuple(v(*args, **kwargs) if callable(v) else v for v in self._per_game(name))
+
+    def get_attr(self, name: str) -> tuple:
+        """SyncVectorEnv's ``get_attr``: ``call(name)`` (a callable attribute is called)."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values) -> None:
+        """SyncVectorEnv's ``set_attr`` for the settings in SETTABLE (``opponent``: a policy of the kind
+        ``batched_opponent`` says; ``illegal_action``), from the next move on. A list or tuple gives one
+        value per game, and the games share their settings, so its values must be one value."""
+        if name not in SETTABLE:
+            raise AttributeError(f"set_attr: {name!r} cannot be set on {type(self).__name__}; settable: "
+                                 f"{', '.join(SETTABLE)}")
+        value = values
+        if isinstance(values, (list, tuple)):
+            if len(values) != self.num_envs:
+                raise HighwayError(f"set_attr({name!r}): one value per game ({self.num_envs}), got {len(values)}")
+            value = values[0]
+            different = [g for g, v in enumerate(values) if not (v is value or v == value)]
+            if different:
+                raise HighwayError(f"set_attr({name!r}): the games share one {name}, but game {different[0]} "
+                                   f"got {values[different[0]]!r} and game 0 {value!r}")
+        settings = {"opponent": self.opponent, "illegal_action": self.illegal_action, name: value}
+        check_seat_settings(self.play_as, **settings)
+        setattr(self, name, value)
+
     # -- a step and a reset, whole or not at all
     def _whole_or_nothing(self, body, *args):
         """``body(*args)``, restoring every game, the counters and the generator if it raises (an
@@ -149,6 +257,8 @@ class HighwayVectorEnv(VectorEnv):
         rng, rng_seed, started = self._np_random, self._np_random_seed, self._started
         # the random opponent draws last, from a batch that cannot fail: only a policy's draws need undoing
         rng_state = rng.bit_generator.state if rng is not None and self.opponent is not None else None
+        game_rngs = (self._game_rngs.copy(), self._game_seeds.copy()) if body == self._reset else None
+        self._rng_undo = []
         try:
             return body(*args)
         except BaseException:
@@ -157,17 +267,38 @@ class HighwayVectorEnv(VectorEnv):
             self._np_random, self._np_random_seed, self._started = rng, rng_seed, started
             if rng_state is not None:
                 rng.bit_generator.state = rng_state
+            for generator, old_state in reversed(self._rng_undo):
+                generator.bit_generator.state = old_state
+            if game_rngs is not None:
+                self._game_rngs[:], self._game_seeds[:] = game_rngs
             raise
 
     def _reset(self, seed, options):
-        super().reset(seed=seed)
         games = self._games_to_reset(options)
+        self._seed(*check_seeds(seed, self.num_envs), games)
         self.boards[games] = self._start_board(options)
         for flags in (self._over, self._ends_next, self._elapsed):
             flags[games] = 0
         replies = self._opponent_moves(games & (self._movers() != self._me))
         self._started = True
+        if self.render_mode == "human":  # as the single env: each game shown after its reset
+            self._render_games(games)
         return self._observations(), self._infos(replies, games, np.zeros(self.num_envs, np.bool_))
+
+    def _seed(self, seeds: np.ndarray | None, first: int | None, games: np.ndarray) -> None:
+        """Seeds the games' generators (the ``games`` that have a seed) and the shared ``np_random``:
+        from ``first`` when the seeds are ``first + i`` (as an int seed), from them all when each game
+        has one, and not at all when some has none."""
+        if seeds is None:
+            return
+        has_seed = np.array([s is not None for s in seeds]) if first is None else np.ones(self.num_envs, np.bool_)
+        given = games & has_seed
+        self._game_seeds[given], self._game_rngs[given] = seeds[given], None
+        if first is not None:
+            super().reset(seed=first)
+        elif has_seed.all():
+            self._np_random = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seeds.tolist())))
+            self._np_random_seed = -1  # VectorEnv's "not seeded by one int"
 
     def _step(self, actions):
         restart = self._ends_next.copy()
@@ -203,6 +334,8 @@ class HighwayVectorEnv(VectorEnv):
         if lost.any():
             infos["illegal_action"] = np.where(lost, np.asarray(actions).reshape(-1).astype(np.int64), -1)
             infos["_illegal_action"] = lost
+        if self.render_mode == "human":
+            self._render_games(np.ones(self.num_envs, np.bool_))
         return self._observations(), rewards, terminations, truncations, infos
 
     def _games_to_reset(self, options) -> np.ndarray:
@@ -229,6 +362,46 @@ class HighwayVectorEnv(VectorEnv):
         return np.asarray(board.cells, np.int8)
 
     # -- the games
+    def _board(self, g) -> Board:
+        return Board(tuple(int(v) for v in self.boards[g]))
+
+    def _game_rng(self, g: int) -> np.random.Generator:
+        """Game ``g``'s generator, made on first use from its seed as the single env's ``np_random``."""
+        rng = self._game_rngs[g]
+        if rng is None:
+            rng, self._game_seeds[g] = seeding.np_random(self._game_seeds[g])
+            self._game_rngs[g] = rng
+        return rng
+
+    def _per_game(self, name: str) -> tuple:
+        """The values of the single env's attribute ``name`` in each game (see :meth:`call`)."""
+        n = self.num_envs
+        per_game_rng = self.opponent is not None and not self.batched_opponent
+        if name == "board":
+            return tuple(self._board(g) for g in range(n))
+        if name == "np_random":
+            return tuple(self._game_rng(g) for g in range(n)) if per_game_rng else (self.np_random,) * n
+        if name == "np_random_seed":
+            if not per_game_rng:
+                return (self.np_random_seed,) * n
+            for g in range(n):
+                self._game_rng(g)  # its seed is known once it is made
+            return tuple(self._game_seeds)
+        single = {"observation_space": self.single_observation_space, "action_space": self.single_action_space}
+        if name in single:
+            return (single[name],) * n
+        if name in SHARED_SETTINGS:
+            return (getattr(self, name),) * n
+        known = ["action_masks", "render", "board", "np_random", "np_random_seed", *single, *SHARED_SETTINGS]
+        raise AttributeError(f"a game of {type(self).__name__} has no attribute {name!r} for call/get_attr; "
+                             f"known: {', '.join(known)}")
+
+    def _render_games(self, games: np.ndarray) -> tuple:
+        """The frames of ``games`` (bool (N,)) in ``render_mode``, in game order."""
+        return tuple(render_in_mode(self.render_mode, lambda b=board: board_to_ansi(b),
+                                    lambda b=board: board_to_rgb(b))
+                     for board in map(self._board, np.flatnonzero(games)))
+
     def _movers(self) -> np.ndarray:
         return (self.boards != 0).sum(axis=1) % 2
 
@@ -264,7 +437,7 @@ class HighwayVectorEnv(VectorEnv):
         return self._masks()[np.arange(self.num_envs), absolute]
 
     def _raise_illegal(self, g: int, given: int, absolute: int, whose: str):
-        board = Board(tuple(int(v) for v in self.boards[g]))
+        board = self._board(g)
         try:
             board.apply(absolute)  # raises, naming why
         except HighwayError as e:
@@ -302,8 +475,11 @@ class HighwayVectorEnv(VectorEnv):
             if chosen.dtype.kind not in "iu":  # floats, bools, a list's items (numpy reads True as 1): each checked
                 chosen = chosen.tolist()
         else:
-            chosen = [self.opponent(Board(tuple(int(v) for v in self.boards[i])), m.view(np.int8).copy(),
-                                    self.np_random) for i, m in zip(g, masks)]
+            chosen = []
+            for i, m in zip(g, masks):
+                rng = self._game_rng(int(i))
+                self._rng_undo.append((rng, rng.bit_generator.state))
+                chosen.append(self.opponent(self._board(i), m.view(np.int8).copy(), rng))
         if isinstance(chosen, list):
             for k, a in enumerate(chosen):
                 try:
@@ -351,7 +527,7 @@ class HighwayVectorEnv(VectorEnv):
     def _infos(self, replies: np.ndarray, games: np.ndarray, ended: np.ndarray, min_a=None, min_b=None) -> dict:
         """The infos of ``games`` (every game after a step, the reset ones after a reset)."""
         infos = {"ply": (self.boards != 0).sum(axis=1), "_ply": games.copy(),
-                 "opponent_action": replies, "_opponent_action": replies >= 0}
+                 "opponent_action": replies, "_opponent_action": games.copy()}
         if ended.any():
             for key, values in (("min_a", min_a), ("min_b", min_b), ("margin", min_b - min_a)):
                 infos[key], infos[f"_{key}"] = values, ended.copy()

@@ -7,6 +7,7 @@ import pytest
 
 import highway_env  # noqa: F401  (registers the ids)
 from highway_env.core import Board, HighwayError, IllegalMoveError
+from highway_env.gym_env import random_policy
 from highway_env.gym_vector_env import HighwayVectorEnv
 from optional_parts import require_modules
 
@@ -36,22 +37,30 @@ def test_make_vec_builds_it_and_sync_still_builds_the_single_envs():
     assert type(gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync")).__name__ == "SyncVectorEnv"
 
 
-def assert_same_steps(kwargs, steps=60, illegal_share=0.0, options=None, num_envs=5):
+def assert_same_steps(kwargs, steps=60, illegal_share=0.0, options=None, num_envs=5, seed=1, reseed=None):
     """Steps the native env and SyncVectorEnv over HighwayGymEnv side by side with the same actions and
     asserts, game by game, the same observations, masks, rewards, ends, autoresets and infos; returns
-    the number of games that ended."""
+    the number of games that ended. ``reseed``: (seed, reset_mask or None) of a reset halfway."""
     native = gym.make_vec(ENV_ID, num_envs=num_envs, **kwargs)
     sync = gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode="sync", **kwargs)
-    (obs, info), (obs_s, info_s) = native.reset(seed=1, options=options), sync.reset(seed=1, options=options)
+    (obs, info), (obs_s, info_s) = native.reset(seed=seed, options=options), sync.reset(seed=seed, options=options)
     rng = np.random.default_rng(0)
     ends, lost = 0, np.zeros(num_envs, bool)
-    for _ in range(steps):
+    for t in range(steps):
+        if reseed is not None and t == steps // 2:
+            again, mask = reseed
+            options = None if mask is None else {"reset_mask": mask}
+            obs, info = native.reset(seed=again, options=options)
+            obs_s, info_s = sync.reset(seed=again, options=None if mask is None else {"reset_mask": mask.copy()})
+            lost = np.zeros(num_envs, bool)
         for key in ("observation", "action_mask"):
             np.testing.assert_array_equal(obs[key], obs_s[key])
-        np.testing.assert_array_equal(info["ply"], info_s["ply"])
+        shown = info["_ply"]  # every game, but after a partial reset only those it started
+        np.testing.assert_array_equal(shown, info_s["_ply"])
+        np.testing.assert_array_equal(info["ply"][shown], info_s["ply"][shown])
         np.testing.assert_array_equal(native.action_masks(), np.array(sync.call("action_masks")))
         # (the single env repeats its last reply in the info of a game lost by an illegal action)
-        np.testing.assert_array_equal(info["opponent_action"][~lost], info_s["opponent_action"][~lost])
+        np.testing.assert_array_equal(info["opponent_action"][shown & ~lost], info_s["opponent_action"][shown & ~lost])
         for key in ("min_a", "min_b", "margin"):
             assert (key in info) == (key in info_s)
             if key in info:
@@ -173,7 +182,7 @@ def test_a_batched_opponent_is_asked_once_for_the_whole_batch():
     ({"num_envs": 0}, "num_envs must be in 1.."), ({"num_envs": 2.0}, "num_envs must be an integer"),
     ({"play_as": "C"}, "play_as"), ({"frame": "mine"}, "frame must be one of"),
     ({"illegal_action": "skip"}, "illegal_action"), ({"opponent": 3}, "opponent must be a callable"),
-    ({"render_mode": "human"}, "does not render"),
+    ({"render_mode": "rgb"}, r"unknown render_mode 'rgb'; expected None or one of \['human', 'ansi', 'rgb_array'\]"),
 ])
 def test_bad_settings_name_the_value(kwargs, match):
     with pytest.raises(HighwayError, match=match):
@@ -230,7 +239,7 @@ def test_an_opponent_that_fails_in_one_game_leaves_every_game_as_it_was():
             calls["left"] -= 1
             if calls["left"] < 0:
                 raise RuntimeError("the opponent failed")
-        return int(np.flatnonzero(mask)[-1])
+        return int(rng.choice(np.flatnonzero(mask)))  # the twin's replies only if each generator is restored
 
     envs, twin = HighwayVectorEnv(4, opponent=opponent), HighwayVectorEnv(4, opponent=opponent)
     (obs, _), _ = envs.reset(seed=3), twin.reset(seed=3)
@@ -240,12 +249,14 @@ def test_an_opponent_that_fails_in_one_game_leaves_every_game_as_it_was():
         obs, *_ = envs.step(actions)
         twin.step(actions)
     boards, rng_state = envs.boards.copy(), envs.np_random.bit_generator.state
+    game_states = [g.bit_generator.state for g in envs.get_attr("np_random")]  # each game's, drawn from
     actions = agent_actions(obs, rng)
     calls["left"] = 2
     with pytest.raises(RuntimeError, match="the opponent failed"):
         envs.step(actions)
     np.testing.assert_array_equal(envs.boards, boards)
     assert envs.np_random.bit_generator.state == rng_state
+    assert [g.bit_generator.state for g in envs.get_attr("np_random")] == game_states
     calls["left"] = None
     for _ in range(30):  # then the same steps as the twin
         (obs, *rest), (obs_t, *rest_t) = envs.step(actions), twin.step(actions)
@@ -446,3 +457,218 @@ def test_the_illegal_action_info_keeps_minus_one_whatever_the_actions_dtype():
     actions = np.array([np.flatnonzero(obs["action_mask"][0])[0], 0], np.uint8)  # 0: number 1, on the board
     info = envs.step(actions)[4]
     assert info["illegal_action"].dtype == np.int64 and info["illegal_action"].tolist() == [-1, 0]
+
+
+@pytest.mark.parametrize("seed, reseed", [
+    (5, None), ([3, 1, 4, 1, 5], None), ((2**70, 0, 9, 7, 7), None), ([5, 6, 7, 8, 9], None),
+    (0, ([None, 8, None, 6, None], None)),  # None: that game's generator goes on, as in sync
+    (2, (11, np.array([False, True, True, False, True]))),  # a partial reset seeds the games it starts
+    (4, ([1, 2, 3, 4, 5], np.array([True, False, False, False, True]))),
+])
+def test_seeds_give_every_game_the_games_of_sync(seed, reseed):
+    """reset(seed=...) as SyncVectorEnv's: an int (game i gets seed + i), a list of one int or None per
+    game, with reset_mask too. A per-game opponent policy draws from its game's own generator, seeded
+    as the single env's np_random, so a random one plays the same games as over SyncVectorEnv."""
+    kwargs = dict(play_as="B", opponent=random_policy, illegal_action="lose")
+    assert assert_same_steps(kwargs, 40, 0.05, seed=seed, reseed=reseed) >= 8
+
+
+def test_the_default_opponent_takes_seed_lists_and_an_int_is_its_list():
+    """The default (vectorised) opponent draws for the whole batch from the env's np_random: the int s
+    and the list s, s+1, ... (what SyncVectorEnv makes of s) give the same games; another list of ints
+    seeds it from all of them (np_random_seed -1: not one int); a list with a None leaves it as it is."""
+    def replies(seed, envs=None):
+        envs = envs or HighwayVectorEnv(6, play_as="B")
+        obs, info = envs.reset(seed=seed)
+        out, rng = [info["opponent_action"]], np.random.default_rng(0)
+        for _ in range(20):
+            obs, *_, info = envs.step(agent_actions(obs, rng))
+            out.append(info["opponent_action"])
+        return np.array(out), envs
+
+    by_int, envs = replies(7)
+    assert envs.np_random_seed == 7
+    np.testing.assert_array_equal(replies(list(range(7, 13)))[0], by_int)
+    listed, envs = replies([7, 8, 9, 10, 11, 0])
+    assert envs.np_random_seed == -1 and (listed != by_int).any()
+    again, twin = replies([7, 8, 9, 10, 11, 0])
+    np.testing.assert_array_equal(again, listed)
+    np.testing.assert_array_equal(replies([None, 1, 2, 3, 4, 5], envs)[0], replies(None, twin)[0])  # not reseeded
+
+
+@pytest.mark.parametrize("seed, match", [
+    ([1, 2], r"a list needs one seed per game \(3\), got 2: \[1, 2\]"),
+    ([1, 2, -3], r"seed\[2\] must be None or a non-negative int, got -3"),
+    ((1, 2.0, 3), r"seed\[1\] must be None or a non-negative int, got 2.0"),
+    ([1, True, 3], r"seed\[1\] must be None or a non-negative int, got True"),
+    (-1, "seed must be a non-negative int, got -1"), ("7", "seed must be None, an int or a list"),
+    (np.zeros((3, 1), int), "seed must be None, an int or a list"),
+])
+def test_a_bad_seed_is_named_and_changes_nothing(seed, match):
+    envs = HighwayVectorEnv(3, opponent=random_policy)
+    envs.reset(seed=0)
+    boards, state = envs.boards.copy(), envs.np_random.bit_generator.state
+    with pytest.raises(HighwayError, match=match):
+        envs.reset(seed=seed)
+    np.testing.assert_array_equal(envs.boards, boards)
+    assert envs.np_random.bit_generator.state == state
+
+
+#: the single env's info keys the native env leaves out (they cost more than the step)
+LEFT_OUT = {"bounds", "winner", "a_paths", "b_paths", "illegal_reason"}
+
+
+def assert_same_structure(ours, theirs, path="") -> None:
+    """``ours`` equal to ``theirs``: arrays, numbers, lists and tuples item by item, dicts key by key
+    but for LEFT_OUT; "t", an episode's wall time, is not compared."""
+    if isinstance(ours, dict):
+        assert isinstance(theirs, dict), path
+        assert set(theirs) - set(ours) <= LEFT_OUT | {f"_{k}" for k in LEFT_OUT}, path
+        for key in ours:
+            if key in ("t", "_t") or key.startswith("_"):
+                continue
+            if f"_{key}" in ours:  # Gymnasium's info masks: the values where the mask is set
+                shown = ours[f"_{key}"]
+                np.testing.assert_array_equal(shown, theirs[f"_{key}"], err_msg=f"{path}/_{key}")
+                if not isinstance(ours[key], dict):
+                    np.testing.assert_array_equal(ours[key][shown], theirs[key][shown], err_msg=f"{path}/{key}")
+                    continue
+            assert_same_structure(ours[key], theirs[key], f"{path}/{key}")
+    elif isinstance(ours, (list, tuple)):
+        assert len(ours) == len(theirs), path
+        for k, (a, b) in enumerate(zip(ours, theirs)):
+            assert_same_structure(a, b, f"{path}/{k}")
+    else:
+        np.testing.assert_array_equal(ours, theirs, err_msg=path)
+
+
+def flat_planes(obs):
+    return obs["observation"].reshape(len(obs["observation"]), -1).astype(np.float32)
+
+
+VECTOR_WRAPPERS = {  # Gymnasium's vector wrappers a user would put around this env
+    "RecordEpisodeStatistics": lambda e: gym.wrappers.vector.RecordEpisodeStatistics(e),
+    "DictInfoToList": lambda e: gym.wrappers.vector.DictInfoToList(e),
+    "ClipReward": lambda e: gym.wrappers.vector.ClipReward(e, -0.5, 0.5),
+    "TransformReward": lambda e: gym.wrappers.vector.TransformReward(e, lambda r: 2 * r - 1),
+    "NormalizeReward": lambda e: gym.wrappers.vector.NormalizeReward(e),
+    "FlattenObservation": lambda e: gym.wrappers.vector.FlattenObservation(e),
+    "FilterObservation": lambda e: gym.wrappers.vector.FilterObservation(e, ["observation"]),
+    "TransformObservation": lambda e: gym.wrappers.vector.TransformObservation(
+        e, flat_planes, gym.spaces.Box(0, 1, (e.num_envs, 256), np.float32), gym.spaces.Box(0, 1, (256,), np.float32)),
+    "VectorizeTransformObservation": lambda e: gym.wrappers.vector.VectorizeTransformObservation(
+        e, gym.wrappers.FlattenObservation),
+    "NormalizeObservation": lambda e: gym.wrappers.vector.NormalizeObservation(
+        gym.wrappers.vector.DtypeObservation(gym.wrappers.vector.FlattenObservation(e), np.float32)),
+    "TransformAction": lambda e: gym.wrappers.vector.TransformAction(e, lambda a: a, e.action_space),
+    "stacked": lambda e: gym.wrappers.vector.DictInfoToList(gym.wrappers.vector.ClipReward(
+        gym.wrappers.vector.RecordEpisodeStatistics(e), 0.0, 1.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(VECTOR_WRAPPERS))
+def test_gymnasiums_vector_wrappers_work_as_over_sync(name):
+    """Each of Gymnasium's vector wrappers that fits the space gives over the native env what it gives
+    over SyncVectorEnv: observations, rewards, ends and infos, through autoresets."""
+    kwargs = dict(num_envs=3, play_as="B", opponent=first_legal, illegal_action="lose")
+    native = VECTOR_WRAPPERS[name](gym.make_vec(ENV_ID, **kwargs))
+    sync = VECTOR_WRAPPERS[name](gym.make_vec(ENV_ID, vectorization_mode="sync", **kwargs))
+    assert native.observation_space == sync.observation_space and native.action_space == sync.action_space
+    out, out_s = native.reset(seed=0), sync.reset(seed=0)
+    rng, ends = np.random.default_rng(0), 0
+    for _ in range(30):
+        assert_same_structure(out, out_s)
+        actions = agent_actions({"action_mask": native.unwrapped.action_masks()}, rng, 0.1)
+        out, out_s = native.step(actions), sync.step(actions)
+        ends += int((out[2] | out[3]).sum())
+    assert ends >= 5
+
+
+@pytest.mark.parametrize("render_mode", ["ansi", "rgb_array"])
+def test_render_gives_each_games_frame_as_sync(render_mode):
+    """render() in the single env's frame modes: one frame per game, those SyncVectorEnv gives, also
+    of games that ended and games an autoreset started."""
+    kwargs = dict(num_envs=3, opponent=first_legal, render_mode=render_mode)
+    native, sync = gym.make_vec(ENV_ID, **kwargs), gym.make_vec(ENV_ID, vectorization_mode="sync", **kwargs)
+    assert native.render_mode == sync.render_mode == render_mode
+    board = "1,2,3,4,5,6,7,8,9,10,11,12,13,0,0,0"  # A to move: 2 more steps end the games
+    native.reset(seed=0, options={"board": board}), sync.reset(seed=0, options={"board": board})
+    for _ in range(3):
+        frames, frames_s = native.render(), sync.render()
+        assert isinstance(frames, tuple) and len(frames) == 3
+        assert_same_structure(frames, frames_s)
+        actions = np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in native.action_masks()])
+        native.step(actions), sync.step(actions)
+
+
+def test_human_render_prints_every_game_as_sync(capsys):
+    """render_mode "human" prints each game's board after a reset and a step, as the single envs in
+    SyncVectorEnv do (render() itself prints them and gives Nones); no mode: Nones, as sync."""
+    printed = []
+    for mode in ("vector_entry_point", "sync"):
+        envs = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode=mode, opponent=first_legal, render_mode="human")
+        envs.reset(seed=0)
+        envs.step(np.array([5, 17]))
+        assert envs.render() == (None, None)
+        envs.reset(options={"reset_mask": np.array([False, True])})
+        printed.append(capsys.readouterr().out)
+        unset = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode=mode)
+        with pytest.raises((gym.error.ResetNeeded, HighwayError), match="before"):
+            unset.render()
+        unset.reset(seed=0)
+        with pytest.warns(UserWarning, match="without specifying any render mode"):
+            assert unset.render() == (None, None)
+    assert printed[0] == printed[1] and printed[0].count("ply") == 7
+
+
+def test_the_vector_env_attributes_are_those_of_sync():
+    """metadata (render modes, fps, autoreset mode), spec, the single and batched spaces, repr,
+    unwrapped and close() twice as SyncVectorEnv's; np_random and np_random_seed as VectorEnv's."""
+    native = gym.make_vec(ENV_ID, num_envs=3, play_as="B")
+    sync = gym.make_vec(ENV_ID, num_envs=3, play_as="B", vectorization_mode="sync")
+    assert native.metadata == sync.metadata and "render_fps" in native.metadata
+    assert native.spec.id == sync.spec.id == ENV_ID and native.spec.kwargs["play_as"] == "B"
+    for name in ("single_observation_space", "single_action_space", "observation_space", "action_space"):
+        assert getattr(native, name) == getattr(sync, name)
+    assert repr(native) == repr(sync).replace("SyncVectorEnv", "HighwayVectorEnv")
+    assert native.unwrapped is native
+    native.reset(seed=9)
+    assert native.np_random_seed == 9 and isinstance(native.np_random, np.random.Generator)
+    native.close()
+    native.close()
+    assert native.closed
+
+
+def test_call_get_attr_and_set_attr_as_sync():
+    """call / get_attr (one value per game) and set_attr of the shared settings as SyncVectorEnv's;
+    an attribute a game does not have is an AttributeError naming it, as there."""
+    kwargs = dict(num_envs=3, play_as="B", opponent=random_policy, frame="player")
+    native = gym.make_vec(ENV_ID, **kwargs)
+    sync = gym.make_vec(ENV_ID, vectorization_mode="sync", **kwargs)
+    (obs, info), _ = native.reset(seed=[4, 0, 4]), sync.reset(seed=[4, 0, 4])
+    assert info["opponent_action"][0] == info["opponent_action"][2]  # the same seed, the same opening
+    actions = agent_actions(obs, np.random.default_rng(0))
+    native.step(actions), sync.step(actions)
+    for name in ("action_masks", "board", "np_random_seed", "play_as", "frame", "illegal_action",
+                 "render_mode", "observation_space", "action_space"):
+        assert_same_structure(native.get_attr(name), sync.get_attr(name))
+        assert len(native.get_attr(name)) == 3
+    assert native.get_attr("np_random_seed") == (4, 0, 4)
+    assert_same_structure(native.call("action_masks"), sync.call("action_masks"))
+    native.set_attr("opponent", first_legal), sync.set_attr("opponent", first_legal)
+    native.set_attr("illegal_action", ["lose"] * 3), sync.set_attr("illegal_action", ["lose"] * 3)
+    obs, *_ = native.step(actions := agent_actions(obs, np.random.default_rng(1)))
+    obs_s, *_ = sync.step(actions)
+    assert_same_structure(obs, obs_s)
+    assert native.opponent is first_legal and native.illegal_action == "lose"
+    for envs in (native, sync):
+        with pytest.raises(AttributeError, match="no_such"):
+            envs.get_attr("no_such")
+    with pytest.raises(HighwayError, match="the games share one illegal_action, but game 1 got 'raise'"):
+        native.set_attr("illegal_action", ["lose", "raise", "lose"])
+    with pytest.raises(HighwayError, match=r"one value per game \(3\), got 2"):
+        native.set_attr("opponent", [first_legal, first_legal])
+    with pytest.raises(HighwayError, match="illegal_action must be 'raise' or 'lose', got 'skip'"):
+        native.set_attr("illegal_action", "skip")
+    with pytest.raises(AttributeError, match="'play_as' cannot be set"):
+        native.set_attr("play_as", "A")
