@@ -521,6 +521,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
     from highway_env.benchmark.run import held_to_value
     from highway_env.evaluation import metrics
     from highway_env.evaluation.elo import elo_with_ci
+    from highway_env.evaluation.provenance import provenance
 
     plan = info["plan"]
     agents = {}
@@ -601,6 +602,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
                                                      "critical": int(ps2.critical().sum())},
         "agents": agents, "round_robin": rr, "elo": elo, "elo_anchor": anchor,
         "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(wall, 1),
+        "provenance": provenance(),
     }
 
 

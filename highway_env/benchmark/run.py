@@ -16,6 +16,7 @@ import numpy as np
 from highway_env.benchmark.policy import as_agent, check_frame, observation_settings
 from highway_env.benchmark.report import BenchmarkReport
 from highway_env.evaluation.tasks import play_seats  # noqa: F401  (benchmark.run.play_seats)
+from highway_env.evaluation.provenance import provenance
 from highway_env.solver.player import EVALUATION_OPPONENT as PERFECT  # as evaluate.py's defaults
 
 #: positions per policy call for the position set (a batched policy sees this many at once)
@@ -156,5 +157,6 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
                          "version": ps.meta.get("version"), "size": len(ps)},
         "agents": {name: a}, "round_robin": {}, "elo": {}, "elo_anchor": None,
         "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(time.monotonic() - t0, 1),
+        "provenance": provenance(),
     }
     return BenchmarkReport(summary)

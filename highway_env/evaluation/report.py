@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from highway_env.atomic_files import atomic_write_text
+from highway_env.evaluation.provenance import provenance_line
 
 
 def _pct(x) -> str:
@@ -141,7 +142,8 @@ def markdown(summary: dict, plots: list[str]) -> str:
     for p in plots:
         lines += [f"![{p}]({p})", ""]
     lines += ["Files: `summary.json` (everything), `agents.csv` (one row per agent), `accuracy_by_ply.csv`, "
-              "`tasks/` (per-task cache; rerun the same command to resume).", ""]
+              "`tasks/` (per-task cache; rerun the same command to resume).", "",
+              provenance_line(summary.get("provenance")), ""]
     return "\n".join(lines)
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.evaluation import metrics
+from highway_env.evaluation.provenance import provenance, provenance_line
 
 RANDOM_SHARES = (1.0, 0.5, 0.25, 0.1)
 
@@ -191,7 +192,7 @@ def evaluate(args, log=print) -> dict:
                    "label_from_ply": from_ply,
                    "random_shares": list(RANDOM_SHARES)},
         "agents": agents, "round_robin": rr_out, "elo": elo, "elo_anchor": anchor,
-        "wall_seconds": round(time.monotonic() - t0, 1),
+        "wall_seconds": round(time.monotonic() - t0, 1), "provenance": provenance(),
     }
 
 
@@ -235,7 +236,8 @@ def markdown(summary: dict, plots: list[str]) -> str:
              ""]
     for p in plots:
         lines += [f"![{p}]({p})", ""]
-    lines += ["Files: `summary.json` (everything), `agents.csv`, `accuracy_by_ply.csv`.", ""]
+    lines += ["Files: `summary.json` (everything), `agents.csv`, `accuracy_by_ply.csv`.", "",
+              provenance_line(summary.get("provenance")), ""]
     return "\n".join(lines)
 
 
