@@ -1,5 +1,6 @@
 """``frame="player"``: observation, action mask and actions all in the mover's frame, so one policy
-acts for both seats; the default ``frame="absolute"`` is unchanged."""
+acts for both seats; the default ``frame="absolute"`` is unchanged; and every observation option of
+the AEC env reaches the other Highway envs and the benchmark."""
 
 from __future__ import annotations
 
@@ -155,3 +156,26 @@ def test_gym_env_lose_mode_in_player_frame():
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     _obs, reward, terminated, _t, info = env.step(illegal)
     assert reward == -1.0 and terminated and info["illegal_action"] == illegal
+
+
+def test_every_observation_option_reaches_every_highway_env():
+    """``frame`` is today's one option of what the agent sees; a new one (say, an extra plane) given
+    to the AEC env alone would be missing from the Gymnasium env, its vector env and the benchmark's
+    observations (what a graded policy sees). CONTRIBUTING.md, "A new observation option", lists them."""
+    import inspect
+
+    from highway_env import benchmark
+    from highway_env.gym_vector_env import HighwayVectorEnv
+    from highway_env.highway.highway import raw_env
+
+    def params(f):
+        return set(inspect.signature(f).parameters) - {"self"}
+
+    options = params(raw_env.__init__) - {"render_mode"}
+    assert "frame" in options
+    takers = {"HighwayGymEnv": HighwayGymEnv.__init__, "HighwayVectorEnv": HighwayVectorEnv.__init__,
+              "highway_env.benchmark.observations": benchmark.observations,
+              "highway_env.benchmark.evaluate": benchmark.evaluate}
+    missing = {name: sorted(options - params(f)) for name, f in takers.items() if options - params(f)}
+    assert not missing, (f"observation option(s) of highway_v0.raw_env not taken by {missing}: give each the "
+                         "option (see CONTRIBUTING.md, 'A new observation option for the Highway envs')")
