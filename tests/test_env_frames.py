@@ -12,7 +12,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import highway_env  # noqa: F401  (registers the Gymnasium id)
-from highway_env import core, highway_v0
+from highway_env import blackpath_v0, core, highway_v0, jumping_v0
 from highway_env.gym_env import HighwayGymEnv
 
 FRAMES = ("absolute", "player")
@@ -179,3 +179,19 @@ def test_every_observation_option_reaches_every_highway_env():
     missing = {name: sorted(options - params(f)) for name, f in takers.items() if options - params(f)}
     assert not missing, (f"observation option(s) of highway_v0.raw_env not taken by {missing}: give each the "
                          "option (see CONTRIBUTING.md, 'A new observation option for the Highway envs')")
+
+
+@pytest.mark.parametrize("make", [highway_v0.raw_env, blackpath_v0.raw_env, jumping_v0.raw_env],
+                         ids=["highway", "blackpath", "jumping"])
+def test_pickling_an_aec_env_keeps_every_constructor_option(make):
+    """The AEC envs pickle as a fresh env from the arguments given to ``EzPickle.__init__`` (as
+    PettingZoo's classic envs): an option left out of that call comes back at its default, silently."""
+    import inspect
+    import pickle
+
+    env = make()
+    options = [p for p in inspect.signature(type(env).__init__).parameters if p != "self"]
+    given = len(env._ezpickle_args) + len(env._ezpickle_kwargs)
+    assert given == len(options), (f"{type(env).__module__}.raw_env gives EzPickle.__init__ {given} of its "
+                                   f"options {options}: give it every one")
+    assert pickle.loads(pickle.dumps(highway_v0.raw_env(frame="player"))).frame == "player"
