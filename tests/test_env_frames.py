@@ -194,4 +194,5 @@ def test_pickling_an_aec_env_keeps_every_constructor_option(make):
     given = len(env._ezpickle_args) + len(env._ezpickle_kwargs)
     assert given == len(options), (f"{type(env).__module__}.raw_env gives EzPickle.__init__ {given} of its "
                                    f"options {options}: give it every one")
-    assert pickle.loads(pickle.dumps(highway_v0.raw_env(frame="player"))).frame == "player"
+    if make is highway_v0.raw_env:
+        assert pickle.loads(pickle.dumps(make(frame="player"))).frame == "player"
