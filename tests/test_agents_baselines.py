@@ -60,6 +60,16 @@ def test_baselines_legal_and_reproducible(spec):
     assert isinstance(a, int) and core.Board(tuple(int(v) for v in s[0])).is_legal(a)
 
 
+@pytest.mark.parametrize("spec", BASELINE_SPECS.values())
+def test_baselines_take_randomness_from_the_given_rng(spec):
+    """The arena and the evaluation hand each game its own generator (``play_out``); an agent that
+    drew from its own ``self.rng`` instead would play moves that depend on which games it played before."""
+    s = _states(seed=4, n=24)
+    a1 = make_agent(spec, G, seed=1).act_batch(s, np.random.default_rng(7))
+    a2 = make_agent(spec, G, seed=2).act_batch(s, np.random.default_rng(7))
+    assert np.array_equal(a1, a2), f"{spec}: act_batch(states, rng) must draw from rng (self._rng(rng)), not self.rng"
+
+
 def test_greedy_takes_a_winning_last_move():
     # greedy maximises the mover's final margin on the last move
     b = core.random_board(np.random.default_rng(1), 15)
