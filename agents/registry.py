@@ -28,7 +28,10 @@ class AgentSpecError(ValueError):
 
 
 def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
-    """Make ``make_agent("name[:arg...]")`` call ``factory(args, game, seed)``."""
+    """Make ``make_agent("name[:arg...]")`` call ``factory(args, game, seed)``; ``factory`` raises
+    :class:`AgentSpecError` for arguments it cannot take. A kind registered from outside this module
+    exists in this process only: the processes that build agents from specs on their own
+    (``evaluate.py``'s workers, the play server's opponents) know the kinds registered below."""
     if name in _AGENTS and not replace:
         raise ValueError(f"agent kind {name!r} is already registered")
     _AGENTS[name] = factory

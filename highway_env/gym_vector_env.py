@@ -513,8 +513,9 @@ class HighwayVectorEnv(VectorEnv):
 
     # -- what the agent sees
     def _observations(self) -> dict[str, np.ndarray]:
-        """The agent's planes (its own frame, as highway_v0) and its mask in ``frame`` (zero where
-        the game ended)."""
+        """The agent's planes (its own frame, as highway_v0, built here for the whole batch) and its
+        mask in ``frame`` (zero where the game ended); tests/test_gym_vector_env.py compares them with
+        SyncVectorEnv's."""
         n = self.num_envs
         planes = np.zeros((n, CELLS, NUMBERS), np.int8)
         g, cell = np.nonzero(self.boards)

@@ -14,6 +14,7 @@ from agents.mcts import SearchConfig
 from agents.network import ConfigError, NetConfig, build_network, masked_log_softmax
 from highway_env import core
 from highway_env.az_game import HighwayGame
+from agent_kinds import builtin_agent_kinds
 
 G = HighwayGame()
 
@@ -33,7 +34,21 @@ def _tiny_checkpoint(path, kind="mlp"):
     return path
 
 
-@pytest.mark.parametrize("spec", ["random", "greedy", "mcts:30"])
+#: An example spec of each agent kind whose moves test_baselines_legal_and_reproducible checks.
+BASELINE_SPECS = {"random": "random", "greedy": "greedy", "mcts": "mcts:30"}
+#: The kinds tested elsewhere, and where.
+TESTED_ELSEWHERE = {"az": "test_alphazero_from_checkpoint here", "perfect": "tests/test_perfect_player.py"}
+
+
+def test_every_agent_kind_is_tested():
+    """A kind registered in agents/registry.py but listed in neither table has no test of its moves."""
+    untested = [k for k in builtin_agent_kinds() if k not in BASELINE_SPECS and k not in TESTED_ELSEWHERE]
+    assert not untested, (f"agent kind(s) {untested} have no test: add an example spec to BASELINE_SPECS in "
+                          "tests/test_agents_baselines.py (its moves are then checked legal and reproducible) "
+                          "and its malformed specs to test_bad_specs")
+
+
+@pytest.mark.parametrize("spec", BASELINE_SPECS.values())
 def test_baselines_legal_and_reproducible(spec):
     s = _states()
     a1 = make_agent(spec, G, seed=3).act_batch(s)
@@ -43,6 +58,16 @@ def test_baselines_legal_and_reproducible(spec):
     one = make_agent(spec, G, seed=3)
     a = one.act(core.Board(tuple(int(v) for v in s[0])))
     assert isinstance(a, int) and core.Board(tuple(int(v) for v in s[0])).is_legal(a)
+
+
+@pytest.mark.parametrize("spec", BASELINE_SPECS.values())
+def test_baselines_take_randomness_from_the_given_rng(spec):
+    """The arena and the evaluation hand each game its own generator (``play_out``); an agent that
+    drew from its own ``self.rng`` instead would play moves that depend on which games it played before."""
+    s = _states(seed=4, n=24)
+    a1 = make_agent(spec, G, seed=1).act_batch(s, np.random.default_rng(7))
+    a2 = make_agent(spec, G, seed=2).act_batch(s, np.random.default_rng(7))
+    assert np.array_equal(a1, a2), f"{spec}: act_batch(states, rng) must draw from rng (self._rng(rng)), not self.rng"
 
 
 def test_greedy_takes_a_winning_last_move():
@@ -77,6 +102,23 @@ def test_oracle_style_agent_fits_interface():
 def test_bad_specs(bad):
     with pytest.raises((AgentSpecError, CheckpointError)):
         make_agent(bad, G)
+
+
+@pytest.mark.parametrize("args", ["", ":", ":x", ":-1", ":0", ":1.5", ":1:2:3", ":" + "9" * 30])
+def test_every_agent_kind_refuses_bad_arguments_with_a_spec_error(args):
+    """A factory that indexes a missing argument (``args[0]``) or int()s a word would raise
+    IndexError / a bare ValueError, which evaluate.py, the demo and the play server show as a traceback."""
+    for kind in builtin_agent_kinds():
+        spec = kind + args
+        try:
+            make_agent(spec, G, seed=0)  # some of these are valid ("random", "perfect"): fine
+        except (AgentSpecError, CheckpointError) as e:
+            named = [part for part in (kind, *args.split(":")) if part and part in str(e)]
+            assert named, f"{spec!r}: the error names neither the kind nor the bad argument: {e}"
+        except Exception as e:  # noqa: BLE001 -- any other exception is the fault under test
+            pytest.fail(f"make_agent({spec!r}) raised {type(e).__name__}: {e}; a factory must raise "
+                        "AgentSpecError naming the spec for arguments it cannot take (see _mcts in "
+                        "agents/registry.py)")
 
 
 @pytest.mark.parametrize("rest, parts", [("", ("", None)), ("a.pt", ("a.pt", None)), ("a.pt:50", ("a.pt", "50")),

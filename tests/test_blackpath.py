@@ -14,12 +14,15 @@ from pettingzoo.test import api_test, render_test, seed_test
 from highway_env import blackpath_v0
 from highway_env.blackpath import __main__ as cli
 from highway_env.blackpath.game import (
+    MAX_COLS,
+    MAX_ROWS,
     BlackPathError,
     IllegalMoveError,
     boundary_starts,
     new_game,
     parse_start,
     replay,
+    start_name,
     to_ansi,
 )
 from highway_env.blackpath.solver import brute_force_winner, solve, solve_all_starts, solve_state
@@ -86,6 +89,22 @@ def test_state_is_immutable_and_hashable():
     with pytest.raises(Exception):
         s.ply = 3  # frozen dataclass
     assert hash(t) == hash(replay("A1-T2"))
+
+
+@pytest.mark.parametrize("rows, cols", [(MAX_ROWS, MAX_COLS), (MAX_ROWS, 1), (1, MAX_COLS)])
+def test_every_start_of_the_largest_boards_reads_back(rows, cols):
+    """The size limits are the notation's (one column letter A..Z, a row number of one or two
+    digits): a larger limit would allow boards whose squares cannot be named or read back."""
+    for square, side in boundary_starts(rows, cols):
+        name = start_name(square, side, cols)
+        assert parse_start(name, rows, cols) == (square, side), name
+        assert new_game(rows, cols, name).start == name
+
+
+@pytest.mark.parametrize("rows, cols", [(MAX_ROWS + 1, 4), (4, MAX_COLS + 1), (0, 4), (4, 0)])
+def test_boards_beyond_the_limits_are_refused_naming_the_size(rows, cols):
+    with pytest.raises(BlackPathError, match=f"got {rows} x {cols}"):
+        new_game(rows, cols)
 
 
 def test_random_games_end_at_the_edge():

@@ -1,5 +1,6 @@
 """``frame="player"``: observation, action mask and actions all in the mover's frame, so one policy
-acts for both seats; the default ``frame="absolute"`` is unchanged."""
+acts for both seats; the default ``frame="absolute"`` is unchanged; and every observation option of
+the AEC env reaches the other Highway envs and the benchmark."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import highway_env  # noqa: F401  (registers the Gymnasium id)
-from highway_env import core, highway_v0
+from highway_env import blackpath_v0, core, highway_v0, jumping_v0
 from highway_env.gym_env import HighwayGymEnv
 
 FRAMES = ("absolute", "player")
@@ -155,3 +156,43 @@ def test_gym_env_lose_mode_in_player_frame():
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     _obs, reward, terminated, _t, info = env.step(illegal)
     assert reward == -1.0 and terminated and info["illegal_action"] == illegal
+
+
+def test_every_observation_option_reaches_every_highway_env():
+    """``frame`` is today's one option of what the agent sees; a new one (say, an extra plane) given
+    to the AEC env alone would be missing from the Gymnasium env, its vector env and the benchmark's
+    observations (what a graded policy sees). CONTRIBUTING.md, "A new observation option", lists them."""
+    import inspect
+
+    from highway_env import benchmark
+    from highway_env.gym_vector_env import HighwayVectorEnv
+    from highway_env.highway.highway import raw_env
+
+    def params(f):
+        return set(inspect.signature(f).parameters) - {"self"}
+
+    options = params(raw_env.__init__) - {"render_mode"}
+    assert "frame" in options
+    takers = {"HighwayGymEnv": HighwayGymEnv.__init__, "HighwayVectorEnv": HighwayVectorEnv.__init__,
+              "highway_env.benchmark.observations": benchmark.observations,
+              "highway_env.benchmark.evaluate": benchmark.evaluate}
+    missing = {name: sorted(options - params(f)) for name, f in takers.items() if options - params(f)}
+    assert not missing, (f"observation option(s) of highway_v0.raw_env not taken by {missing}: give each the "
+                         "option (see CONTRIBUTING.md, 'A new observation option for the Highway envs')")
+
+
+@pytest.mark.parametrize("make", [highway_v0.raw_env, blackpath_v0.raw_env, jumping_v0.raw_env],
+                         ids=["highway", "blackpath", "jumping"])
+def test_pickling_an_aec_env_keeps_every_constructor_option(make):
+    """The AEC envs pickle as a fresh env from the arguments given to ``EzPickle.__init__`` (as
+    PettingZoo's classic envs): an option left out of that call comes back at its default, silently."""
+    import inspect
+    import pickle
+
+    env = make()
+    options = [p for p in inspect.signature(type(env).__init__).parameters if p != "self"]
+    given = len(env._ezpickle_args) + len(env._ezpickle_kwargs)
+    assert given == len(options), (f"{type(env).__module__}.raw_env gives EzPickle.__init__ {given} of its "
+                                   f"options {options}: give it every one")
+    if make is highway_v0.raw_env:
+        assert pickle.loads(pickle.dumps(make(frame="player"))).frame == "player"

@@ -25,6 +25,8 @@ TINY = ["--iterations", "1", "--minutes", "0", "--games-per-iter", "8", "--selfp
     ("blackpath", '{"rowz": 5}', r"no option\(s\) \['rowz'\].*known: \['rows', 'cols', 'start'\]"),
     ("blackpath", '{"rows": "5"}', r"rejects .*'5'"),
     ("blackpath", '{"rows": 5, "start": "B2:top"}', r"rejects .*B2:top"),
+    ("blackpath", '{"rows": 11, "cols": 11}', r"at most 120 squares, got 11 x 11 = 121"),
+    ("blackpath", '{"rows": 100, "cols": 1}', r"1\.\.99 rows x 1\.\.26 cols, got 100 x 1"),
     ("jumping", '{"n": 9}', r"rejects .*9"),
     ("jumping", "[4]", "must be a JSON object"),
     ("jumping", "{n: 4}", "is not JSON"),

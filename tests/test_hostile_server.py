@@ -24,6 +24,7 @@ from highway_env.play.limits import ServerLimits
 from highway_env.play.opponents import build_opponent
 from highway_env.play.server import MAX_BODY, host_name, start_server
 from highway_env.play.session import BadRequest, SessionManager, TooBusy
+from agent_kinds import builtin_agent_kinds
 
 
 class FirstLegal:
@@ -105,6 +106,21 @@ def test_search_sizes_over_the_cap_are_refused(server, spec, value, flag):
     status, err = request(server, "POST", "/api/games", {"side": "B", "opponent": spec})
     assert status == 400 and value in err["error"] and flag in err["error"], err
     assert len(server.sessions) == 0
+
+
+#: Agent kinds the server runs on its own threads: each move is instant and bounded whatever the spec.
+IN_SERVER_KINDS = ("random", "greedy")
+
+
+def test_every_agent_kind_is_placed_in_or_out_of_the_server_process():
+    """A new kind that searches, left out of ISOLATED_KINDS, would run on a thread of the server's
+    process, holding the GIL for the whole search and with no cap on what a page asks for."""
+    from highway_env.play.opponents import ISOLATED_KINDS
+
+    unplaced = [k for k in builtin_agent_kinds() if k not in ISOLATED_KINDS and k not in IN_SERVER_KINDS]
+    assert not unplaced, (f"agent kind(s) {unplaced}: add each to ISOLATED_KINDS in highway_env/play/opponents.py "
+                          "(a search: its own process; cap its size in highway_env/play/limits.py) or, if every "
+                          "move is instant, to IN_SERVER_KINDS in tests/test_hostile_server.py")
 
 
 def test_limits_are_configurable():

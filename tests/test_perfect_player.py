@@ -15,7 +15,7 @@ from highway_env.core import SYMMETRIES, Board, HighwayError, encode_action, par
 from highway_env.solver import Solver, kernel
 from highway_env.solver.book import (Book, BookBuilder, BookError, book_from_certificate, book_from_first_moves,
                                      build_book, close_under_moves, fix_lost_replies, load_book, positions_at)
-from highway_env.solver.player import Oracle, PerfectPlayer, ordered_actions
+from highway_env.solver.player import DEFAULT_EXACT_MIN_PLY, TIEBREAKS, Oracle, PerfectPlayer, ordered_actions
 from highway_env.solver.reference import reference_move_values
 from highway_env.solver.store import (PositionStore, StoreConflictError, StoreCorruptError, canonical_key,
                                       value_from_bounds)
@@ -62,7 +62,13 @@ def test_is_an_agent_with_default_game(solver):
         PerfectPlayer(tiebreak="nope", book=False, solver=solver)
 
 
-@pytest.mark.parametrize("tiebreak", ["random", "margin", "hardest"])
+def test_every_tiebreak_has_its_first_exact_ply():
+    missing = sorted(set(TIEBREAKS) - set(DEFAULT_EXACT_MIN_PLY))
+    assert not missing, (f"tie-break(s) {missing} have no entry in DEFAULT_EXACT_MIN_PLY "
+                         "(highway_env/solver/player.py): the player would fail with a KeyError at its first move")
+
+
+@pytest.mark.parametrize("tiebreak", TIEBREAKS)
 def test_moves_keep_the_value(solver, tiebreak):
     player = make(solver, tiebreak)
     for board in positions(1, 5, 25) + positions(2, 3, 15):
@@ -147,7 +153,7 @@ def test_random_tiebreak_is_uniform_over_keeping_moves(solver):
     assert set(picks) == keeping
 
 
-@pytest.mark.parametrize("tiebreak", ["random", "margin", "hardest"])
+@pytest.mark.parametrize("tiebreak", TIEBREAKS)
 def test_never_loses_a_won_position_against_random(solver, tiebreak):
     rng = np.random.default_rng(8)
     player = make(solver, tiebreak, seed=1)

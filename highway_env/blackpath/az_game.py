@@ -123,7 +123,8 @@ class BlackPathGame(Game):
     def __init__(self, rows: int = 4, cols: int = 4, start="A1:top"):
         s0 = bp.new_game(rows, cols, start)
         if rows * cols > 120:
-            raise GameError("the int8 state holds boards of at most 120 squares")
+            raise GameError(f"the agents' int8 state holds boards of at most 120 squares, got {rows} x {cols} = "
+                            f"{rows * cols}: take fewer rows or columns")
         self.rows, self.cols = rows, cols
         self.start_square, self.start_side = s0.start_square, s0.start_side
         self.cells = rows * cols

@@ -36,6 +36,8 @@ __all__ = ["BlackPathError", "IllegalMoveError", "SIDES", "TILES", "TILE_NAMES",
            "new_game", "parse_square", "square_name", "parse_start", "start_name", "parse_move",
            "parse_moves", "move_name", "replay", "boundary_starts"]
 
+#: The notation's limits: a square is one column letter A..Z and a row number of one or two digits
+#: (``parse_square``). The agents' adapter allows fewer squares (``az_game``: 120, its int8 state).
 MAX_COLS = 26
 MAX_ROWS = 99
 

@@ -276,7 +276,9 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     # -- moves
     def _place(self, number: int, cell: int) -> None:
-        """Write a legal move; the mask and bounds follow with ``_derive``."""
+        """Write a legal move; the mask and bounds follow with ``_derive``. The observation planes
+        are built again by the vector env, ``batch_rules.observe_planes`` and the OpenSpiel game: a
+        change to them goes to each (CONTRIBUTING.md, "A new observation option")."""
         self._boards[0, cell] = number
         k = number - 1
         self._obs_flat[0, _OBS_INDEX[0][cell] + k] = 1

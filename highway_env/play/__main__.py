@@ -18,6 +18,7 @@ import webbrowser
 
 from highway_env.cli_args import MAX_SIMULATIONS, OneLineErrorParser, number
 from highway_env.play.limits import MAX_AZ_SIMULATIONS, MAX_ENGINES, MAX_MCTS_SIMULATIONS
+from highway_env.play.opponents import ISOLATED_KINDS
 
 
 def _has_display() -> bool:
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-az-sims", type=_simulations, default=MAX_AZ_SIMULATIONS, metavar="N",
                         help="most simulations an az:PATH:N opponent may ask for (default: %(default)s)")
     parser.add_argument("--max-engines", type=_positive_int, default=MAX_ENGINES, metavar="N",
-                        help="most opponent processes at once (perfect, mcts, az; a perfect player "
+                        help=f"most opponent processes at once ({', '.join(ISOLATED_KINDS)}; a perfect player "
                              "takes ~340 MB): beyond it the least recently used idle one is closed, "
                              "and a new game gets 429 while all are thinking (default: %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="log every HTTP request to stderr")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from highway_env.core import CELLS, NUMBERS, PLAYER_NAMES, Board, cell_rc, decode_action, encode_action
 from highway_env.play.limits import LimitError, ServerLimits
-from highway_env.play.opponents import OpponentSpecError, build_opponent, is_engine
+from highway_env.play.opponents import ISOLATED_KINDS, OpponentSpecError, build_opponent, is_engine
 from highway_env.play.view import board_view
 
 DEFAULT_OPPONENT = "greedy"
@@ -310,7 +310,7 @@ class SessionManager:
             idle = sorted((s for s in engines if not s.thinking), key=lambda s: s.last_used)
             if excess > len(idle):
                 raise TooBusy(f"all {self.limits.max_engines} engine processes this server allows are busy "
-                              "(perfect, mcts and az opponents): try again when a game has finished thinking, "
+                              f"({', '.join(ISOLATED_KINDS)} opponents): try again when a game has finished thinking, "
                               "or start the server with a larger --max-engines")
             self._drop(idle[:max(0, excess)])
             self._engines_starting += 1

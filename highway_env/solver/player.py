@@ -67,6 +67,8 @@ from highway_env.solver.solver import Solver
 from highway_env.solver.store import (UNKNOWN_HI, UNKNOWN_LO, PositionStore, bounds_from_value, open_store,
                                       value_from_bounds)
 
+#: A new tie-break needs: its rule in ``PerfectPlayer._choose``, its ply in DEFAULT_EXACT_MIN_PLY, a
+#: line in this module's docstring and the README's; tests/test_perfect_player.py runs every name here.
 TIEBREAKS = ("random", "margin", "hardest")
 DEFAULT_TIEBREAK = "hardest"
 #: From which ply (filled cells) on each tie-break is attempted exactly (measured: earlier it
@@ -429,6 +431,8 @@ class PerfectPlayer(Agent):
 
                     best = _memo(child_key, child_cells, {}, reaches_margin)
                     return self._uniform(board, actions, best, rng, info)
+                if tb != "hardest":  # a name added to TIEBREAKS must not play "hardest" unnoticed
+                    raise AssertionError(f"tie-break {tb!r} is in TIEBREAKS but has no rule in PerfectPlayer._choose")
                 # hardest, mover not winning: count the opponent's value-keeping replies
                 return self._hardest(board, value, actions, child_key, child_cells, keeps, rng, budget, info)
             except _OutOfTime:
