@@ -360,24 +360,28 @@ def test_openspiel_mcts_solver_proves_late_positions(game):
         assert root.outcome == [value, -value], board.to_string()
 
 
-def test_openspiel_rl_environment_with_qlearner_and_random_agent():
+def test_openspiel_rl_environment_with_qlearner_random_and_mcts_agents():
     """rl_environment.Environment("python_highway"): its TimeStep carries each player's observation
     tensor as info_state and legal actions, the rules' returns at the end; OpenSpiel's tabular
-    Q-learner (A) and random agent (B) play whole episodes on it (no TensorFlow or JAX needed)."""
+    Q-learner (A) plays whole episodes on it against its random agent and its MCTSAgent (B, which
+    searches a state deserialized from the TimeStep's serialized_state); no TensorFlow or JAX."""
     from open_spiel.python import rl_environment
-    from open_spiel.python.algorithms import random_agent, tabular_qlearner
+    from open_spiel.python.algorithms import mcts_agent, random_agent, tabular_qlearner
 
     env = rl_environment.Environment("python_highway", include_full_state=True)
     env.seed(0)
     assert env.observation_spec()["info_state"] == (256,) and env.action_spec()["num_actions"] == 256
-    agents = [tabular_qlearner.QLearner(0, 256), random_agent.RandomAgent(1, 256)]
-    for episode in range(3):
+    learner = tabular_qlearner.QLearner(0, 256)
+    opponents = [random_agent.RandomAgent(1, 256), mcts_agent.MCTSAgent(1, 256, _mcts_bot(env.game, 5, 0))]
+    for episode in range(4):
+        agents = [learner, opponents[episode % 2]]
         time_step = env.reset()
         while not time_step.last():
             obs = time_step.observations
             _, state = pyspiel.deserialize_game_and_state(obs["serialized_state"])
             player = obs["current_player"]
             assert player == state.current_player() == state.board.to_move
+            assert state.board == env.get_state.board
             assert obs["legal_actions"][player] == state.legal_actions() and obs["legal_actions"][1 - player] == []
             for p in (0, 1):
                 assert list(obs["info_state"][p]) == state.observation_tensor(p)
@@ -387,7 +391,13 @@ def test_openspiel_rl_environment_with_qlearner_and_random_agent():
             agent.step(time_step)
         value = env.get_state.board.outcome().value
         assert time_step.rewards == [value, -value] and len(env.get_state.history()) == 16
-    assert agents[0]._q_values  # it learned something
+    assert learner._q_values  # it learned something
+
+
+def test_openspiel_random_sim_test_from_a_position(game):
+    """OpenSpiel's conformance simulator from a state made by new_initial_state(board), serialized."""
+    state = game.new_initial_state("1,2,3,4,5,0,0,0,0,0,0,0,0,0,0,0")
+    pyspiel.random_sim_test_with_specific_initial_state(game, 3, state, True)
 
 
 def test_cpp_evaluate_bots_plays_cpp_bots(game):
