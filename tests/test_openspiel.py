@@ -128,6 +128,8 @@ def test_random_games_agree_move_by_move_with_highway_v0(game, seed):
         assert state.current_player() == player
         legal = state.legal_actions()
         assert legal == np.flatnonzero(obs["action_mask"]).tolist()
+        assert state.legal_actions_mask() == state.legal_actions_mask(player) == obs["action_mask"].tolist()
+        assert not any(state.legal_actions_mask(1 - player))
         assert legal == state.legal_actions(player)
         assert state.legal_actions(1 - player) == []  # OpenSpiel: the waiting player has no moves
         for p in (0, 1):
@@ -140,10 +142,12 @@ def test_random_games_agree_move_by_move_with_highway_v0(game, seed):
         assert state.board == env.unwrapped.board
     assert state.is_terminal()
     assert state.current_player() == pyspiel.PlayerId.TERMINAL
+    assert state.legal_actions() == [] and not any(state.legal_actions_mask(0) + state.legal_actions_mask(1))
     assert state.returns() == [float(env._cumulative_rewards[a]) for a in AGENTS]
     value = state.board.outcome().value
     assert state.returns() == [value, -value]
     assert state.rewards() == state.returns()  # terminal rewards only
+    assert [state.player_return(p) for p in (0, 1)] == state.returns()  # what alpha_beta_search reads
     assert f"winner {state.board.outcome().winner or 'none'}" in state.observation_string(0)
 
 
