@@ -293,6 +293,8 @@ def test_observation_layout_is_the_tensors_channels_last(game):
     of pixel (row, col). Before, the layout was C++'s default CHW, which reads the same (4, 4, 16)
     buffer as 4 channels of 4x16 images."""
     assert game.observation_tensor_layout() == pyspiel.TensorLayout.HWC
+    # what C++ code sees: its default, which a Python game cannot override (the README says so)
+    assert pyspiel.Game.observation_tensor_layout(game) == pyspiel.TensorLayout.CHW
     state = game.new_initial_state("5,0,0,0,0,0,0,0,0,0,0,16,0,0,0,0")
     height, width, channels = game.observation_tensor_shape()
     tensor = np.asarray(state.observation_tensor(0)).reshape(height, width, channels)
