@@ -346,6 +346,20 @@ def test_openspiel_alpha_beta_search_agrees_with_the_solver(game):
     assert a_value == Solver().solve(state.board).value
 
 
+def test_openspiel_expectiminimax_agrees_with_the_solver(game):
+    """expectiminimax (no chance nodes here: plain minimax without pruning) searched to the end."""
+    from open_spiel.python.algorithms import minimax
+
+    from highway_env.solver import Solver
+
+    rng, solver = np.random.default_rng(7), Solver()  # B wins, A wins, B wins
+    for _ in range(3):
+        board = random_board(rng, 12)  # 4 empty cells, A to move
+        never = lambda state: pytest.fail("the value function is for cut-off nodes; none at full depth")  # noqa: E731
+        value, action = minimax.expectiminimax(game.new_initial_state(board), 4, never, 0)
+        assert value == solver.solve(board).value == solver.solve(board.apply(action)).value, board.to_string()
+
+
 @pytest.mark.slow
 def test_openspiel_alpha_beta_search_agrees_with_the_solver_on_30_more_positions(game):
     rng = np.random.default_rng(2)
@@ -357,7 +371,7 @@ def test_openspiel_mcts_solver_proves_late_positions(game):
     """MCTSBot(solve=True) proves a position from the game's returns: its outcome is the solver's."""
     from highway_env.solver import Solver
 
-    rng, solver = np.random.default_rng(5), Solver()
+    rng, solver = np.random.default_rng(3), Solver()  # B wins, A wins, B wins
     for _ in range(3):
         board = random_board(rng, 12)  # 4 empty cells
         bot = _mcts_bot(game, 20000, 0, solve=True)
