@@ -104,6 +104,16 @@ def test_registered_with_the_declared_game_type(game):
     assert list(game.observation_tensor_shape()) == [4, 4, 16]
 
 
+def test_load_game_forms_as_tic_tac_toe():
+    """No parameters: the string and dict forms load the same game, an unknown parameter is refused."""
+    for loaded in (pyspiel.load_game("python_highway()"), pyspiel.load_game("python_highway", {}),
+                   pyspiel.load_game_from_json('{"game_name": "python_highway"}')):
+        assert str(loaded) == "python_highway()" and isinstance(loaded, hos.HighwayGame)
+    assert pyspiel.load_game("python_highway").get_parameters() == {}
+    with pytest.raises(pyspiel.SpielError, match="Unknown parameter 'depth'"):
+        pyspiel.load_game("python_highway(depth=3)")
+
+
 def test_action_strings_are_number_at_row_column(game):
     state = game.new_initial_state()
     assert state.action_to_string(0, encode_action(16, 3)) == "16@r0c3"
