@@ -104,6 +104,16 @@ def test_registered_with_the_declared_game_type(game):
     assert list(game.observation_tensor_shape()) == [4, 4, 16]
 
 
+def test_load_game_forms_as_tic_tac_toe():
+    """No parameters: the string and dict forms load the same game, an unknown parameter is refused."""
+    for loaded in (pyspiel.load_game("python_highway()"), pyspiel.load_game("python_highway", {}),
+                   pyspiel.load_game_from_json('{"game_name": "python_highway"}')):
+        assert str(loaded) == "python_highway()" and isinstance(loaded, hos.HighwayGame)
+    assert pyspiel.load_game("python_highway").get_parameters() == {}
+    with pytest.raises(pyspiel.SpielError, match="Unknown parameter 'depth'"):
+        pyspiel.load_game("python_highway(depth=3)")
+
+
 def test_action_strings_are_number_at_row_column(game):
     state = game.new_initial_state()
     assert state.action_to_string(0, encode_action(16, 3)) == "16@r0c3"
@@ -128,6 +138,8 @@ def test_random_games_agree_move_by_move_with_highway_v0(game, seed):
         assert state.current_player() == player
         legal = state.legal_actions()
         assert legal == np.flatnonzero(obs["action_mask"]).tolist()
+        assert state.legal_actions_mask() == state.legal_actions_mask(player) == obs["action_mask"].tolist()
+        assert not any(state.legal_actions_mask(1 - player))
         assert legal == state.legal_actions(player)
         assert state.legal_actions(1 - player) == []  # OpenSpiel: the waiting player has no moves
         for p in (0, 1):
@@ -140,10 +152,12 @@ def test_random_games_agree_move_by_move_with_highway_v0(game, seed):
         assert state.board == env.unwrapped.board
     assert state.is_terminal()
     assert state.current_player() == pyspiel.PlayerId.TERMINAL
+    assert state.legal_actions() == [] and not any(state.legal_actions_mask(0) + state.legal_actions_mask(1))
     assert state.returns() == [float(env._cumulative_rewards[a]) for a in AGENTS]
     value = state.board.outcome().value
     assert state.returns() == [value, -value]
     assert state.rewards() == state.returns()  # terminal rewards only
+    assert [state.player_return(p) for p in (0, 1)] == state.returns()  # what alpha_beta_search reads
     assert f"winner {state.board.outcome().winner or 'none'}" in state.observation_string(0)
 
 
@@ -237,9 +251,195 @@ def test_information_states_of_different_positions_differ(game):
     assert started.information_state_string(1) != empty.information_state_string(1)
 
 
-def _mcts_bot(game, simulations, seed):
+def test_struct_api_as_tic_tac_toe(game):
+    """OpenSpiel's SpielStruct API, as tic_tac_toe_test.py's test_struct_api and round trips (before,
+    to_struct / action_to_struct raised 'ToStruct is not implemented')."""
+    import json
+
+    state = game.new_initial_state()
+    assert json.loads(state.to_json()) == state.to_dict() == {"current_player": "A", "board": [0] * 16}
+    action = state.action_to_struct(0, encode_action(16, 3))
+    assert json.loads(action.to_json()) == {"number": 16, "row": 0, "col": 3}
+    assert state.struct_to_actions(action) == [encode_action(16, 3)]
+    assert state.validate_action_struct(action).ok()
+    assert state.apply_action_struct(action).ok()
+    assert state.history() == [encode_action(16, 3)] and state.current_player() == 1
+    assert state.to_dict() == {"current_player": "B", "board": [0, 0, 0, 16] + [0] * 12}
+    again = state.validate_action_struct(action)  # 16 is on the board now
+    assert not again.ok() and "not legal" in again.to_string()
+    assert json.loads(state.to_observation_struct(0).to_json()) == state.to_dict()
+    # state -> struct -> new_initial_state at every ply of a game, the terminal state included
+    rng = np.random.default_rng(0)
+    while True:
+        for struct in (state.to_struct(), json.loads(state.to_json())):
+            rebuilt = game.new_initial_state(struct)
+            assert rebuilt.board == state.board and str(rebuilt) == str(state)
+            assert rebuilt.current_player() == state.current_player()
+            assert rebuilt.legal_actions() == state.legal_actions() and rebuilt.returns() == state.returns()
+        if state.is_terminal():
+            break
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    assert state.to_dict()["current_player"] == "Terminal"
+
+
+def test_bad_structs_raise_naming_the_field(game):
+    with pytest.raises(HighwayError, match=r"needs 'board'.*got keys \['cells'\]"):
+        game.new_initial_state({"cells": [0] * 16})
+    with pytest.raises(HighwayError, match="current_player 'B' does not match the board, whose current player is 'A'"):
+        game.new_initial_state({"current_player": "B", "board": [0] * 16})
+    with pytest.raises(HighwayError, match="a board has 16 cells, got 2"):
+        game.new_initial_state({"board": [1, 2]})
+    state = game.new_initial_state()  # the hook pyspiel calls for struct_to_actions / apply_action_struct
+    with pytest.raises(HighwayError, match="col 4 out of range 0..3"):
+        state._struct_to_actions({"number": 1, "row": 0, "col": 4})
+    with pytest.raises(HighwayError, match="number 17 out of range"):
+        state._struct_to_actions({"number": 17, "row": 0, "col": 0})
+    with pytest.raises(HighwayError, match=r"\['col'\] missing"):
+        state._struct_to_actions({"number": 1, "row": 0})
+
+
+def test_observation_layout_is_the_tensors_channels_last(game):
+    """The declared shape and layout read the tensor right: number n at (row, col) is channel n - 1
+    of pixel (row, col). Before, the layout was C++'s default CHW, which reads the same (4, 4, 16)
+    buffer as 4 channels of 4x16 images."""
+    assert game.observation_tensor_layout() == pyspiel.TensorLayout.HWC
+    # what C++ code sees: its default, which a Python game cannot override (the README says so)
+    assert pyspiel.Game.observation_tensor_layout(game) == pyspiel.TensorLayout.CHW
+    state = game.new_initial_state("5,0,0,0,0,0,0,0,0,0,0,16,0,0,0,0")
+    height, width, channels = game.observation_tensor_shape()
+    tensor = np.asarray(state.observation_tensor(0)).reshape(height, width, channels)
+    assert tensor.sum() == 2 and tensor[0, 0, 4] == 1 and tensor[2, 3, 15] == 1
+
+
+def test_openspiel_playthrough_generator_runs_and_is_reproducible():
+    """OpenSpiel's generate_playthrough walks the whole API (game type and info, every observation
+    and string, serialization) through a random game, as OpenSpiel's own playthrough tests do."""
+    from open_spiel.python.algorithms import generate_playthrough
+
+    text = generate_playthrough.playthrough("python_highway", None, seed=0)
+    assert text == generate_playthrough.playthrough("python_highway", None, seed=0)
+    assert "ObservationTensorLayout() = TensorLayout.HWC" in text
+    assert text.count("# Apply action") == 16 and "IsTerminal() = True" in text
+
+
+def _alpha_beta_against_the_solver(game, boards):
+    """OpenSpiel's alpha_beta_search on each board: its value (the side to move's return under
+    perfect play, +1 / 0 / -1) is the solver's game value seen from that side, and its move keeps
+    the value."""
+    from open_spiel.python.algorithms import minimax
+
+    from highway_env.solver import Solver
+
+    solver, values = Solver(), []
+    for board in boards:
+        value, action = minimax.alpha_beta_search(game, game.new_initial_state(board))
+        exact = solver.solve(board).value  # A's side
+        side = 1 if board.to_move == 0 else -1
+        assert value == side * exact, board.to_string()
+        assert solver.solve(board.apply(action)).value == exact, (board.to_string(), action)
+        values.append(exact)
+    return values
+
+
+def test_openspiel_alpha_beta_search_agrees_with_the_solver(game):
+    from open_spiel.python.algorithms import minimax
+
+    from highway_env.solver import Solver
+
+    rng = np.random.default_rng(28)
+    boards = [random_board(rng, 10) for _ in range(4)]  # 6 empty cells: about half a second each
+    assert sorted(_alpha_beta_against_the_solver(game, boards)) == [-1, -1, 0, 1]
+    # maximizing_player_id fixed: that player's value, whoever moves
+    state = game.new_initial_state(random_board(rng, 12))
+    a_value = minimax.alpha_beta_search(game, state, maximizing_player_id=0)[0]
+    assert minimax.alpha_beta_search(game, state, maximizing_player_id=1)[0] == -a_value
+    assert a_value == Solver().solve(state.board).value
+
+
+def test_openspiel_expectiminimax_agrees_with_the_solver(game):
+    """expectiminimax (no chance nodes here: plain minimax without pruning) searched to the end."""
+    from open_spiel.python.algorithms import minimax
+
+    from highway_env.solver import Solver
+
+    rng, solver = np.random.default_rng(7), Solver()  # B wins, A wins, B wins
+    for _ in range(3):
+        board = random_board(rng, 12)  # 4 empty cells, A to move
+        never = lambda state: pytest.fail("the value function is for cut-off nodes; none at full depth")  # noqa: E731
+        value, action = minimax.expectiminimax(game.new_initial_state(board), 4, never, 0)
+        assert value == solver.solve(board).value == solver.solve(board.apply(action)).value, board.to_string()
+
+
+@pytest.mark.slow
+def test_openspiel_alpha_beta_search_agrees_with_the_solver_on_30_more_positions(game):
+    rng = np.random.default_rng(2)
+    boards = [random_board(rng, 16 - empty) for empty in (6, 7) for _ in range(15)]  # 8 empty: up to minutes each
+    assert len(_alpha_beta_against_the_solver(game, boards)) == 30
+
+
+def test_openspiel_mcts_solver_proves_late_positions(game):
+    """MCTSBot(solve=True) proves a position from the game's returns: its outcome is the solver's."""
+    from highway_env.solver import Solver
+
+    rng, solver = np.random.default_rng(3), Solver()  # B wins, A wins, B wins
+    for _ in range(3):
+        board = random_board(rng, 12)  # 4 empty cells
+        bot = _mcts_bot(game, 20000, 0, solve=True)
+        root = bot.mcts_search(game.new_initial_state(board))
+        value = solver.solve(board).value
+        assert root.outcome == [value, -value], board.to_string()
+
+
+def test_openspiel_rl_environment_with_qlearner_random_and_mcts_agents():
+    """rl_environment.Environment("python_highway"): its TimeStep carries each player's observation
+    tensor as info_state and legal actions, the rules' returns at the end; OpenSpiel's tabular
+    Q-learner (A) plays whole episodes on it against its random agent and its MCTSAgent (B, which
+    searches a state deserialized from the TimeStep's serialized_state); no TensorFlow or JAX."""
+    from open_spiel.python import rl_environment
+    from open_spiel.python.algorithms import mcts_agent, random_agent, tabular_qlearner
+
+    env = rl_environment.Environment("python_highway", include_full_state=True)
+    env.seed(0)
+    assert env.observation_spec()["info_state"] == (256,) and env.action_spec()["num_actions"] == 256
+    learner = tabular_qlearner.QLearner(0, 256)
+    opponents = [random_agent.RandomAgent(1, 256), mcts_agent.MCTSAgent(1, 256, _mcts_bot(env.game, 5, 0))]
+    for episode in range(4):
+        agents = [learner, opponents[episode % 2]]
+        time_step = env.reset()
+        while not time_step.last():
+            obs = time_step.observations
+            _, state = pyspiel.deserialize_game_and_state(obs["serialized_state"])
+            player = obs["current_player"]
+            assert player == state.current_player() == state.board.to_move
+            assert state.board == env.get_state.board
+            assert obs["legal_actions"][player] == state.legal_actions() and obs["legal_actions"][1 - player] == []
+            for p in (0, 1):
+                assert list(obs["info_state"][p]) == state.observation_tensor(p)
+            assert time_step.rewards in (None, [0.0, 0.0])
+            time_step = env.step([agents[player].step(time_step).action])
+        for agent in agents:
+            agent.step(time_step)
+        value = env.get_state.board.outcome().value
+        assert time_step.rewards == [value, -value] and len(env.get_state.history()) == 16
+    assert learner._q_values  # it learned something
+
+
+def test_openspiel_random_sim_test_from_a_position(game):
+    """OpenSpiel's conformance simulator from a state made by new_initial_state(board), serialized."""
+    state = game.new_initial_state("1,2,3,4,5,0,0,0,0,0,0,0,0,0,0,0")
+    pyspiel.random_sim_test_with_specific_initial_state(game, 3, state, True)
+
+
+def test_cpp_evaluate_bots_plays_cpp_bots(game):
+    assert set(pyspiel.bots_that_can_play_game(game)) >= {"uniform_random"}
+    bots = [pyspiel.make_uniform_random_bot(0, 1), pyspiel.make_uniform_random_bot(1, 2)]
+    returns = pyspiel.evaluate_bots(game.new_initial_state(), bots, 0)
+    assert returns in ([1.0, -1.0], [-1.0, 1.0], [0.0, 0.0])
+
+
+def _mcts_bot(game, simulations, seed, **kwargs):
     evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(seed))
-    return mcts.MCTSBot(game, 2.0, simulations, evaluator, random_state=np.random.RandomState(seed))
+    return mcts.MCTSBot(game, 2.0, simulations, evaluator, random_state=np.random.RandomState(seed), **kwargs)
 
 
 def test_mcts_bot_plays_full_games(game):

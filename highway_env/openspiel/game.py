@@ -6,7 +6,13 @@ players 0 (A, first) and 1 (B); action ``(number - 1) * 16 + cell`` on the real 
 (``action_to_string``: ``16@r0c3``); returns +1 / -1 / 0 at the end only; observation tensor
 (4, 4, 16) one-hot in the observing player's frame, observation string the grid and the side to
 move, information state string the move history. ``game.new_initial_state(board)`` also starts
-from a position (a Board, a string or 16 ints); its information state begins with that position.
+from a position (a Board, a string, 16 ints, or a state struct); its information state begins with
+that position.
+
+Like tic_tac_toe.py it gives OpenSpiel's SpielStruct API (``state.to_struct()``, ``to_json()``,
+``to_dict()``, ``action_to_struct``, ``apply_action_struct``, ``to_observation_struct``): a state is
+``{"current_player": "A" | "B" | "Terminal", "board": [16 ints, 0 empty]}``, an action
+``{"number": 16, "row": 0, "col": 3}``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import pyspiel
 from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
 from highway_env import core
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, PLAYER_NAMES, SIZE, Board
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, PLAYER_NAMES, SIZE, Board, HighwayError
 from highway_env.highway.highway import PLAYER_FRAMES, board_from_option
 
 GAME_NAME = "python_highway"
@@ -55,8 +61,17 @@ class HighwayGame(pyspiel.Game):
         super().__init__(_GAME_TYPE, _GAME_INFO, params or {})
 
     def new_initial_state(self, board=None):
-        """The empty board, or the position ``board`` (a Board, a board string or 16 ints)."""
+        """The empty board, or the position ``board``: a Board, a board string, 16 ints, or a state
+        struct (``state.to_struct()``, or its dict ``state.to_dict()``), as tic_tac_toe.py takes."""
+        if isinstance(board, (pyspiel.StateStruct, dict)):
+            board = _board_from_struct(board)
         return HighwayState(self, board)
+
+    def observation_tensor_layout(self):
+        # The tensor is (row, column, number): channels last, as highway_v0's observation (and as
+        # OpenSpiel's JAX AlphaZero reads a shape). The C++ default, CHW, would misplace them; a
+        # Python game cannot change what C++ code sees, only what Python callers see.
+        return pyspiel.TensorLayout.HWC
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         # Default observation (and perfect-recall-free public views): the board; the information
@@ -100,6 +115,21 @@ class HighwayState(pyspiel.State):
     def __str__(self):
         return self.board.to_grid()
 
+    # SpielStruct API: plain dicts that pyspiel wraps as its Dict*Struct objects (JSON and all)
+    def _to_struct(self):
+        return {"current_player": _player_name(self.current_player()), "board": list(self.board.cells)}
+
+    def _to_observation_struct(self, player):
+        return self._to_struct()  # perfect information: a player observes the whole state
+
+    def _action_to_struct(self, player, action):
+        number, cell = core.decode_action(action)
+        row, col = core.cell_rc(cell)
+        return {"number": number, "row": row, "col": col}
+
+    def _struct_to_actions(self, action_struct):
+        return [_action_from_struct(action_struct)]
+
 
 class HistoryObserver(IIGObserverForPublicInfoGame):
     """The information state: the public history (``history_str``), as tic_tac_toe.py's, after the
@@ -139,6 +169,37 @@ class HighwayObserver:
         else:
             tail = f"{PLAYER_NAMES[board.to_move]} to move"
         return f"{board.to_grid()}\n{tail}"
+
+
+def _player_name(player) -> str:
+    return "Terminal" if player == pyspiel.PlayerId.TERMINAL else PLAYER_NAMES[player]
+
+
+def _board_from_struct(struct) -> Board:
+    """The board of a state struct; its ``current_player``, when given, must be the board's."""
+    data = struct.to_dict() if isinstance(struct, pyspiel.StateStruct) else struct
+    if "board" not in data:
+        raise HighwayError(
+            f"a python_highway state struct needs 'board' (16 numbers, 0 empty); got keys {sorted(data)}")
+    board = board_from_option(data["board"])
+    expected = _player_name(pyspiel.PlayerId.TERMINAL if board.is_terminal() else board.to_move)
+    if "current_player" in data and data["current_player"] != expected:
+        raise HighwayError(f"state struct: current_player {data['current_player']!r} does not match the board, "
+                           f"whose current player is {expected!r} ({board.ply} cells filled)")
+    return board
+
+
+def _action_from_struct(action_struct) -> int:
+    """``{"number": n, "row": r, "col": c}`` -> the action; raises HighwayError naming a bad field."""
+    missing = [k for k in ("number", "row", "col") if k not in action_struct]
+    if missing:
+        raise HighwayError(f"a python_highway action struct needs number, row and col; {missing} missing "
+                           f"in {dict(action_struct)}")
+    row, col = (core.integral(action_struct[k], k) for k in ("row", "col"))
+    for name, value in (("row", row), ("col", col)):
+        if not 0 <= value < SIZE:
+            raise HighwayError(f"action struct: {name} {value} out of range 0..{SIZE - 1}")
+    return core.encode_action(core.integral(action_struct["number"], "number"), core.cell_index(row, col))
 
 
 def register() -> None:
