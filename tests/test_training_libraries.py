@@ -147,8 +147,8 @@ def test_sb3_action_mask_tutorial_wrapper_trains_maskable_ppo(tmp_path):
     env = SB3ActionMaskWrapper(pettingzoo.make("aec", "highway_env/highway-v0"))
     env.reset(seed=0)
     env = ActionMasker(env, lambda e: e.action_mask())
-    model = MaskablePPO(MaskableActorCriticPolicy, env, n_steps=64, batch_size=32, n_epochs=1, seed=0)
-    model.learn(total_timesteps=64)
+    model = MaskablePPO(MaskableActorCriticPolicy, env, n_steps=32, batch_size=32, n_epochs=1, seed=0)
+    model.learn(total_timesteps=32)
     model.save(tmp_path / f"{env.unwrapped.metadata.get('name')}")
     assert (tmp_path / "highway_v0.zip").exists()
 
