@@ -95,10 +95,10 @@ def test_random_games_last_16_moves_and_rewards_match_core(wrapped):
             info = finals[agent][1]
             assert info["min_a"] == out.min_a and info["min_b"] == out.min_b
             assert info["margin"] == out.margin == out.min_b - out.min_a
-            assert info["winner"] == out.winner
-            assert info["a_paths"] == [list(p) for p in out.a_paths]
-            assert info["b_paths"] == [list(p) for p in out.b_paths]
-            assert all(sum(board.cells[c] for c in p) == out.min_a for p in info["a_paths"])
+            assert info["winner"] == (out.winner or "")  # "" for a draw: no None in infos
+            # the paths (their number varies) are in board.outcome(), not in the infos
+            assert set(info) == {"ply", "bounds", "min_a", "min_b", "margin", "winner"}
+            assert unwrapped.board.outcome() == out
             json.dumps(info)
         assert env.agents == []
     assert {1, -1} <= results  # both sides win sometimes in 30 random games
@@ -208,7 +208,8 @@ def test_infos_give_bounds_on_partial_boards():
     env = highway_v0.raw_env()
     env.reset()
     for agent in AGENTS:
-        assert env.infos[agent] == {"ply": 0, "bounds": {"min_a": [28, 91], "min_b": [28, 91], "margin": [-63, 63]}}
+        assert env.infos[agent] == {"ply": 0, "bounds": {"min_a": [28, 91], "min_b": [28, 91], "margin": [-63, 63]},
+                                    "winner": ""}
     for _ in range(60):
         board = random_board(rng, int(rng.integers(0, 16)))
         env.reset(options={"board": board})

@@ -42,8 +42,9 @@ At the end only: -1 to the player whose tile ran the path into the edge, +1 to t
 
 ### Infos
 
-`ply`, `square` (e.g. `"B4"`, None at the end), `entry` (side name, None at the end),
-`winner` (`"player_0"`/`"player_1"`, None while the game is on).
+`ply`, `square` (e.g. `"B4"`, `""` at the end), `entry` (side name, `""` at the end),
+`winner` (`"player_0"`/`"player_1"`, `""` while the game is on). Empty strings, not None: Tianshou 2
+takes a None in its replay buffer for a NaN (see `highway_env.highway.highway`'s infos).
 
 ### Arguments / reset options
 
@@ -200,12 +201,12 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     def _set_infos(self) -> None:
         s = self._state
-        winner = None if s.winner is None else AGENTS[s.winner - 1]
+        winner = "" if s.winner is None else AGENTS[s.winner - 1]
         self.infos = {
             a: {
                 "ply": s.ply,
-                "square": None if s.is_over else s.square_name(),
-                "entry": None if s.is_over else game.SIDES[s.entry],
+                "square": "" if s.is_over else s.square_name(),
+                "entry": "" if s.is_over else game.SIDES[s.entry],
                 "winner": winner,
             }
             for a in self.agents

@@ -58,8 +58,13 @@ Only at the end of the game: +1 to the winner and -1 to the loser; 0 to both for
 
 The same plain-Python dict for both agents, in absolute terms: `ply`, `bounds = {"min_a": [lo, hi],
 "min_b": [lo, hi], "margin": [lo, hi]}` (what the board still allows, `core.Board.bounds`; exact
-when full); on the full board also `min_a`, `min_b`, `margin` (= `min_b - min_a`, positive if A
-won), `winner` (`"A"`, `"B"` or `None`), `a_paths` and `b_paths` (every cheapest path, 7 cells each).
+when full), `winner` (`"A"` or `"B"` once the game is won; `""` while it is on and for a draw);
+on the full board also `min_a`, `min_b` and `margin` (= `min_b - min_a`, positive if A won).
+Libraries that stack the infos of many games into arrays (Tianshou's replay buffers) need every
+value to keep one shape, none to be `None` (Tianshou 2 takes it for a NaN), and a key that appears
+only at the end to be a number (earlier rows are filled with 0). So the cheapest paths, of which a
+board can have several, are not in the infos but in `env.unwrapped.board.outcome()` (`a_paths`,
+`b_paths`: every cheapest path, 7 cells each; there `winner` is `None` for a draw).
 
 ### Reset options
 
@@ -267,11 +272,12 @@ class raw_env(TwoPlayerAEC, EzPickle):
             b_lo = b_hi = o.min_b
         self.infos = {}
         for agent in self.agents:
+            # no paths (their number varies), no None, a string from the start: see the module doc
             info = {"ply": self._ply,
-                    "bounds": {"min_a": [a_lo, a_hi], "min_b": [b_lo, b_hi], "margin": [b_lo - a_hi, b_hi - a_lo]}}
+                    "bounds": {"min_a": [a_lo, a_hi], "min_b": [b_lo, b_hi], "margin": [b_lo - a_hi, b_hi - a_lo]},
+                    "winner": "" if o is None else o.winner or ""}
             if o is not None:
-                info.update(min_a=o.min_a, min_b=o.min_b, margin=o.margin, winner=o.winner,
-                            a_paths=[list(p) for p in o.a_paths], b_paths=[list(p) for p in o.b_paths])
+                info.update(min_a=o.min_a, min_b=o.min_b, margin=o.margin)
             self.infos[agent] = info
 
     # -- moves

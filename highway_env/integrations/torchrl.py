@@ -1,8 +1,8 @@
 """Highway for TorchRL (extra ``torchrl``): ``PettingZooWrapper(use_mask=True)`` over ``highway_v0``.
 
 TorchRL turns every info entry into a fixed-shape tensor spec taken from the first reset, so the
-env's infos (a nested ``bounds`` dict, and at the end ``winner`` strings and path lists of varying
-length) stop it with ``RuntimeError: Could not infer dtype of dict``. :class:`TensorInfos` keeps
+env's infos (a nested ``bounds`` dict, the ``winner`` string, and results that appear only at the
+end) stop it with ``RuntimeError: Could not infer dtype of dict``. :class:`TensorInfos` keeps
 what fits a tensor: ``ply`` and ``margin`` (the ``[lo, hi]`` bounds of the margin, exact on the
 full board).
 
