@@ -38,7 +38,7 @@ _NEED_RESET = {"rewards", "terminations", "truncations", "infos", "agent_selecti
 
 def _raw_reader(name: str, source: str = "_raw"):
     """A property giving ``self.<source>.<name>``: an ``operator.attrgetter``, so a read is one
-    C-level call (a Python getter at each layer was a fifth of a step)."""
+    C-level call (the loop reads these about eighteen times a step, through three layers)."""
     return property(operator.attrgetter(f"{source}.{name}"))
 
 
