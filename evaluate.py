@@ -232,7 +232,6 @@ def validate(args, argv) -> None:
         raise UsageError(f"an agent is given twice: {args.agent}")
     # build every agent once here: a bad spec or a missing checkpoint fails now, naming it
     from agents.registry import AgentSpecError, get_game, make_agent
-    from agents.checkpoint import CheckpointError
     from highway_env.benchmark.policy import as_agent, is_policy_spec, load_spec_object
 
     built = {}  # spec -> the agent game_options loaded already (a checkpoint is loaded once)
@@ -258,9 +257,22 @@ def validate(args, argv) -> None:
                 PerfectPlayer.from_spec(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
             elif spec not in built:
                 make_agent(spec, game, seed=0)
-        except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError, ImportError) as e:
+        except (AgentSpecError, checkpoint_error(), OSError, ValueError, TypeError, ImportError) as e:
             # ImportError: an OpenSpiel bot without the openspiel extra
             raise bad_spec(spec, e) from None
+
+
+class _NotRaised(Exception):
+    """Raised by nothing: what :func:`checkpoint_error` gives before a checkpoint can fail."""
+
+
+def checkpoint_error() -> type[Exception]:
+    """``agents.checkpoint.CheckpointError`` once that module is loaded, else a class nothing
+    raises. Only an az: agent loads it, importing torch (about 2 s, for nothing in a run of random
+    and greedy agents), and only then can one be raised; an ``except`` clause calls this after the
+    exception, so it names the class whenever it matters."""
+    module = sys.modules.get("agents.checkpoint")
+    return module.CheckpointError if module is not None else _NotRaised
 
 
 def bad_spec(spec: str, e: Exception) -> UsageError:
@@ -294,7 +306,6 @@ def game_options(args, built: dict) -> dict:
     ``--game blackpath --agent az:5x5.pt`` plays 5x5; that agent is put in ``built``), else the
     defaults; set as ``args.game_options``. A checkpoint gives only its rules options: its view
     options (a margin-valued target) are its agent's own and must not change the baselines' game."""
-    from agents.checkpoint import CheckpointError
     from agents.games import class_ref, game_key
     from agents.games import game_options as parse
     from agents.registry import AgentSpecError, make_agent
@@ -314,7 +325,7 @@ def game_options(args, built: dict) -> dict:
             if spec.split(":")[0] == "az":
                 try:
                     built[spec] = make_agent(spec, None, seed=0)
-                except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
+                except (AgentSpecError, checkpoint_error(), OSError, ValueError) as e:
                     raise bad_spec(spec, e) from None
                 trained = built[spec].game
                 if game_key(class_ref(type(trained))) != args.game:
@@ -463,12 +474,12 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | No
             run_on_ray(todo, out_dir, ray, workers, results, bar)
         elif workers > 1 and len(todo) > 1:
             ctx = mp.get_context("spawn")
-            with ctx.Pool(min(workers, len(todo)), initializer=pool_worker_init) as pool:
+            with ctx.Pool(min(workers, len(todo)), initializer=pool_worker_init, initargs=(False,)) as pool:
                 for r in pool.imap_unordered(run_task, [(t, str(out_dir)) for t in todo]):
                     results[r["id"]] = r
                     bar.update(1)
         else:
-            worker_init()
+            worker_init(torch_now=False)
             for t in todo:
                 r = run_task((t, str(out_dir)))
                 results[r["id"]] = r

@@ -1,23 +1,32 @@
 #!/usr/bin/env python
-"""Random-play throughput: PettingZoo connect_four_v3 (baseline) vs the Highway AEC env vs the batched engine.
+"""Random-play throughput: PettingZoo's connect_four_v3 and tictactoe_v3 (baselines) vs the Highway
+AEC env, the Gymnasium env and the batched engine.
 
-All three play uniformly random legal moves, resets included, for about ``--seconds`` each:
+All play uniformly random legal moves, resets included, for about ``--seconds`` each:
 
 * ``c4``:      ``pettingzoo.classic.connect_four_v3.env()`` (default wrappers), a random legal action
                from ``obs["action_mask"]`` each turn, ``env.step(None)`` for finished agents.
+* ``ttt``:     ``pettingzoo.classic.tictactoe_v3.env()``, the same loop.
 * ``aec``:     ``highway_env.highway_v0.env()``, the same loop.
+* ``gym``:     ``gymnasium.make("highway_env/Highway-v0")`` (play as A against the default random
+               opponent), a random legal action from ``obs["action_mask"]`` per ``env.step``; each
+               step places the agent's piece and the opponent's reply.
 * ``batched``: ``highway_env.batched.BatchedHighway(batch, autoreset=True)``,
                ``env.step(env.random_actions())`` in a loop (numba compile time is excluded).
 
 "moves" are actions that place a piece (the AEC loops' ``step(None)`` calls for finished agents are
-counted as steps but not as moves); the ratio column is moves/s relative to connect_four. Numbers
-depend on the machine and on what else is running on it; the two AEC loops are single-threaded. On a
-shared machine the load changes during a run, so the two AEC loops are measured in ``--rounds``
-alternating rounds (c4, aec, c4, aec, ...) of ``--seconds / --rounds`` each, and each reports its
-best round (the one least slowed by other work); ``--json`` lists every round.
+counted as steps but not as moves; the Gymnasium env's opponent replies are moves); the ratio column
+is moves/s relative to connect_four. Numbers depend on the machine and on what else is running on
+it; the loops are single-threaded. On a shared machine the load changes during a run, so the loops
+are measured in ``--rounds`` alternating rounds (c4, ttt, aec, gym, c4, ...) of ``--seconds /
+--rounds`` each, and each reports its best round (the one least slowed by other work); ``--json``
+lists every round.
 
-Run ``python bench/bench_env.py`` (about 3 x --seconds plus start-up), ``--json`` for a machine
-readable result, ``--skip aec`` etc. to leave parts out.
+Run ``python bench/bench_env.py`` (about 5 x --seconds plus start-up), ``--json`` for a machine
+readable result, ``--skip batched`` etc. to leave parts out, ``--clock cpu`` to time the loops in
+CPU time (on a loaded machine the time other jobs take the core is then not counted; the batched
+part is always timed by the wall clock). To compare with an older checkout, run this script with
+``PYTHONPATH`` set to it: each run's ratio to connect_four is measured in that run.
 """
 
 from __future__ import annotations
@@ -32,16 +41,19 @@ import numpy as np
 
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int
 
-PARTS = ("c4", "aec", "batched")
+PARTS = ("c4", "ttt", "aec", "gym", "batched")
+#: --clock: wall time, or this process's CPU time (less moved by other jobs on a shared machine)
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
-def bench_aec(make_env, seconds: float, seed: int) -> dict:
-    """Random play in a PettingZoo AEC env for ~seconds; counts env.step calls, moves and games."""
+def bench_aec(make_env, seconds: float, seed: int, clock=time.perf_counter) -> dict:
+    """Random play in a PettingZoo AEC env for ~seconds of ``clock``; counts env.step calls, moves
+    and games."""
     rng = np.random.default_rng(seed)
     env = make_env()
     steps = moves = games = 0
     env.reset(seed=seed)
-    t0 = time.perf_counter()
+    t0 = clock()
     deadline = t0 + seconds
     while True:
         for agent in env.agent_iter():
@@ -55,19 +67,21 @@ def bench_aec(make_env, seconds: float, seed: int) -> dict:
             env.step(action)
             steps += 1
         games += 1
-        if time.perf_counter() >= deadline:
+        if clock() >= deadline:
             break
         env.reset()
-    elapsed = time.perf_counter() - t0
+    elapsed = clock() - t0
     env.close()
     return {"steps": steps, "moves": moves, "games": games, "seconds": elapsed,
             "steps_per_s": steps / elapsed, "moves_per_s": moves / elapsed}
 
 
-def import_connect_four():
-    """pettingzoo.classic.connect_four_v3; its module imports pygame at the top but only uses it to
+def import_classic(name: str):
+    """``pettingzoo.classic.<name>``; its module imports pygame at the top but only uses it to
     render, so where pygame is not installed a placeholder module stands in during the import (and
     is removed again, so nothing else sees it). Returns (module, note)."""
+    import importlib
+
     try:
         import pygame  # noqa: F401
     except ImportError:
@@ -75,27 +89,64 @@ def import_connect_four():
 
         sys.modules["pygame"] = types.ModuleType("pygame")
         try:
-            from pettingzoo.classic import connect_four_v3
+            module = importlib.import_module(f"pettingzoo.classic.{name}")
         finally:
             del sys.modules["pygame"]
-        return connect_four_v3, "pygame not installed: placeholder used for the import (no rendering)"
-    from pettingzoo.classic import connect_four_v3
-
-    return connect_four_v3, None
+        return module, "pygame not installed: placeholder used for the import (no rendering)"
+    return importlib.import_module(f"pettingzoo.classic.{name}"), None
 
 
-def bench_c4(seconds: float, seed: int) -> dict:
-    connect_four_v3, note = import_connect_four()
-    result = bench_aec(connect_four_v3.env, seconds, seed)
+def bench_classic(name: str, seconds: float, seed: int, clock) -> dict:
+    module, note = import_classic(name)
+    result = bench_aec(module.env, seconds, seed, clock)
     if note:
         result["note"] = note
     return result
 
 
-def bench_highway_aec(seconds: float, seed: int) -> dict:
+def bench_c4(seconds: float, seed: int, clock) -> dict:
+    return bench_classic("connect_four_v3", seconds, seed, clock)
+
+
+def bench_ttt(seconds: float, seed: int, clock) -> dict:
+    return bench_classic("tictactoe_v3", seconds, seed, clock)
+
+
+def bench_highway_aec(seconds: float, seed: int, clock) -> dict:
     from highway_env import highway_v0
 
-    return bench_aec(highway_v0.env, seconds, seed)
+    return bench_aec(highway_v0.env, seconds, seed, clock)
+
+
+def bench_gym(seconds: float, seed: int, clock) -> dict:
+    """Random play as A in ``gymnasium.make("highway_env/Highway-v0")`` against its default random
+    opponent for ~seconds; counts env.step calls, moves (the agent's and the replies) and games."""
+    import gymnasium
+
+    import highway_env  # noqa: F401  (registers the id)
+
+    rng = np.random.default_rng(seed)
+    env = gymnasium.make("highway_env/Highway-v0")
+    steps = moves = games = 0
+    obs, _info = env.reset(seed=seed)
+    t0 = clock()
+    deadline = t0 + seconds
+    while True:
+        done = False
+        while not done:
+            legal = np.flatnonzero(obs["action_mask"])
+            obs, _rew, term, trunc, info = env.step(int(legal[rng.integers(len(legal))]))
+            steps += 1
+            moves += 1 + (info["opponent_action"] >= 0)
+            done = term or trunc
+        games += 1
+        if clock() >= deadline:
+            break
+        obs, _info = env.reset()
+    elapsed = clock() - t0
+    env.close()
+    return {"steps": steps, "moves": moves, "games": games, "seconds": elapsed,
+            "steps_per_s": steps / elapsed, "moves_per_s": moves / elapsed}
 
 
 def bench_batched(seconds: float, seed: int, batch: int, parallel: bool) -> dict:
@@ -123,15 +174,19 @@ def bench_batched(seconds: float, seed: int, batch: int, parallel: bool) -> dict
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = OneLineErrorParser(
-        description="Random-play throughput of PettingZoo connect_four_v3 (baseline), the Highway "
-                    "AEC env and the batched Highway engine, measured in the same run.",
+        description="Random-play throughput of PettingZoo connect_four_v3 and tictactoe_v3 "
+                    "(baselines), the Highway AEC env, the Highway Gymnasium env and the batched "
+                    "Highway engine, measured in the same run.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--seconds", type=positive_float, default=3.0,
                    help="seconds to run each measurement (each batch size of the batched part separately)")
     p.add_argument("--rounds", type=positive_int, default=3,
-                   help="alternating rounds of the two AEC loops (c4, aec, c4, ...), each reporting "
-                        "its best round, so that a change of load hits both")
+                   help="alternating rounds of the single-env loops (c4, ttt, aec, gym, c4, ...), "
+                        "each reporting its best round, so that a change of load hits all of them")
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                   help="what the single-env loops time: wall time, or the process's CPU time (on a "
+                        "loaded machine the time other jobs take the core is then not counted)")
     p.add_argument("--batch", type=positive_int, nargs="+", default=[256, 4096], metavar="N",
                    help="number of games held by the batched engine; give several to measure each")
     p.add_argument("--parallel", action="store_true",
@@ -139,7 +194,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "parallel=True); off by default, as in the engine)")
     p.add_argument("--skip", choices=PARTS, nargs="+", default=[], metavar="PART",
                    help=f"parts to leave out, any of {', '.join(PARTS)} (c4 = connect_four baseline, "
-                        "aec = highway_v0 AEC env, batched = BatchedHighway)")
+                        "ttt = tictactoe baseline, aec = highway_v0 AEC env, gym = Highway-v0 "
+                        "Gymnasium env against its random opponent, batched = BatchedHighway)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the random players and envs")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = p.parse_args(argv)
@@ -158,7 +214,9 @@ def main(argv=None) -> int:
             rows.append((name, None, f"{type(e).__name__}: {e}"))
 
     aec_parts = [(name, fn) for part, name, fn in (("c4", "connect_four_v3 (AEC)", bench_c4),
-                                                    ("aec", "highway_v0 (AEC)", bench_highway_aec))
+                                                    ("ttt", "tictactoe_v3 (AEC)", bench_ttt),
+                                                    ("aec", "highway_v0 (AEC)", bench_highway_aec),
+                                                    ("gym", "Highway-v0 (Gymnasium)", bench_gym))
                  if part not in args.skip]
     rounds = {name: [] for name, _fn in aec_parts}
     errors = {}
@@ -167,7 +225,7 @@ def main(argv=None) -> int:
             if name in errors:
                 continue
             try:
-                rounds[name].append(fn(args.seconds / args.rounds, args.seed))
+                rounds[name].append(fn(args.seconds / args.rounds, args.seed, CLOCKS[args.clock]))
             except Exception as e:  # a part that cannot run is reported, not fatal
                 errors[name] = f"{type(e).__name__}: {e}"
     for name, _fn in aec_parts:
@@ -190,7 +248,7 @@ def main(argv=None) -> int:
 
         print(json.dumps({
             "python": platform.python_version(), "machine": platform.machine(),
-            "numba_threads": numba.get_num_threads(), "seconds": args.seconds,
+            "numba_threads": numba.get_num_threads(), "seconds": args.seconds, "clock": args.clock,
             "results": [{"name": n, **(r or {}), **({"error": e} if e else {})} for n, r, e in rows],
         }, indent=2))
         return 0
@@ -208,7 +266,7 @@ def main(argv=None) -> int:
         if r is not None and r.get("note"):
             print(f"note ({name}): {r['note']}")
     print("\nmoves = pieces placed; steps = env.step calls (AEC: incl. step(None) for finished agents; "
-          "batched: calls, each moving every game)")
+          "Gymnasium: each places the agent's piece and the reply; batched: calls, each moving every game)")
     return 0
 
 

@@ -12,6 +12,7 @@ filled cells. An action is a (number, cell) pair encoded as ``(number - 1) * 16 
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -105,6 +106,9 @@ B_PATHS: tuple[tuple[int, ...], ...] = _monotone_paths((SIZE - 1, 0), (-1, 0), (
 #: Both as one (40, 7) index table: rows 0..19 are A's, 20..39 B's (Pgx style: one gather, one sum).
 PATH_TABLE = np.array(A_PATHS + B_PATHS, dtype=np.int64)
 NUM_A_PATHS = len(A_PATHS)
+#: each path's cells gathered in one C-level call (``Board.path_sums``: every game's end in the envs)
+_A_PATH_GATHERS = tuple(operator.itemgetter(*p) for p in A_PATHS)
+_B_PATH_GATHERS = tuple(operator.itemgetter(*p) for p in B_PATHS)
 
 
 # ----------------------------------------------------------------------------- symmetries
@@ -142,15 +146,20 @@ _SYMMETRY_PERMS = tuple(SYMMETRIES.values())
 _SYMMETRY_INVS = tuple(inverse_perm(p) for p in _SYMMETRY_PERMS)
 
 
+#: (gather of the image's cells, perm) per symmetry: ``gather(cells)`` is the transformed board's
+#: cells in one C-level call (the solver's position keys take it thousands of times a move)
+_SYMMETRY_GATHERS = tuple((operator.itemgetter(*inv), perm) for inv, perm in zip(_SYMMETRY_INVS, _SYMMETRY_PERMS))
+
+
 def canonical_cells(cells: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(canonical cells, perm): the least (lexicographically) of the position's images under the four
     symmetries and the symmetry that gives it, ``Board(cells).transform(perm).cells``; the first in
     :data:`SYMMETRIES`' order among equals. The one symmetry reduction: :meth:`Board.canonical`, the
     position key of the store, the book and the oracle (``solver.store.canonical_key``) use it."""
-    cells = tuple(int(v) for v in cells)
+    cells = tuple(map(int, cells))
     best, best_perm = None, None
-    for inv, perm in zip(_SYMMETRY_INVS, _SYMMETRY_PERMS):
-        t = tuple(cells[inv[j]] for j in range(CELLS))
+    for gather, perm in _SYMMETRY_GATHERS:
+        t = gather(cells)
         if best is None or t < best:
             best, best_perm = t, perm
     return best, best_perm
@@ -194,6 +203,11 @@ class Bounds:
 
 # ----------------------------------------------------------------------------- the board
 
+# Board's quick check: every cell a plain int (not a bool, not a numpy integer) in 0..16
+_INT_ONLY = {int}
+_CELL_VALUES = frozenset(range(NUMBERS + 1))
+
+
 @dataclass(frozen=True, slots=True)
 class Board:
     """A position: 16 cells, 0 = empty. Immutable and cheap to copy; ``apply`` returns a new board."""
@@ -203,6 +217,12 @@ class Board:
     def __post_init__(self):
         """Raise HighwayError naming the problem unless cells is 16 values in 0..16 without repeats."""
         cells = self.cells
+        # the usual case, 16 plain ints that pass, in a few C-level calls; anything else takes the
+        # loop below, which names the problem
+        if type(cells) is tuple and len(cells) == CELLS and set(map(type, cells)) == _INT_ONLY:
+            values = set(cells)
+            if values <= _CELL_VALUES and len(values) == CELLS - cells.count(0) + (0 in values):
+                return
         if not isinstance(cells, tuple):
             raise HighwayError(f"board cells must be a tuple, got {type(cells).__name__}")
         if len(cells) != CELLS:
@@ -279,7 +299,7 @@ class Board:
     def path_sums(self) -> tuple[list[int], list[int]]:
         """Sums of placed numbers along each A-path and each B-path (empty cells count 0)."""
         c = self.cells
-        return [sum(c[i] for i in p) for p in A_PATHS], [sum(c[i] for i in p) for p in B_PATHS]
+        return [sum(g(c)) for g in _A_PATH_GATHERS], [sum(g(c)) for g in _B_PATH_GATHERS]
 
     def outcome(self) -> Outcome:
         """Result of the full board; raises on a partial one (use ``bounds`` there)."""

@@ -36,8 +36,10 @@ Policy = Callable[[Board, np.ndarray, np.random.Generator], int]
 
 
 def random_policy(board: Board, mask: np.ndarray, rng: np.random.Generator) -> int:
-    """A uniformly random legal action."""
-    return int(rng.choice(np.flatnonzero(mask)))
+    """A uniformly random legal action. The draw is ``rng.choice(np.flatnonzero(mask))``'s (one
+    ``rng.integers(n)``: the same actions from the same seed) without ``choice``'s overhead."""
+    legal = np.flatnonzero(mask)
+    return int(legal[rng.integers(len(legal))])
 
 
 def _side(play_as: Any) -> int:

@@ -226,3 +226,31 @@ def test_board_constructor_validates():
         Board((3, 3) + (0,) * 14)
     with pytest.raises(HighwayError, match="not an integer"):
         Board(("1",) + (0,) * 15)
+
+
+@pytest.mark.parametrize("cells, match", [
+    ((True,) + (0,) * 15, "not an integer"),
+    ((1.0,) + (0,) * 15, "not an integer"),
+    ((17,) + (0,) * 15, "out of range"),
+    ((-1,) + (0,) * 15, "out of range"),
+    ((0, 5) + (0,) * 13 + (5,), "appears twice"),
+    ([0] * 16, "must be a tuple"),
+    ((0,) * 17, "16 cells"),
+])
+def test_board_quick_check_lets_no_bad_board_through(cells, match):
+    """Board's quick check of plain-int tuples must leave every bad board to the full one."""
+    with pytest.raises(HighwayError, match=match):
+        Board(cells)
+
+
+def test_board_accepts_what_it_accepted():
+    for cells in [(0,) * 16, tuple(range(1, 17)), (np.int8(3),) + (0,) * 15, (0, 16, 1) + (0,) * 13]:
+        assert Board(cells).cells == cells
+
+
+def test_path_sums_against_their_definition():
+    rng = np.random.default_rng(3)
+    for filled in (0, 5, 16):
+        c = core.random_board(rng, filled).cells
+        assert Board(c).path_sums() == ([sum(c[i] for i in p) for p in A_PATHS],
+                                        [sum(c[i] for i in p) for p in B_PATHS])

@@ -217,6 +217,18 @@ def test_random_policy_plays_legal_moves():
         assert board.is_legal(random_policy(board, board.legal_mask(), rng))
 
 
+def test_random_policy_draws_as_rng_choice():
+    """The default opponent's moves from a seed are those of rng.choice over the legal actions (its
+    draw, made without choice's overhead), and it leaves the generator in the same state."""
+    mine, ref = np.random.default_rng(5), np.random.default_rng(5)
+    for filled in range(16):
+        board = core.random_board(np.random.default_rng(filled), filled)
+        mask = board.legal_mask()
+        for _ in range(5):
+            assert random_policy(board, mask, mine) == int(ref.choice(np.flatnonzero(mask)))
+    assert mine.bit_generator.state == ref.bit_generator.state
+
+
 def test_sync_vector_env_stacks_the_infos_of_games_with_and_without_a_reply():
     """opponent_action was None where the opponent made no reply (an illegal move lost, the agent's
     last move) and an int elsewhere: SyncVectorEnv stacked the first game's int and then failed on

@@ -43,6 +43,21 @@ def test_perfect_player_and_hints_do_not_import_torch_when_used():
     assert r.returncode == 0, r.stderr
 
 
+def test_evaluation_workers_load_torch_only_for_an_agent_that_uses_it():
+    """A worker grading random, greedy and perfect agents does not import torch (2 s a process);
+    before building any other agent it does, with its one thread, as every worker did before."""
+    r = _run("import sys\n"
+             "from highway_env.evaluation.tasks import get_agent, worker_init\n"
+             "worker_init(torch_now=False)\n"
+             "for spec in ('random', 'greedy'):\n"
+             "    get_agent(spec, {})\n"
+             "assert 'torch' not in sys.modules, 'torch was imported'\n"
+             "get_agent('az:agents/pretrained/highway_az.pt:8', {})\n"
+             "import torch\n"
+             "assert torch.get_num_threads() == 1, torch.get_num_threads()")
+    assert r.returncode == 0, r.stderr
+
+
 def test_agents_package_imports_its_parts_on_first_use():
     r = _run("import sys, agents\n"
              "assert 'agents.registry' not in sys.modules and 'agents.base' not in sys.modules\n"

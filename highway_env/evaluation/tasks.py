@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -59,7 +60,13 @@ def load_done(out_dir: Path, task: dict):
 
 # ----------------------------------------------------------------------------- in the worker
 
-def worker_init():
+#: agent kinds that never use torch: a worker that grades only these does not import it (about 2 s
+#: of start-up a process, most of a small evaluation's set-up)
+TORCH_FREE_AGENTS = ("random", "greedy", "perfect")
+
+
+def limit_torch_threads() -> None:
+    """One torch thread in this process (the workers share the cores). Imports torch."""
     try:
         import torch
 
@@ -68,9 +75,17 @@ def worker_init():
         pass
 
 
-def pool_worker_init():
+def worker_init(torch_now: bool = True) -> None:
+    """Set-up of a worker: one torch thread. With ``torch_now`` False (the evaluation's tasks) torch
+    is left unimported until :func:`get_agent` builds an agent that may use it (one not in
+    :data:`TORCH_FREE_AGENTS`), which sets the thread first."""
+    if torch_now or "torch" in sys.modules:
+        limit_torch_threads()
+
+
+def pool_worker_init(torch_now: bool = True):
     """Initializer of a pool worker process: it ends with its parent (no orphan left running its
-    task after evaluate.py is killed), then is set up as ``worker_init``."""
+    task after evaluate.py is killed), then is set up as ``worker_init(torch_now)``."""
     import threading
 
     from tqdm import tqdm
@@ -82,7 +97,7 @@ def pool_worker_init():
     # worker before it unlinks one, and the parent's resource tracker then warns of "leaked
     # semaphore objects". A worker's bars need only a thread lock.
     tqdm.set_lock(threading.RLock())
-    worker_init()
+    worker_init(torch_now)
 
 
 def _game():
@@ -110,6 +125,8 @@ def get_agent(spec: str, perfect: dict):
         else:
             from agents.registry import make_agent
 
+            if spec.split(":")[0] not in TORCH_FREE_AGENTS:
+                limit_torch_threads()  # before the agent can compute with torch
             _CACHE[key] = make_agent(spec, game, seed=0)
     return _CACHE[key]
 
@@ -204,7 +221,7 @@ def run_shipped(task: dict, files: dict) -> dict:
     from agents.registry import az_checkpoint
     from highway_env.ray_tasks import node_local_copy
 
-    worker_init()
+    worker_init(torch_now=False)
     local = dict(task)
     if task.get("positions_file"):
         local["positions_file"] = node_local_copy(files[task["positions_file"]])

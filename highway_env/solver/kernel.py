@@ -218,16 +218,13 @@ def canonical_key(cells):
     """(k1, k2): the position's key, least over the four symmetries. 5 bits a cell."""
     best1 = np.uint64(0xFFFFFFFFFFFFFFFF)
     best2 = np.uint64(0xFFFFFFFFFFFFFFFF)
-    t = np.empty(16, np.int64)
-    for s in range(4):
-        for j in range(16):
-            t[j] = cells[SYM_INV[s, j]]
+    for s in range(4):  # the image's cells read in place (no scratch array: no allocation per call)
         k1 = np.uint64(0)
         for j in range(12):
-            k1 = (k1 << np.uint64(5)) | np.uint64(t[j])
+            k1 = (k1 << np.uint64(5)) | np.uint64(cells[SYM_INV[s, j]])
         k2 = np.uint64(0)
         for j in range(12, 16):
-            k2 = (k2 << np.uint64(5)) | np.uint64(t[j])
+            k2 = (k2 << np.uint64(5)) | np.uint64(cells[SYM_INV[s, j]])
         if k1 < best1 or (k1 == best1 and k2 < best2):
             best1 = k1
             best2 = k2
@@ -298,59 +295,73 @@ def _two_empty(unused, empty_mask, cells, sums, emp):
                 c1 = c
             else:
                 c2 = c
+    v1, v2 = _both_fillings(cells, sums, emp, x, y, c1, c2)
+    return max(v1, v2)
+
+
+@njit(cache=True, inline="always")
+def _both_fillings(cells, sums, emp, x, y, c1, c2):
+    """The margins of the two ways to put the last numbers x and y into cells c1 and c2:
+    (x@c1 y@c2, y@c1 x@c2)."""
     _place(cells, sums, emp, x, c1)
     _place(cells, sums, emp, y, c2)
     v1 = _final_margin(sums)
-    _unplace(cells, sums, emp, x, c1)
     _unplace(cells, sums, emp, y, c2)
-    _place(cells, sums, emp, x, c2)
+    _unplace(cells, sums, emp, x, c1)
     _place(cells, sums, emp, y, c1)
+    _place(cells, sums, emp, x, c2)
     v2 = _final_margin(sums)
     _unplace(cells, sums, emp, x, c2)
     _unplace(cells, sums, emp, y, c1)
-    return max(v1, v2)
+    return v1, v2
+
+
+@njit(cache=True, inline="always")
+def _fill_rest(cells, sums, emp, first, second, third, c0, c1, c2):
+    """Margins with ``first`` in c0 and the other two in (c1, c2) both ways: (second@c1 third@c2,
+    third@c1 second@c2)."""
+    _place(cells, sums, emp, first, c0)
+    v1, v2 = _both_fillings(cells, sums, emp, second, third, c1, c2)
+    _unplace(cells, sums, emp, first, c0)
+    return v1, v2
 
 
 @njit(cache=True)
 def _three_empty(unused, empty_mask, cells, sums, emp):
     """Exact margin with three empty cells, B to move: the six ways to fill them, B choosing one
-    number and cell, A then choosing between the two ways left."""
-    nums = np.empty(3, np.int64)
-    cs = np.empty(3, np.int64)
+    number and cell, A then choosing between the two ways left. Scalars only: this runs at a large
+    share of all nodes, and small arrays here cost a heap allocation each."""
+    n0 = n1 = n2 = 0
     k = 0
     for n in range(1, 17):
         if (unused >> (n - 1)) & 1:
-            nums[k] = n
+            if k == 0:
+                n0 = n
+            elif k == 1:
+                n1 = n
+            else:
+                n2 = n
             k += 1
+    c0 = c1 = c2 = 0
     k = 0
     for c in range(16):
         if (empty_mask >> c) & 1:
-            cs[k] = c
+            if k == 0:
+                c0 = c
+            elif k == 1:
+                c1 = c
+            else:
+                c2 = c
             k += 1
-    # final[i, j, l]: margin with nums[i]@cs[0], nums[j]@cs[1], nums[l]@cs[2] (i, j, l distinct)
-    final = np.zeros((3, 3, 3), np.int64)
-    for i in range(3):
-        _place(cells, sums, emp, nums[i], cs[0])
-        for j in range(3):
-            if j == i:
-                continue
-            l = 3 - i - j
-            _place(cells, sums, emp, nums[j], cs[1])
-            _place(cells, sums, emp, nums[l], cs[2])
-            final[i, j, l] = _final_margin(sums)
-            _unplace(cells, sums, emp, nums[l], cs[2])
-            _unplace(cells, sums, emp, nums[j], cs[1])
-        _unplace(cells, sums, emp, nums[i], cs[0])
-    best = INF
-    for i in range(3):  # B puts nums[i] ...
-        j = (i + 1) % 3
-        l = (i + 2) % 3
-        # ... in cs[0], cs[1] or cs[2]; A then picks the better of the two fillings left
-        v0 = max(final[i, j, l], final[i, l, j])
-        v1 = max(final[j, i, l], final[l, i, j])
-        v2 = max(final[j, l, i], final[l, j, i])
-        best = min(best, v0, v1, v2)
-    return best
+    # fIJL: margin with nI@c0, nJ@c1, nL@c2
+    f012, f021 = _fill_rest(cells, sums, emp, n0, n1, n2, c0, c1, c2)
+    f102, f120 = _fill_rest(cells, sums, emp, n1, n0, n2, c0, c1, c2)
+    f201, f210 = _fill_rest(cells, sums, emp, n2, n0, n1, c0, c1, c2)
+    # B puts one number in c0, c1 or c2; A then picks the better of the two fillings left
+    b0 = min(max(f012, f021), max(f102, f201), max(f120, f210))  # B plays n0
+    b1 = min(max(f102, f120), max(f012, f210), max(f021, f201))  # B plays n1
+    b2 = min(max(f201, f210), max(f021, f120), max(f012, f102))  # B plays n2
+    return min(b0, b1, b2)
 
 
 @njit(cache=True)

@@ -1,0 +1,126 @@
+#!/usr/bin/env python
+"""Where the wall time of a small ``evaluate.py`` run goes, and its ratio against another checkout.
+
+Runs ``evaluate.py --agent greedy --agent random --games 10 --positions 500`` (``--eval-args`` to
+change it) in a fresh interpreter with timers around its phases:
+
+* ``start-up``: ``import evaluate`` and building its parser (which loads the solver's modules);
+* ``validate``: checking the flags and building every agent once;
+* ``tasks``: ``run_tasks``, the games and positions on ``--workers`` processes (their start, the
+  solver, book and store loading included); ``task seconds`` is the sum of the tasks' own times;
+* ``report``: the rest (position sets, store check, summary, plots, report files).
+
+``--baseline DIR`` (another checkout of the project, e.g. ``git worktree add /tmp/base <rev>``) runs
+the same evaluation from there, alternating with this checkout for ``--rounds`` rounds (the load of
+a shared machine then hits both), and prints the ratio of the best walls. Each run writes to a fresh
+temporary folder (no task cache); the solver's position store is ``--store`` (the default store is
+warm after a first run; ``none``: every run solves from its book alone).
+
+    python bench/bench_evaluate.py
+    python bench/bench_evaluate.py --baseline /tmp/base --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from highway_env.cli_args import OneLineErrorParser, positive_int
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_EVAL_ARGS = "--agent greedy --agent random --games 10 --positions 500"
+
+# Run in the checkout under test: time evaluate.py's phases, print them as one JSON line.
+DRIVER = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import evaluate
+phases = {"start-up": time.perf_counter() - t0}
+def timed(name, fn):
+    def wrapper(*a, **k):
+        t = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            phases[name] = phases.get(name, 0.0) + time.perf_counter() - t
+    return wrapper
+for fn_name, phase in (("build_parser", "start-up"), ("validate", "validate"), ("run_tasks", "tasks")):
+    setattr(evaluate, fn_name, timed(phase, getattr(evaluate, fn_name)))
+code = evaluate.main(sys.argv[1:])
+wall = time.perf_counter() - t0
+phases["report"] = wall - phases["start-up"] - phases["validate"] - phases["tasks"]
+out = sys.argv[sys.argv.index("--out") + 1]
+import glob
+task_seconds = sum(json.load(open(f)).get("seconds", 0) for f in glob.glob(out + "/tasks/*.json"))
+print("BENCH " + json.dumps({"code": code, "wall": wall, "phases": phases, "task_seconds": task_seconds}))
+"""
+
+
+def run_once(tree: Path, eval_args: list[str], store: str, workers: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [*eval_args, "--out", str(Path(tmp) / "eval"), "--store", store, "--workers", str(workers),
+                "--no-progress"]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]))
+        r = subprocess.run([sys.executable, "-c", DRIVER, *argv], cwd=tree, env=env, capture_output=True,
+                           text=True, timeout=3600)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("BENCH ")]
+    if r.returncode != 0 or not lines:
+        raise SystemExit(f"evaluate.py failed in {tree} (exit {r.returncode}): {r.stderr.strip()[-2000:]}")
+    return json.loads(lines[-1][len("BENCH "):])
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = OneLineErrorParser(description="Wall time of a small evaluate.py run split into its phases, and "
+                                       "its ratio against another checkout run alternately in the same run.",
+                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--eval-args", default=DEFAULT_EVAL_ARGS, help="evaluate.py's arguments (one string)")
+    p.add_argument("--baseline", type=Path, default=None,
+                   help="another checkout of the project to compare with (its evaluate.py, its packages)")
+    p.add_argument("--rounds", type=positive_int, default=1,
+                   help="alternating rounds (baseline, this checkout, ...); each side reports its best wall")
+    p.add_argument("--workers", type=positive_int, default=2, help="evaluate.py's --workers")
+    p.add_argument("--store", default="default", help="evaluate.py's --store: default, none or a path")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    args = p.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "evaluate.py").is_file():
+        p.error(f"--baseline {str(args.baseline)!r} has no evaluate.py: give a checkout of the project")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    eval_args = shlex.split(args.eval_args)
+    sides = ([("baseline", args.baseline)] if args.baseline else []) + [("this checkout", ROOT)]
+    runs = {name: [] for name, _ in sides}
+    for _ in range(args.rounds):
+        for name, tree in sides:
+            runs[name].append(run_once(tree, eval_args, args.store, args.workers))
+    best = {name: min(rs, key=lambda r: r["wall"]) for name, rs in runs.items()}
+    ratio = best["baseline"]["wall"] / best["this checkout"]["wall"] if args.baseline else None
+    if args.json:
+        print(json.dumps({"eval_args": args.eval_args, "workers": args.workers, "store": args.store,
+                          "runs": runs, "best": best, "speedup_vs_baseline": ratio}, indent=2))
+        return 0
+    print(f"python evaluate.py {args.eval_args} --workers {args.workers} --store {args.store} "
+          f"(best of {args.rounds} round(s), seconds)")
+    head = f"{'checkout':<15} {'wall':>7} {'start-up':>9} {'validate':>9} {'tasks':>7} {'report':>7} {'task s':>7}"
+    print(head)
+    print("-" * len(head))
+    for name, r in best.items():
+        ph = r["phases"]
+        print(f"{name:<15} {r['wall']:>7.2f} {ph['start-up']:>9.2f} {ph['validate']:>9.2f} {ph['tasks']:>7.2f} "
+              f"{ph['report']:>7.2f} {r['task_seconds']:>7.2f}")
+    if ratio:
+        print(f"\nthis checkout is {ratio:.2f}x the baseline's speed (wall, same run)")
+    print("task s = the tasks' own seconds summed over the workers (the rest of 'tasks' is starting them)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
