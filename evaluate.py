@@ -231,6 +231,7 @@ def validate(args, argv) -> None:
     if len(set(args.agent)) != len(args.agent):
         raise UsageError(f"an agent is given twice: {args.agent}")
     # build every agent once here: a bad spec or a missing checkpoint fails now, naming it
+    from agents.checkpoint import CheckpointError
     from agents.registry import AgentSpecError, get_game, make_agent
     from highway_env.benchmark.policy import as_agent, is_policy_spec, load_spec_object
 
@@ -257,22 +258,9 @@ def validate(args, argv) -> None:
                 PerfectPlayer.from_spec(spec.split(":")[1:], game, 0)  # validates the tie-break (cheap)
             elif spec not in built:
                 make_agent(spec, game, seed=0)
-        except (AgentSpecError, checkpoint_error(), OSError, ValueError, TypeError, ImportError) as e:
+        except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError, ImportError) as e:
             # ImportError: an OpenSpiel bot without the openspiel extra
             raise bad_spec(spec, e) from None
-
-
-class _NotRaised(Exception):
-    """Raised by nothing: what :func:`checkpoint_error` gives before a checkpoint can fail."""
-
-
-def checkpoint_error() -> type[Exception]:
-    """``agents.checkpoint.CheckpointError`` once that module is loaded, else a class nothing
-    raises. Only an az: agent loads it, importing torch (about 2 s, for nothing in a run of random
-    and greedy agents), and only then can one be raised; an ``except`` clause calls this after the
-    exception, so it names the class whenever it matters."""
-    module = sys.modules.get("agents.checkpoint")
-    return module.CheckpointError if module is not None else _NotRaised
 
 
 def bad_spec(spec: str, e: Exception) -> UsageError:
@@ -307,6 +295,7 @@ def game_options(args, built: dict) -> dict:
     defaults; set as ``args.game_options``. A checkpoint gives only its rules options: its view
     options (a margin-valued target) are its agent's own and must not change the baselines' game."""
     from agents.games import class_ref, game_key
+    from agents.checkpoint import CheckpointError
     from agents.games import game_options as parse
     from agents.registry import AgentSpecError, make_agent
 
@@ -325,7 +314,7 @@ def game_options(args, built: dict) -> dict:
             if spec.split(":")[0] == "az":
                 try:
                     built[spec] = make_agent(spec, None, seed=0)
-                except (AgentSpecError, checkpoint_error(), OSError, ValueError) as e:
+                except (AgentSpecError, CheckpointError, OSError, ValueError) as e:
                     raise bad_spec(spec, e) from None
                 trained = built[spec].game
                 if game_key(class_ref(type(trained))) != args.game:

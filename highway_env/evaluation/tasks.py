@@ -62,7 +62,7 @@ def load_done(out_dir: Path, task: dict):
 
 #: agent kinds that never use torch: a worker that grades only these does not import it (about 2 s
 #: of start-up a process, most of a small evaluation's set-up)
-TORCH_FREE_AGENTS = ("random", "greedy", "perfect")
+TORCH_FREE_AGENTS = ("random", "greedy", "mcts", "perfect")
 
 
 def limit_torch_threads() -> None:
