@@ -95,6 +95,12 @@ for _name in _HOT:
     setattr(_OrderEnforcing, _name, _raw_reader(_name, "_raw_after_reset" if _name in _NEED_RESET else "_raw"))
 
 
+def masked_space(observation: spaces.Box, num_actions: int) -> spaces.Dict:
+    """An agent's observation space: ``{"observation": observation, "action_mask": int8 (num_actions,)}``."""
+    mask = spaces.Box(low=0, high=1, shape=(num_actions,), dtype=np.int8)
+    return spaces.Dict({"observation": observation, "action_mask": mask})
+
+
 class TwoPlayerAEC(AECEnv):
     """A two-player AEC env's bookkeeping: spaces by agent, the start of a game, the end of a move
     (rewards at the end of the game), rendering. A subclass defines ``_set_infos()`` (fresh info
@@ -112,9 +118,7 @@ class TwoPlayerAEC(AECEnv):
         self.agents = list(agents)
         self.possible_agents = self.agents[:]
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in agents}
-        mask = spaces.Box(low=0, high=1, shape=(num_actions,), dtype=np.int8)
-        self.observation_spaces = {a: spaces.Dict({"observation": observation, "action_mask": mask})
-                                   for a in agents}
+        self.observation_spaces = {a: masked_space(observation, num_actions) for a in agents}
         self.state_space = observation  # state(): the position in the observation's space
 
     def observation_space(self, agent):

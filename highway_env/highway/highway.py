@@ -92,11 +92,11 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
 from highway_env import core
-from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayError, IllegalMoveError
+from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers, masked_space
+from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError
 from highway_env.highway import batch_rules
-from highway_env.highway.batch_rules import (FRAME_ACTIONS, FRAME_ACTIONS_INV, FRAMES, PLAYER_FRAME,  # noqa: F401
-                                             PLAYER_FRAME_INV, check_frame)
+from highway_env.highway.batch_rules import (FRAME_ACTIONS, FRAME_ACTIONS_INV, FRAMES, PLANES_DTYPE,  # noqa: F401
+                                             PLANES_SHAPE, PLAYER_FRAME, PLAYER_FRAME_INV, check_frame)
 from highway_env.render import RENDER_MODES, board_to_ansi, board_to_rgb
 
 AGENTS = ("player_0", "player_1")
@@ -109,8 +109,17 @@ AGENTS = ("player_0", "player_1")
 PLAYER_FRAMES: tuple[tuple[int, ...], tuple[int, ...]] = tuple(tuple(f.tolist()) for f in PLAYER_FRAME)
 _ACTION_TO = tuple(t.tolist() for t in FRAME_ACTIONS)
 _ACTION_FROM = tuple(t.tolist() for t in FRAME_ACTIONS_INV)
-#: _OBS_INDEX[p][cell] = flat offset of (frame cell, number 1) in player p's (4*4*16,) observation
-_OBS_INDEX = tuple((f * NUMBERS).tolist() for f in PLAYER_FRAME)
+
+def planes_space() -> spaces.Box:
+    """The space of one observation's planes (``batch_rules.PLANES_SHAPE``, int8 0/1); also ``state()``'s."""
+    return spaces.Box(low=0, high=1, shape=PLANES_SHAPE, dtype=PLANES_DTYPE)
+
+
+def observation_space() -> spaces.Dict:
+    """What a Highway agent observes, in every Highway env (AEC, Gymnasium, vector): its planes and
+    its int8 (256,) action mask. A fresh space each call (a space holds its own generator)."""
+    return masked_space(planes_space(), NUM_ACTIONS)
+
 
 def _player(player: int | str) -> int:
     if isinstance(player, str):
@@ -196,35 +205,31 @@ class raw_env(TwoPlayerAEC, EzPickle):
         super().__init__()
         self.frame = check_frame(frame)
         self._player_frame = frame == "player"
-        self._setup(AGENTS, render_mode, RENDER_MODES,
-                    spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8), NUM_ACTIONS)
+        self._setup(AGENTS, render_mode, RENDER_MODES, planes_space(), NUM_ACTIONS)
 
-        # game state: the board as a batch of one for the rules kernel (batch_rules), the legal
-        # mask and bounds it derives after each move, and both players' observations
+        # game state: the board as a batch of one for the rules kernel (batch_rules), and the legal
+        # mask and bounds it derives after each move (observations are built when asked for)
         self._boards = np.zeros((1, CELLS), dtype=np.int8)
         self._legal = np.zeros((1, NUM_ACTIONS), dtype=np.bool_)
         self._mask = self._legal[0].view(np.int8)  # the same memory, as the int8 mask
         self._bounds = np.zeros((1, 4), dtype=np.int64)  # min_a lo, hi, min_b lo, hi
-        self._obs = np.zeros((2, SIZE, SIZE, NUMBERS), dtype=np.int8)
-        self._obs_flat = self._obs.reshape(2, -1)  # a view
         self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._ply = 0
         self._outcome: core.Outcome | None = None
 
     # -- a copy that goes on from the same position (HighwayGymEnv's pickling and deepcopy)
     def _live_state(self) -> dict:
-        """Everything this env holds but the two views of its arrays, which a pickle would turn into
-        arrays of their own. Pickling ``raw_env`` itself stays EzPickle's (a fresh env from the
+        """Everything this env holds but the view of its legal mask, which a pickle would turn into an
+        array of its own. Pickling ``raw_env`` itself stays EzPickle's (a fresh env from the
         constructor arguments, as PettingZoo's classic envs); the Gymnasium env, whose copies must
         go on from where it is, carries this instead."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_mask", "_obs_flat")}
+        return {k: v for k, v in self.__dict__.items() if k != "_mask"}
 
     @classmethod
     def _from_live_state(cls, state: dict) -> "raw_env":
         env = cls.__new__(cls)
         env.__dict__.update(state)
         env._mask = env._legal[0].view(np.int8)
-        env._obs_flat = env._obs.reshape(2, -1)
         return env
 
     # -- views of the state
@@ -241,7 +246,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
             mask = self._mask[FRAME_ACTIONS_INV[p]]  # a gather: a fresh array
         else:
             mask = self._mask.copy()
-        return {"observation": self._obs[p].copy(), "action_mask": mask}
+        return {"observation": self._planes(p), "action_mask": mask}
 
     def action_mask(self, agent) -> np.ndarray:
         """``agent``'s legal actions now, int8 (256,), in the env's frame (all zeros when it is not
@@ -260,7 +265,15 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     def state(self) -> np.ndarray:
         """The board one-hot in the absolute frame, shape (4, 4, 16) (= player_0's observation)."""
-        return self._obs[0].copy()
+        return self._planes(0)
+
+    def _planes(self, player: int) -> np.ndarray:
+        """Player ``player``'s planes of the board, fresh (batch_rules.observe_planes, as every
+        Highway env's). Built when asked for: that costs a step no more than keeping both players'
+        planes up to date move by move did (``bench/bench_env.py``)."""
+        out = np.zeros(PLANES_SHAPE, PLANES_DTYPE)
+        batch_rules.observe_planes(self._boards, out, player)
+        return out
 
     def _set_infos(self) -> None:
         """Fresh info dicts (one per agent, sharing no objects) for the current position."""
@@ -281,16 +294,6 @@ class raw_env(TwoPlayerAEC, EzPickle):
             self.infos[agent] = info
 
     # -- moves
-    def _place(self, number: int, cell: int) -> None:
-        """Write a legal move; the mask and bounds follow with ``_derive``. The observation planes
-        are built again by the vector env, ``batch_rules.observe_planes`` and the OpenSpiel game: a
-        change to them goes to each (CONTRIBUTING.md, "A new observation option")."""
-        self._boards[0, cell] = number
-        k = number - 1
-        self._obs_flat[0, _OBS_INDEX[0][cell] + k] = 1
-        self._obs_flat[1, _OBS_INDEX[1][cell] + k] = 1
-        self._ply += 1
-
     def _derive(self) -> None:
         """Legal mask and path bounds of the current board, from the rules kernel."""
         batch_rules.legal_masks(self._boards, False, self._legal)
@@ -315,7 +318,8 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
         number, cell = divmod(a, CELLS)
         self._begin_move(agent)
-        self._place(number + 1, cell)
+        self._boards[0, cell] = number + 1
+        self._ply += 1
         self._derive()
         final = None
         if self._ply == CELLS:
@@ -331,14 +335,9 @@ class raw_env(TwoPlayerAEC, EzPickle):
             if board.is_terminal():
                 raise HighwayError("options['board'] is full: there is no move left to play")
 
-        self._boards[:] = 0
-        self._obs[:] = 0
-        self._ply = 0
+        self._boards[0] = 0 if board is None else board.cells
+        self._ply = 0 if board is None else board.ply
         self._outcome = None
-        if board is not None:
-            for cell, number in enumerate(board.cells):
-                if number:
-                    self._place(number, cell)
         self._derive()
 
         self._start(AGENTS[self._ply % 2])
