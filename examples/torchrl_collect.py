@@ -15,6 +15,7 @@ final result (+1 / 0 / -1, minus the batch mean).
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def _import_torchrl():
 def build_policy(width: int, layers: int):
     """The shared MLP and the masked TorchRL actor around it (acting for both seats of ``players``)."""
     torch, TensorDictModule, MLP, MaskedCategorical, ProbabilisticActor, _ = _import_torchrl()
+    from highway_env import highway_v0
+    from highway_env.core import NUM_ACTIONS
     from highway_env.integrations.torchrl import GROUP
 
     class Logits(torch.nn.Module):
@@ -51,8 +54,8 @@ def build_policy(width: int, layers: int):
 
         def __init__(self):
             super().__init__()
-            self.mlp = MLP(in_features=256, out_features=256, num_cells=[width] * layers,
-                           activation_class=torch.nn.ReLU)
+            self.mlp = MLP(in_features=math.prod(highway_v0.PLANES_SHAPE), out_features=NUM_ACTIONS,
+                           num_cells=[width] * layers, activation_class=torch.nn.ReLU)
 
         def forward(self, planes):
             return self.mlp(planes.flatten(-3).float())

@@ -16,6 +16,7 @@ autoreset step after it are left out of the loss. No fixed opponent and no solve
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -24,8 +25,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recipe_common  # noqa: E402
 
+from highway_env import highway_v0  # noqa: E402
 from highway_env.cli_args import non_negative_int, number, positive_int  # noqa: E402
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS  # noqa: E402
+from highway_env.core import NUM_ACTIONS  # noqa: E402
 
 
 def make_net(width: int, layers: int):
@@ -35,7 +37,7 @@ def make_net(width: int, layers: int):
     class PolicyValueNet(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            sizes = [CELLS * NUMBERS] + [width] * layers
+            sizes = [math.prod(highway_v0.PLANES_SHAPE)] + [width] * layers
             self.body = torch.nn.Sequential(*[m for a, b in zip(sizes, sizes[1:])
                                               for m in (torch.nn.Linear(a, b), torch.nn.ReLU())])
             self.policy = torch.nn.Linear(width, NUM_ACTIONS)

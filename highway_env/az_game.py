@@ -290,11 +290,9 @@ class HighwayGame(Game):
     def observations(self, states):
         b = self._boards(states)
         if self.obs == "planes":
-            out = np.zeros((len(b), CELLS, NUMBERS), np.int8)
-            batch_rules.observe_planes(b, out)
-        else:
-            out = np.zeros((len(b), CELLS, FEATURE_CHANNELS), np.float32)
-            _features_kernel(b, out)
+            return batch_rules.planes(b)
+        out = np.zeros((len(b), CELLS, FEATURE_CHANNELS), np.float32)
+        _features_kernel(b, out)
         return out.reshape(len(b), *self.obs_shape)
 
     def view_to_board(self, states):

@@ -37,7 +37,7 @@ from typing import Iterable, NamedTuple
 import numba as nb
 import numpy as np
 
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayError
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, Board, HighwayError
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS, FRAME_ACTIONS_INV, min_paths
 
@@ -406,9 +406,7 @@ class BatchedHighway:
     def observation(self) -> np.ndarray:
         """(N, 4, 4, 16) int8 one-hot number planes from the side to move's view (B's board turned
         by QUARTER_TURN); plane k is number k+1. Terminal games are shown as they are (A's frame)."""
-        out = np.zeros((self.num_envs, CELLS, NUMBERS), np.int8)
-        batch_rules.observe_planes(self._boards, out)
-        return out.reshape(self.num_envs, SIZE, SIZE, NUMBERS)
+        return batch_rules.planes(self._boards)
 
 
 # ----------------------------------------------------------------------------- input helpers

@@ -75,11 +75,11 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from highway_env.aec import render_in_mode
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, HighwayError, IllegalMoveError, integral
+from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError, integral
 from highway_env.gym_env import HighwayGymEnv, _side, check_seat_settings
 from highway_env.highway import batch_rules
-from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, PLAYER_FRAME, check_frame
-from highway_env.highway.highway import board_from_option
+from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, check_frame
+from highway_env.highway.highway import board_from_option, observation_space
 from highway_env.render import RENDER_MODES, board_to_ansi, board_to_rgb
 
 #: the most games one env holds (a (N, 256) mask is built each step)
@@ -171,10 +171,7 @@ class HighwayVectorEnv(VectorEnv):
         self.autoreset_mode = check_autoreset_mode(autoreset_mode)  # read by TorchRL
         self.metadata = {**self.metadata, "render_modes": list(RENDER_MODES), "autoreset_mode": self.autoreset_mode}
         self.render_mode = render_mode
-        self.single_observation_space = spaces.Dict({
-            "observation": spaces.Box(low=0, high=1, shape=(SIZE, SIZE, NUMBERS), dtype=np.int8),
-            "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
-        })
+        self.single_observation_space = observation_space()
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
@@ -513,17 +510,12 @@ class HighwayVectorEnv(VectorEnv):
 
     # -- what the agent sees
     def _observations(self) -> dict[str, np.ndarray]:
-        """The agent's planes (its own frame, as highway_v0, built here for the whole batch) and its
-        mask in ``frame`` (zero where the game ended); tests/test_gym_vector_env.py compares them with
-        SyncVectorEnv's."""
-        n = self.num_envs
-        planes = np.zeros((n, CELLS, NUMBERS), np.int8)
-        g, cell = np.nonzero(self.boards)
-        planes[g, PLAYER_FRAME[self._me, cell], self.boards[g, cell].astype(np.int64) - 1] = 1
+        """The agent's planes (its own frame, as highway_v0's) and its mask in ``frame`` (zero where
+        the game ended); tests/test_gym_vector_env.py compares them with SyncVectorEnv's."""
         mask = self._masks()
         if self.frame == "player":
             mask = mask[:, FRAME_ACTIONS_INV[self._me]]
-        return {"observation": planes.reshape(n, SIZE, SIZE, NUMBERS), "action_mask": mask.view(np.int8)}
+        return {"observation": batch_rules.planes(self.boards, self._me), "action_mask": mask.view(np.int8)}
 
     def _infos(self, replies: np.ndarray, games: np.ndarray, ended: np.ndarray, min_a=None, min_b=None) -> dict:
         """The infos of ``games`` (every game after a step, the reset ones after a reset)."""

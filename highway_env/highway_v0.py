@@ -4,11 +4,13 @@ See ``highway_env.highway.highway`` for the observation, action, reward and info
 """
 
 from highway_env.highway.highway import (  # noqa: F401
+    PLANES_SHAPE,
     cell_from_player_frame,
     cell_to_player_frame,
     env,
     from_player_frame,
     mask_to_player_frame,
+    observation_space,
     raw_env,
     to_player_frame,
 )

@@ -80,16 +80,35 @@ def test_is_legal_is_cores_on_every_action(positions):
             assert br.is_legal(cells, g, a) == want, (boards[g].cells, a)
 
 
+def _one_hot(board: core.Board) -> np.ndarray:
+    want = np.zeros((core.CELLS, core.NUMBERS), np.int8)
+    for cell, v in enumerate(board.cells):
+        if v:
+            want[cell, v - 1] = 1
+    return want.reshape(br.PLANES_SHAPE)
+
+
 def test_observe_planes_is_one_hot_in_the_movers_frame(positions):
     boards, cells = positions
     out = np.zeros((len(cells), core.CELLS, core.NUMBERS), np.int8)
     br.observe_planes(cells, out)
     for b, o in zip(boards, out):
-        want = np.zeros((core.CELLS, core.NUMBERS), np.int8)
-        for cell, v in enumerate(_frame(b).cells):
-            if v:
-                want[cell, v - 1] = 1
-        assert np.array_equal(o, want)
+        assert np.array_equal(o, _one_hot(_frame(b)).reshape(core.CELLS, core.NUMBERS))
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_planes_of_a_seat_are_one_hot_in_that_players_frame(positions, seat):
+    """The seat's frame whoever moves, full boards too: what every env shows its observer."""
+    boards, cells = positions
+    full = core.random_board(np.random.default_rng(5), core.CELLS)
+    boards, cells = boards + [full], np.vstack([cells, np.asarray([full.cells], np.int8)])
+    got = br.planes(cells, seat)
+    assert got.shape == (len(cells), *br.PLANES_SHAPE) and got.dtype == br.PLANES_DTYPE
+    for b, o in zip(boards, got):
+        assert np.array_equal(o, _one_hot(b.transform(core.QUARTER_TURN) if seat else b))
+    one = np.zeros(br.PLANES_SHAPE, np.float32)  # one board's (4, 4, 16), another dtype (OpenSpiel's)
+    br.observe_planes(cells[-2:-1], one, seat)
+    assert np.array_equal(one, got[-2])
 
 
 def test_min_paths_of_full_boards(positions):

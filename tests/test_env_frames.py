@@ -181,6 +181,19 @@ def test_every_observation_option_reaches_every_highway_env():
                          "option (see CONTRIBUTING.md, 'A new observation option for the Highway envs')")
 
 
+def test_every_highway_env_declares_the_one_observation_space():
+    from highway_env.gym_vector_env import HighwayVectorEnv
+
+    space = highway_v0.observation_space()
+    assert space["observation"].shape == highway_v0.PLANES_SHAPE == (4, 4, 16)
+    assert space["observation"].dtype == space["action_mask"].dtype == np.int8
+    assert space["action_mask"].shape == (core.NUM_ACTIONS,)
+    for frame in FRAMES:
+        assert highway_v0.raw_env(frame=frame).observation_space("player_1") == space
+        assert HighwayGymEnv(play_as="B", frame=frame).observation_space == space
+        assert HighwayVectorEnv(2, play_as="B", frame=frame).single_observation_space == space
+
+
 @pytest.mark.parametrize("make", [highway_v0.raw_env, blackpath_v0.raw_env, jumping_v0.raw_env],
                          ids=["highway", "blackpath", "jumping"])
 def test_pickling_an_aec_env_keeps_every_constructor_option(make):

@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 from highway_env.cli_args import first_line
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, SIZE, Board, action_str, parse_board
+from highway_env.core import CELLS, NUM_ACTIONS, Board, action_str, parse_board
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, FRAMES, check_frame  # noqa: F401
 
@@ -56,12 +56,9 @@ def observations(boards: np.ndarray, frame: str = "absolute") -> dict[str, np.nd
     ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame``."""
     check_frame(frame)
     b = as_boards(boards)
-    n = len(b)
-    planes = np.zeros((n, CELLS, NUMBERS), np.int8)
-    batch_rules.observe_planes(b, planes)
-    mask = np.empty((n, NUM_ACTIONS), np.bool_)
+    mask = np.empty((len(b), NUM_ACTIONS), np.bool_)
     batch_rules.legal_masks(b, frame == "player", mask)
-    return {"observation": planes.reshape(n, SIZE, SIZE, NUMBERS), "action_mask": mask.view(np.int8)}
+    return {"observation": batch_rules.planes(b), "action_mask": mask.view(np.int8)}
 
 
 def _describe(board, mover: int) -> str:

@@ -17,6 +17,8 @@ shared module plays both seats) with those observations, through RLlib's ``Petti
 
 from __future__ import annotations
 
+import math
+
 from highway_env.extras import require
 
 require("ray.rllib", "rllib", "highway_env.integrations.rllib")
@@ -36,7 +38,7 @@ from highway_env.core import NUM_ACTIONS
 ENV_NAME = "highway_env_rllib"
 #: the id of the one module both seats share
 SHARED = "shared"
-OBS_SIZE = 256  # 4 x 4 cells x 16 number planes
+OBS_SIZE = math.prod(highway_v0.PLANES_SHAPE)  # the number planes, flattened
 
 
 class RLlibObservations(BaseWrapper):

@@ -23,7 +23,8 @@ from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
 from highway_env import core
 from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, PLAYER_NAMES, SIZE, Board, HighwayError
-from highway_env.highway.highway import PLAYER_FRAMES, board_from_option
+from highway_env.highway.batch_rules import PLANES_SHAPE, observe_planes
+from highway_env.highway.highway import board_from_option
 
 GAME_NAME = "python_highway"
 
@@ -151,16 +152,14 @@ class HighwayObserver:
     def __init__(self, params):
         if params:
             raise ValueError(f"python_highway observations take no parameters; got {params}")
-        shape = (SIZE, SIZE, NUMBERS)
-        self.tensor = np.zeros(int(np.prod(shape)), np.float32)
-        self.dict = {"observation": self.tensor.reshape(shape)}  # a view of self.tensor
+        self.tensor = np.zeros(CELLS * NUMBERS, np.float32)
+        self.dict = {"observation": self.tensor.reshape(PLANES_SHAPE)}  # a view of self.tensor
+        self._board = np.zeros((1, CELLS), np.int8)  # the kernel's batch of one, reused
 
     def set_from(self, state, player):
         self.tensor.fill(0)
-        frame = PLAYER_FRAMES[player]
-        for cell, number in enumerate(state.board.cells):
-            if number:
-                self.tensor[frame[cell] * NUMBERS + number - 1] = 1
+        self._board[0] = state.board.cells
+        observe_planes(self._board, self.dict["observation"], player)  # highway_v0's planes, as float32
 
     def string_from(self, state, player):
         board = state.board
