@@ -79,7 +79,7 @@ from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMov
 from highway_env.gym_env import HighwayGymEnv, _side, check_seat_settings
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, check_frame
-from highway_env.highway.highway import board_from_option, observation_space
+from highway_env.highway.highway import board_from_option, observation_space, observations
 from highway_env.render import RENDER_MODES, board_to_ansi, board_to_rgb
 
 #: the most games one env holds (a (N, 256) mask is built each step)
@@ -512,10 +512,7 @@ class HighwayVectorEnv(VectorEnv):
     def _observations(self) -> dict[str, np.ndarray]:
         """The agent's planes (its own frame, as highway_v0's) and its mask in ``frame`` (zero where
         the game ended); tests/test_gym_vector_env.py compares them with SyncVectorEnv's."""
-        mask = self._masks()
-        if self.frame == "player":
-            mask = mask[:, FRAME_ACTIONS_INV[self._me]]
-        return {"observation": batch_rules.planes(self.boards, self._me), "action_mask": mask.view(np.int8)}
+        return observations(self.boards, self.frame, self._me)  # the agent moves wherever a move is left
 
     def _infos(self, replies: np.ndarray, games: np.ndarray, ended: np.ndarray, min_a=None, min_b=None) -> dict:
         """The infos of ``games`` (every game after a step, the reset ones after a reset)."""

@@ -24,7 +24,7 @@ import numpy as np
 
 from highway_env.cli_args import first_line
 from highway_env.core import CELLS, NUM_ACTIONS, Board, action_str, parse_board
-from highway_env.highway import batch_rules
+from highway_env.highway import batch_rules, highway
 from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, FRAMES, check_frame  # noqa: F401
 
 # ``agents`` is imported only where needed: it imports torch, and this module must not
@@ -54,11 +54,7 @@ def legal_masks(boards: np.ndarray) -> np.ndarray:
 def observations(boards: np.ndarray, frame: str = "absolute") -> dict[str, np.ndarray]:
     """The PettingZoo observation dicts of the movers of ``boards`` (N, 16), stacked:
     ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame``."""
-    check_frame(frame)
-    b = as_boards(boards)
-    mask = np.empty((len(b), NUM_ACTIONS), np.bool_)
-    batch_rules.legal_masks(b, frame == "player", mask)
-    return {"observation": batch_rules.planes(b), "action_mask": mask.view(np.int8)}
+    return highway.observations(as_boards(boards), check_frame(frame))
 
 
 def _describe(board, mover: int) -> str:

@@ -23,10 +23,9 @@ from highway_env.core import CELLS, NUM_ACTIONS, NUM_A_PATHS, NUMBERS, SIZE
 
 __all__ = [
     "PATHS", "ON_PATH", "PLAYER_FRAME", "PLAYER_FRAME_INV", "FRAME_ACTIONS", "FRAME_ACTIONS_INV", "FRAMES",
-    "check_frame",
+    "check_frame", "PLANES_SHAPE", "PLANES_DTYPE",
     "actions_of_cell_map", "filled", "is_legal", "min_paths", "unused_prefix_sums", "path_ranges",
-    "legal_masks", "apply_actions", "PLANES_SHAPE", "PLANES_DTYPE", "observe_planes", "planes", "final_min_paths",
-    "bounds",
+    "legal_masks", "apply_actions", "observe_planes", "planes", "final_min_paths", "bounds",
 ]
 
 # ----------------------------------------------------------------------------- tables
@@ -56,8 +55,7 @@ FRAME_ACTIONS_INV = np.stack([actions_of_cell_map(f) for f in PLAYER_FRAME_INV])
 #: The frames an env or a policy takes actions in: "absolute" (mask and actions on the real board)
 #: or "player" (observation, mask and actions all in the mover's frame).
 FRAMES = ("absolute", "player")
-#: One observation of a Highway agent: number planes (row, column, number - 1), one-hot, int8, in the
-#: observer's frame (``observe_planes``); every env, space and network input takes its shape from here.
+#: What a Highway agent observes: one-hot number planes (row, column, number - 1), ``observe_planes``'s.
 PLANES_SHAPE = (SIZE, SIZE, NUMBERS)
 PLANES_DTYPE = np.int8
 
@@ -224,9 +222,8 @@ def apply_actions(boards, actions, out):
 def observe_planes(boards, out, seat=-1):
     """out (N, 16 cells, 16 planes) or (N, 4, 4, 16) (one board: (4, 4, 16) too), C-contiguous, zeros
     on entry <- one-hot numbers (plane k = number k+1) of each board in player ``seat``'s frame (0 =
-    A, 1 = B: PLAYER_FRAME); by default (-1) the side to move's (a full board in A's). The one builder
-    of what a Highway agent observes: the envs, the vector env, the OpenSpiel observer, the benchmark
-    and ``batched.py`` call it."""
+    A, 1 = B: PLAYER_FRAME), by default (-1) the side to move's (a full board in A's). What every
+    Highway env, the OpenSpiel observer, the benchmark and ``batched.py`` show."""
     flat = out.reshape(boards.shape[0], CELLS * NUMBERS)
     for g in range(boards.shape[0]):
         side = filled(boards[g]) % 2 if seat < 0 else seat

@@ -110,15 +110,19 @@ PLAYER_FRAMES: tuple[tuple[int, ...], tuple[int, ...]] = tuple(tuple(f.tolist())
 _ACTION_TO = tuple(t.tolist() for t in FRAME_ACTIONS)
 _ACTION_FROM = tuple(t.tolist() for t in FRAME_ACTIONS_INV)
 
-def planes_space() -> spaces.Box:
-    """The space of one observation's planes (``batch_rules.PLANES_SHAPE``, int8 0/1); also ``state()``'s."""
-    return spaces.Box(low=0, high=1, shape=PLANES_SHAPE, dtype=PLANES_DTYPE)
-
 
 def observation_space() -> spaces.Dict:
-    """What a Highway agent observes, in every Highway env (AEC, Gymnasium, vector): its planes and
-    its int8 (256,) action mask. A fresh space each call (a space holds its own generator)."""
-    return masked_space(planes_space(), NUM_ACTIONS)
+    """What an agent observes in every Highway env (AEC, Gymnasium, vector): its planes (``state()``'s
+    space too) and its action mask. A fresh space each call (a space holds its own generator)."""
+    return masked_space(spaces.Box(low=0, high=1, shape=PLANES_SHAPE, dtype=PLANES_DTYPE), NUM_ACTIONS)
+
+
+def observations(boards: np.ndarray, frame: str = "absolute", seat: int = -1) -> dict[str, np.ndarray]:
+    """Stacked observations of ``boards`` (N, 16) int8, the vector env's and the benchmark's: ``seat``'s
+    planes (-1: each mover's, as ``batch_rules.observe_planes``) and the mover's mask in ``frame``."""
+    mask = np.empty((len(boards), NUM_ACTIONS), np.bool_)
+    batch_rules.legal_masks(boards, frame == "player", mask)
+    return {"observation": batch_rules.planes(boards, seat), "action_mask": mask.view(np.int8)}
 
 
 def _player(player: int | str) -> int:
@@ -205,7 +209,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
         super().__init__()
         self.frame = check_frame(frame)
         self._player_frame = frame == "player"
-        self._setup(AGENTS, render_mode, RENDER_MODES, planes_space(), NUM_ACTIONS)
+        self._setup(AGENTS, render_mode, RENDER_MODES, observation_space()["observation"], NUM_ACTIONS)
 
         # game state: the board as a batch of one for the rules kernel (batch_rules), and the legal
         # mask and bounds it derives after each move (observations are built when asked for)
@@ -246,7 +250,9 @@ class raw_env(TwoPlayerAEC, EzPickle):
             mask = self._mask[FRAME_ACTIONS_INV[p]]  # a gather: a fresh array
         else:
             mask = self._mask.copy()
-        return {"observation": self._planes(p), "action_mask": mask}
+        planes = np.zeros(PLANES_SHAPE, PLANES_DTYPE)  # rebuilt: no slower a step than kept move by move
+        batch_rules.observe_planes(self._boards, planes, p)
+        return {"observation": planes, "action_mask": mask}
 
     def action_mask(self, agent) -> np.ndarray:
         """``agent``'s legal actions now, int8 (256,), in the env's frame (all zeros when it is not
@@ -265,15 +271,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     def state(self) -> np.ndarray:
         """The board one-hot in the absolute frame, shape (4, 4, 16) (= player_0's observation)."""
-        return self._planes(0)
-
-    def _planes(self, player: int) -> np.ndarray:
-        """Player ``player``'s planes of the board, fresh (batch_rules.observe_planes, as every
-        Highway env's). Built when asked for: that costs a step no more than keeping both players'
-        planes up to date move by move did (``bench/bench_env.py``)."""
-        out = np.zeros(PLANES_SHAPE, PLANES_DTYPE)
-        batch_rules.observe_planes(self._boards, out, player)
-        return out
+        return self.observe(AGENTS[0])["observation"]
 
     def _set_infos(self) -> None:
         """Fresh info dicts (one per agent, sharing no objects) for the current position."""
