@@ -27,7 +27,8 @@ from highway_env.core import CELLS, NUM_ACTIONS, Board, action_str, parse_board
 from highway_env.highway import batch_rules, highway
 from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, FRAMES, check_frame  # noqa: F401
 
-# ``agents`` is imported only where needed: it imports torch, and this module must not
+# ``agents`` is imported only inside the functions that use it, so importing this module stays light
+# (tests/test_benchmark.py checks that it loads no torch)
 
 
 class PolicyError(ValueError):
