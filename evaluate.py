@@ -513,7 +513,8 @@ def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict
                     results[r["id"]] = r
                     bar.update(1)
         finally:
-            cluster.cancel(pending, force=True)  # interrupted: the results still to come are of no use
+            # interrupted, the tasks still running are dropped, not cancelled (a cancel that races a
+            # task's end aborts the driver in Ray 2.60, ray-project/ray#54846): they end with this job
             cluster.close()
 
 

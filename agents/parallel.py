@@ -326,7 +326,9 @@ class RayPool:
         return [self._cluster.get(ref, f"self-play chunk {i}") for i, ref in enumerate(refs)]
 
     def close(self) -> None:
-        self._cluster.cancel(self._refs, force=True)  # chunks of an iteration that will not be collected
+        # the chunks of an iteration that will not be collected are dropped, not cancelled: a cancel
+        # that races a task's end aborts the driver in Ray 2.60 (ray-project/ray#54846), and they
+        # end with the Ray session or within a chunk's few seconds
         self._refs = []
         self._cluster.close()
 

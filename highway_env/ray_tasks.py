@@ -248,10 +248,6 @@ class RayCluster:
             raise RayTaskFailed(f"{name} failed on its Ray node: {type(cause).__name__}: "
                                 f"{first_line(cause)}") from None
 
-    def cancel(self, refs, force: bool = False) -> None:
-        for ref in refs:
-            self.ray.cancel(ref, force=force)
-
     def ship_files(self, paths) -> dict:
         """Each file at ``paths`` on this machine -> a handle a task turns into a copy on its own
         node (:func:`node_local_copy`): the bytes go into the object store once."""

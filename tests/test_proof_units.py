@@ -138,3 +138,74 @@ def test_a_worker_killed_mid_proof_has_its_units_rerun(split_proof, monkeypatch)
     first = root.apply(cert["first_move"]["action"])
     assert cert["replies_total"] == len(first.legal_actions())
     _check_rows(cert["replies"], first, margin)
+
+
+class _FakeRay:
+    def __init__(self, cpus: int):
+        self.cpus = cpus
+
+    def cluster_resources(self) -> dict:
+        return {"CPU": self.cpus}
+
+
+class _FakeCluster:
+    """What _RayPool uses of RayCluster; a unit ends when waited for, the oldest first."""
+
+    def __init__(self, cpus: int):
+        self.ray = _FakeRay(cpus)
+        self.started = []  # (ref, cells) in the order units went to "Ray"
+        self.in_flight, self.peak = set(), 0  # units on "Ray" not yet ended; the most at once
+
+    def task(self, fn, **options):
+        cluster = self
+
+        class Remote:
+            def remote(self, cells, threshold, tt_bits, node_limit):
+                ref = f"ref{len(cluster.started)}"
+                cluster.started.append((ref, cells))
+                cluster.in_flight.add(ref)
+                cluster.peak = max(cluster.peak, len(cluster.in_flight))
+                return ref
+        return Remote()
+
+    def wait(self, refs, num_returns=1):
+        order = [ref for ref, _ in self.started]
+        ended = min(refs, key=order.index)
+        self.in_flight.discard(ended)
+        return [ended]
+
+    def get(self, ref, name, **kw):
+        return {"ref": ref, "name": name}
+
+    def cancel(self, refs, force=False):
+        raise AssertionError("ray.cancel can abort the driver (ray-project/ray#54846)")
+
+    def close(self):
+        pass
+
+
+def test_ray_pool_gives_ray_no_more_units_than_it_runs_and_never_cancels_on_ray():
+    from types import SimpleNamespace
+
+    from highway_env.solver.prove import RAY_QUEUE_MARGIN, _RayPool
+
+    cluster = _FakeCluster(cpus=2)
+    pool = _RayPool(SimpleNamespace(tt_bits=10, retries=0), cluster)
+    slots = 2 + RAY_QUEUE_MARGIN
+    tasks = [pool.submit((k,) * 16, 0) for k in range(slots + 2)]
+    assert cluster.started == []  # nothing goes to Ray before the pool waits
+    assert [t for t, _ in pool.wait_any(tasks)] == [tasks[0]]
+    assert len(cluster.started) == slots
+    running, waiting = tasks[1], tasks[-1]
+    pool.cancel([running, waiting])  # one on Ray (it runs on), one still here (it never starts)
+    rest = tasks[2:-1]
+    assert pool.wait_any(rest) == []  # the cancelled unit ended first: its result is not given
+    results = pool.wait_any(rest)
+    assert [t for t, _ in results] == [tasks[2]] and results[0][1]["name"] == f"the unit {','.join(['2'] * 16)}"
+    left = rest[1:]
+    while left:
+        done = {t for t, _ in pool.wait_any(left)}
+        left = [t for t in left if t not in done]
+    assert cluster.peak == slots  # the cancelled unit held its CPU until it ended
+    started_cells = [cells for _, cells in cluster.started]
+    assert (len(tasks) - 1,) * 16 not in started_cells and len(started_cells) == len(tasks) - 1

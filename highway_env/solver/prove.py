@@ -184,6 +184,10 @@ class _LocalPool:
             self.executor.shutdown(wait=True)
 
 
+#: units given to Ray beyond its CPUs: an autoscaler adds nodes for the demand it sees waiting
+RAY_QUEUE_MARGIN = 2
+
+
 def table_bytes(tt_bits: int) -> int:
     """Memory of one worker's transposition table (two 21-byte entries a bucket)."""
     return 2 * (1 << tt_bits) * 21
@@ -193,32 +197,60 @@ class _RayPool:
     """Ray tasks (:class:`highway_env.ray_tasks.RayCluster`), each declaring one CPU and its
     worker's table as memory (so the scheduler does not pack more workers on a node than its memory
     holds), the packages shipped as training ships them; a task whose worker or node is lost is
-    retried by Ray, and a cluster with no CPU node left stops the proof with an error, not a hang."""
+    retried by Ray, and a cluster with no CPU node left stops the proof with an error, not a hang.
 
-    def __init__(self, config: ProofConfig):
-        self.cluster = RayCluster(config.ray_address, shipped_runtime_env(config.ray_runtime_env),
-                                  noun="proof units", fallback="prove without --ray-address", log_to_driver=False,
-                                  local_cpus=config.workers, no_cpu_timeout=config.ray_no_cpu_timeout)
+    Units never go to Ray faster than its CPUs take them (plus :data:`RAY_QUEUE_MARGIN` for an
+    autoscaler to see demand); the rest wait here. So cancelling never calls ``ray.cancel``, whose
+    race with a task's end aborts the driver in Ray 2.60 (ray-project/ray#54846): a unit still here
+    is dropped, one on Ray runs on to its node limit and its result is ignored, as in the local pool."""
+
+    def __init__(self, config: ProofConfig, cluster: RayCluster | None = None):
+        self.cluster = cluster or RayCluster(
+            config.ray_address, shipped_runtime_env(config.ray_runtime_env), noun="proof units",
+            fallback="prove without --ray-address", log_to_driver=False, local_cpus=config.workers,
+            no_cpu_timeout=config.ray_no_cpu_timeout)
         self.remote = self.cluster.task(solve_task, memory=table_bytes(config.tt_bits) + (200 << 20),
                                         max_retries=config.retries)
         self.tt_bits = config.tt_bits
         self.units: dict = {}  # task -> its position, for messages
+        self.waiting: dict = {}  # task -> (cells, threshold, node_limit), not given to Ray yet
+        self.on_ray: dict = {}  # task -> its Ray object reference
+        self.abandoned: list = []  # references of cancelled units still running on Ray
+        self.next_id = 0
 
     def submit(self, cells, threshold, node_limit: int = 0):
-        task = self.remote.remote(cells, threshold, self.tt_bits, node_limit)
+        task = self.next_id
+        self.next_id += 1
         self.units[task] = cells
+        self.waiting[task] = (cells, threshold, node_limit)
         return task
 
+    def _launch(self) -> None:
+        cpus = int(self.cluster.ray.cluster_resources().get("CPU", 0))
+        room = cpus + RAY_QUEUE_MARGIN - len(self.on_ray) - len(self.abandoned)
+        for task in list(self.waiting)[:max(room, 0)]:
+            cells, threshold, node_limit = self.waiting.pop(task)
+            self.on_ray[task] = self.remote.remote(cells, threshold, self.tt_bits, node_limit)
+
     def wait_any(self, pending):
-        return [(task, self.cluster.get(task, f"the unit {','.join(map(str, self.units.pop(task)))}"))
-                for task in self.cluster.wait(pending)]
+        """The finished units of ``pending``, after waiting for at least one unit to end (maybe a
+        cancelled one, which frees its CPU: then the list may be empty)."""
+        self._launch()
+        mine = {self.on_ray[task]: task for task in pending if task in self.on_ray}
+        done = self.cluster.wait([*mine, *self.abandoned])
+        self.abandoned = [ref for ref in self.abandoned if ref not in done]
+        finished = [mine[ref] for ref in done if ref in mine]
+        return [(task, self.cluster.get(self.on_ray.pop(task), f"the unit {self._name(task)}")) for task in finished]
+
+    def _name(self, task) -> str:
+        return ",".join(map(str, self.units.pop(task)))
 
     def cancel(self, pending):
-        # not force=True: that kills the worker (and its table), and Ray then retries the task;
-        # a running unit ends within its node limit anyway
         for task in pending:
             self.units.pop(task, None)
-        self.cluster.cancel(pending)
+            self.waiting.pop(task, None)
+            if task in self.on_ray:
+                self.abandoned.append(self.on_ray.pop(task))
 
     def close(self, kill: bool = False):
         self.cluster.close()
