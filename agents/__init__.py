@@ -64,9 +64,6 @@ def load_pretrained(name: str | None = None, simulations: int | None = None, see
     checkpoint's play search (Highway: PUCT 400); ``simulations`` overrides its simulations (0: the
     raw policy), ``seed`` seeds the search, ``device`` is the torch device of the network. ValueError
     listing the names on an unknown one; ImportError naming the extra without PyTorch."""
-    from highway_env.extras import require_torch
-
-    require_torch("agents.load_pretrained")
     from agents.alphazero import AlphaZeroAgent
 
     if name is not None and not isinstance(name, str):  # e.g. a call from when simulations came first

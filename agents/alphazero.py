@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from agents.base import SearchAgent
+from highway_env.extras import require_torch
+
+# every way to an AlphaZero agent (az:PATH, agents.load_pretrained) imports this module first:
+# without PyTorch it fails here with the extra to install
+torch = require_torch("the AlphaZero agents (az:PATH, agents.load_pretrained)")
+
+from agents.base import SearchAgent  # noqa: E402  (after the check: the imports below need torch)
 from agents.checkpoint import CheckpointError, load_checkpoint
 from agents.game import Game
 from agents.games import class_ref, game_class, same_game

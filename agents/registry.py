@@ -17,7 +17,6 @@ from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
 from agents.game import Game
 from agents.games import GAMES, get_game, register_game, resolve  # noqa: F401  (the first three: public here too)
 from highway_env.cli_args import MAX_SIMULATIONS  # noqa: F401  (the range of every simulation count; public here too)
-from highway_env.extras import require_torch
 
 AgentFactory = Callable[[list, "Game | None", "int | None"], Agent]  # (spec args, game or None, seed)
 _AGENTS: dict[str, AgentFactory] = {}
@@ -110,7 +109,6 @@ def az_checkpoint(spec: str) -> tuple[str, str] | None:
 
 
 def _az(args, game, seed):
-    require_torch("the AlphaZero agent (az:PATH)")
     from agents.alphazero import AlphaZeroAgent
 
     if not args:
