@@ -294,8 +294,8 @@ def game_options(args, built: dict) -> dict:
     ``--game blackpath --agent az:5x5.pt`` plays 5x5; that agent is put in ``built``), else the
     defaults; set as ``args.game_options``. A checkpoint gives only its rules options: its view
     options (a margin-valued target) are its agent's own and must not change the baselines' game."""
-    from agents.games import class_ref, game_key
     from agents.checkpoint import CheckpointError
+    from agents.games import class_ref, game_key
     from agents.games import game_options as parse
     from agents.registry import AgentSpecError, make_agent
 

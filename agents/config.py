@@ -16,7 +16,8 @@ from agents.mcts import SearchConfig
 from agents.network import ConfigError, NetConfig
 from highway_env.cli_args import MAX_SIMULATIONS, MAX_TIME_LIMIT, check_run_name
 from highway_env.core import HighwayError
-from highway_env.ray_tasks import NODE_WAIT_HELP, NODE_WAIT_SECONDS, RUNTIME_ENV_HELP, check_ray_only
+from highway_env.ray_tasks import (NODE_WAIT_HELP, NODE_WAIT_SECONDS, RUNTIME_ENV_HELP, check_ray_only,
+                                   runtime_env_from_text)
 
 MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
@@ -269,9 +270,6 @@ class TrainConfig:
     def ray_runtime_env_dict(self) -> dict | None:
         """The extra runtime_env given by ``ray_runtime_env`` ({} for '', None for 'none');
         ConfigError names a value that is not a JSON object."""
-        from highway_env.core import HighwayError
-        from highway_env.ray_tasks import runtime_env_from_text
-
         try:
             return runtime_env_from_text(self.ray_runtime_env, "ray_runtime_env", address=self.ray_address,
                                          address_option="ray_address")

@@ -198,7 +198,7 @@ class HighwayVectorEnv(VectorEnv):
     def action_masks(self) -> np.ndarray:
         """Bool (N, 256): the agent's legal actions now in ``frame`` (all False in a game that ended,
         as the single env's), as sb3-contrib's MaskablePPO asks an env."""
-        masks = self._observations()["action_mask"].astype(bool)
+        masks = batch_rules.masks(self.boards, self.frame == "player")  # the agent moves wherever a move is left
         masks[self._over] = False
         return masks
 
@@ -360,7 +360,7 @@ class HighwayVectorEnv(VectorEnv):
 
     # -- the games
     def _board(self, g) -> Board:
-        return Board(tuple(int(v) for v in self.boards[g]))
+        return Board(tuple(self.boards[g].tolist()))
 
     def _game_rng(self, g: int) -> np.random.Generator:
         """Game ``g``'s generator, made on first use from its seed as the single env's ``np_random``."""
@@ -408,10 +408,7 @@ class HighwayVectorEnv(VectorEnv):
     def _masks(self, games: np.ndarray | None = None) -> np.ndarray:
         """(N, 256) bool legal moves in the absolute frame (none on a full board); (K, 256) for the
         games with indices ``games`` only."""
-        boards = self.boards if games is None else self.boards[games]
-        out = np.empty((len(boards), NUM_ACTIONS), np.bool_)
-        batch_rules.legal_masks(boards, False, out)
-        return out
+        return batch_rules.masks(self.boards if games is None else self.boards[games])
 
     def _absolute(self, actions) -> np.ndarray:
         """The agent's actions, checked (integers in range, one per game), on the real board."""

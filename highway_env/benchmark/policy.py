@@ -46,10 +46,7 @@ def as_boards(states) -> np.ndarray:
 
 def legal_masks(boards: np.ndarray) -> np.ndarray:
     """(N, 256) bool, absolute frame: number unused and cell empty (all False on a full board)."""
-    b = as_boards(boards)
-    out = np.empty((len(b), NUM_ACTIONS), np.bool_)
-    batch_rules.legal_masks(b, False, out)
-    return out
+    return batch_rules.masks(as_boards(boards))
 
 
 def observations(boards: np.ndarray, frame: str = "absolute") -> dict[str, np.ndarray]:

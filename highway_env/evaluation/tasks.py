@@ -60,11 +60,6 @@ def load_done(out_dir: Path, task: dict):
 
 # ----------------------------------------------------------------------------- in the worker
 
-#: agent kinds that never use torch: a worker that grades only these does not import it (about 2 s
-#: of start-up a process, most of a small evaluation's set-up)
-TORCH_FREE_AGENTS = ("random", "greedy", "mcts", "perfect")
-
-
 def limit_torch_threads() -> None:
     """One torch thread in this process (the workers share the cores). Imports torch."""
     try:
@@ -77,8 +72,8 @@ def limit_torch_threads() -> None:
 
 def worker_init(torch_now: bool = True) -> None:
     """Set-up of a worker: one torch thread. With ``torch_now`` False (the evaluation's tasks) torch
-    is left unimported until :func:`get_agent` builds an agent that may use it (one not in
-    :data:`TORCH_FREE_AGENTS`), which sets the thread first."""
+    is left unimported (about 2 s a process, most of a small evaluation's set-up) unless an agent
+    needs it: :func:`get_agent` calls this again after building one, before it computes."""
     if torch_now or "torch" in sys.modules:
         limit_torch_threads()
 
@@ -125,9 +120,8 @@ def get_agent(spec: str, perfect: dict):
         else:
             from agents.registry import make_agent
 
-            if spec.split(":")[0] not in TORCH_FREE_AGENTS:
-                limit_torch_threads()  # before the agent can compute with torch
             _CACHE[key] = make_agent(spec, game, seed=0)
+            worker_init(torch_now=False)  # one torch thread if the agent imported torch
     return _CACHE[key]
 
 

@@ -233,6 +233,13 @@ def observe_planes(boards, out, seat=-1):
                 flat[g, PLAYER_FRAME[side, i] * NUMBERS + v - 1] = 1
 
 
+def masks(boards, player_view: bool = False) -> np.ndarray:
+    """(N, 256) bool, fresh: :func:`legal_masks` of ``boards`` (N, 16) int8."""
+    out = np.empty((len(boards), NUM_ACTIONS), np.bool_)
+    legal_masks(boards, player_view, out)
+    return out
+
+
 def planes(boards, seat: int = -1) -> np.ndarray:
     """(N, 4, 4, 16) int8, fresh: :func:`observe_planes` of ``boards`` (N, 16) int8 for ``seat``."""
     out = np.zeros((len(boards), *PLANES_SHAPE), PLANES_DTYPE)

@@ -120,8 +120,7 @@ def observation_space() -> spaces.Dict:
 def observations(boards: np.ndarray, frame: str = "absolute", seat: int = -1) -> dict[str, np.ndarray]:
     """Stacked observations of ``boards`` (N, 16) int8, the vector env's and the benchmark's: ``seat``'s
     planes (-1: each mover's, as ``batch_rules.observe_planes``) and the mover's mask in ``frame``."""
-    mask = np.empty((len(boards), NUM_ACTIONS), np.bool_)
-    batch_rules.legal_masks(boards, frame == "player", mask)
+    mask = batch_rules.masks(boards, frame == "player")
     return {"observation": batch_rules.planes(boards, seat), "action_mask": mask.view(np.int8)}
 
 
@@ -250,9 +249,8 @@ class raw_env(TwoPlayerAEC, EzPickle):
             mask = self._mask[FRAME_ACTIONS_INV[p]]  # a gather: a fresh array
         else:
             mask = self._mask.copy()
-        planes = np.zeros(PLANES_SHAPE, PLANES_DTYPE)  # rebuilt: no slower a step than kept move by move
-        batch_rules.observe_planes(self._boards, planes, p)
-        return {"observation": planes, "action_mask": mask}
+        # rebuilt: no slower a step than kept move by move
+        return {"observation": batch_rules.planes(self._boards, p)[0], "action_mask": mask}
 
     def action_mask(self, agent) -> np.ndarray:
         """``agent``'s legal actions now, int8 (256,), in the env's frame (all zeros when it is not
@@ -271,7 +269,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     def state(self) -> np.ndarray:
         """The board one-hot in the absolute frame, shape (4, 4, 16) (= player_0's observation)."""
-        return self.observe(AGENTS[0])["observation"]
+        return batch_rules.planes(self._boards, 0)[0]
 
     def _set_infos(self) -> None:
         """Fresh info dicts (one per agent, sharing no objects) for the current position."""

@@ -240,10 +240,8 @@ class _RayPool:
         done = self.cluster.wait([*mine, *self.abandoned])
         self.abandoned = [ref for ref in self.abandoned if ref not in done]
         finished = [mine[ref] for ref in done if ref in mine]
-        return [(task, self.cluster.get(self.on_ray.pop(task), f"the unit {self._name(task)}")) for task in finished]
-
-    def _name(self, task) -> str:
-        return ",".join(map(str, self.units.pop(task)))
+        return [(task, self.cluster.get(self.on_ray.pop(task), f"the unit {','.join(map(str, self.units.pop(task)))}"))
+                for task in finished]
 
     def cancel(self, pending):
         for task in pending:
