@@ -171,11 +171,17 @@ class _LocalPool:
     def _kill(self) -> None:
         # shutdown() alone lets running units finish (minutes); their processes are killed instead
         processes = list((getattr(self.executor, "_processes", None) or {}).values())
+        manager = getattr(self.executor, "_executor_manager_thread", None)
         self.executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.kill()
         for process in processes:
             process.join(5)
+        # let the executor's manager thread see the dead workers and close its wake-up pipe now: at
+        # exit, Python 3.11's concurrent.futures could write to that pipe while the thread closes it
+        # ("Exception ignored ... Bad file descriptor" after the one-line message)
+        if manager is not None:
+            manager.join(5)
 
     def close(self, kill: bool = False):
         if kill:
