@@ -162,8 +162,8 @@ class HighwayVectorEnv(VectorEnv):
             raise HighwayError(f"unknown render_mode {render_mode!r}; expected None or one of {list(RENDER_MODES)}")
         check_seat_settings(play_as, opponent, illegal_action)
         self.num_envs = n
-        self.play_as = "AB"[_side(play_as)]
         self._me = _side(play_as)
+        self.play_as = "AB"[self._me]
         self.frame = check_frame(frame)
         self.opponent, self.batched_opponent = opponent, bool(batched_opponent)
         self.illegal_action = illegal_action
@@ -405,11 +405,6 @@ class HighwayVectorEnv(VectorEnv):
     def _full(self) -> np.ndarray:
         return (self.boards != 0).all(axis=1)
 
-    def _masks(self, games: np.ndarray | None = None) -> np.ndarray:
-        """(N, 256) bool legal moves in the absolute frame (none on a full board); (K, 256) for the
-        games with indices ``games`` only."""
-        return batch_rules.masks(self.boards if games is None else self.boards[games])
-
     def _absolute(self, actions) -> np.ndarray:
         """The agent's actions, checked (integers in range, one per game), on the real board."""
         raw = np.asarray(actions)
@@ -428,7 +423,9 @@ class HighwayVectorEnv(VectorEnv):
         return FRAME_ACTIONS_INV[self._me, raw] if self.frame == "player" else raw
 
     def _legal_now(self, absolute: np.ndarray) -> np.ndarray:
-        return self._masks()[np.arange(self.num_envs), absolute]
+        legal = np.empty(self.num_envs, np.bool_)
+        batch_rules.are_legal(self.boards, absolute, legal)
+        return legal
 
     def _raise_illegal(self, g: int, given: int, absolute: int, whose: str):
         board = self._board(g)
@@ -449,10 +446,9 @@ class HighwayVectorEnv(VectorEnv):
         g = np.flatnonzero(games)
         if not len(g):
             return replies
-        masks = self._masks(g)
-        if self.opponent is None:  # the k-th legal move, k uniform: one draw per game, not per action
-            k = (self.np_random.random(len(g)) * masks.sum(axis=1)).astype(np.int16)
-            replies[g] = (np.cumsum(masks, axis=1, dtype=np.int16) > k[:, None]).argmax(axis=1)
+        masks = batch_rules.masks(self.boards[g])  # absolute frame
+        if self.opponent is None:  # one draw per game, not per action
+            replies[g] = batch_rules.random_legal(masks, self.np_random)
         else:
             replies[g] = self._checked_replies(g, masks)
         self._play(replies >= 0, replies)

@@ -80,6 +80,38 @@ def test_is_legal_is_cores_on_every_action(positions):
             assert br.is_legal(cells, g, a) == want, (boards[g].cells, a)
 
 
+def test_are_legal_is_is_legal_per_game(positions):
+    _, cells = positions
+    rng = np.random.default_rng(4)
+    for actions in (rng.integers(0, core.NUM_ACTIONS, len(cells)), br.random_legal(br.masks(cells), rng)):
+        actions = np.maximum(actions, 0)  # a full board has no legal move: 0 there
+        got = np.empty(len(cells), np.bool_)
+        br.are_legal(cells, actions, got)
+        assert got.tolist() == [br.is_legal(cells, g, a) for g, a in enumerate(actions)]
+        assert got.any() and not got.all()
+
+
+def _kth_true(masks: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """The k-th legal action per row, k = floor(draw * count), in plain numpy; -1 in a row with none."""
+    counts = masks.sum(axis=1)
+    k = (draws * counts).astype(np.int64)
+    return np.where(counts > 0, (np.cumsum(masks, axis=1) <= k[:, None]).sum(axis=1), -1)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8])
+def test_random_legal_is_the_kth_legal_move_from_one_draw_per_row(dtype):
+    rng = np.random.default_rng(11)
+    masks = rng.random((4000, core.NUM_ACTIONS)) < rng.choice([0.0, 0.005, 0.1, 0.7, 1.0], (4000, 1))
+    twin = np.random.default_rng(12)
+    want = _kth_true(masks, twin.random(len(masks)))
+    got = br.random_legal(masks.astype(dtype), np.random.default_rng(12))
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.int64 and (got == -1).any() and masks[got >= 0, got[got >= 0]].all()
+    assert br.random_legal(masks[:0], twin).shape == (0,)
+    uniform = np.bincount(br.random_legal(np.ones((64000, 4), np.bool_), rng), minlength=4)
+    assert (abs(uniform - 16000) < 600).all(), uniform
+
+
 def _one_hot(board: core.Board) -> np.ndarray:
     want = np.zeros((core.CELLS, core.NUMBERS), np.int8)
     for cell, v in enumerate(board.cells):

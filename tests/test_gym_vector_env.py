@@ -1,6 +1,8 @@
 """The native Gymnasium vector env (highway_env.gym_vector_env): the same steps as Gymnasium's
 SyncVectorEnv over the single env, Gymnasium's NEXT_STEP autoreset, seeding, and bad input."""
 
+import hashlib
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -122,6 +124,30 @@ def test_same_seed_same_games_and_the_default_opponent_plays_every_legal_move():
     assert (r1 != r3).any()
     first = r1[0]  # B plays second: the opponent (A) opened every game with a uniformly random move
     assert (first >= 0).all() and len(set(first.tolist())) > 8
+
+
+def trajectory_digest(seed: int, play_as: str, frame: str, episodes: int = 200, num_envs: int = 64) -> str:
+    """sha256 (16 hex digits) of every step's observations, rewards, ends and opponent replies until
+    ``episodes`` games ended, the agent playing a random legal move from its own generator."""
+    envs = HighwayVectorEnv(num_envs, play_as=play_as, frame=frame)
+    obs, info = envs.reset(seed=seed)
+    digest, rng, ended = hashlib.sha256(info["opponent_action"].tobytes()), np.random.default_rng(seed + 1000), 0
+    while ended < episodes:
+        keys = np.where(obs["action_mask"] != 0, rng.random(obs["action_mask"].shape), -1.0)
+        obs, rewards, term, trunc, info = envs.step(keys.argmax(axis=1))
+        for x in (obs["observation"], obs["action_mask"], rewards, term, trunc, info["opponent_action"]):
+            digest.update(x.tobytes())
+        ended += int(term.sum())
+    return digest.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("seed, play_as, frame, want", [(0, "A", "absolute", "7a8c21cf9a868c7d"),
+                                                         (1, "B", "player", "3e7c4ca02373370e"),
+                                                         (2, "A", "player", "215c594b85cdb770")])
+def test_the_default_opponents_moves_stay_those_the_shipped_figures_were_measured_with(seed, play_as, frame, want):
+    """The default opponent's games, pinned (the digests of the env at commit bf9cc19): a faster draw
+    or step must keep every move, as the evaluation figures measured against it depend on them."""
+    assert trajectory_digest(seed, play_as, frame) == want
 
 
 def test_next_step_autoreset_ignores_the_action_and_starts_again():

@@ -25,7 +25,8 @@ __all__ = [
     "PATHS", "ON_PATH", "PLAYER_FRAME", "PLAYER_FRAME_INV", "FRAME_ACTIONS", "FRAME_ACTIONS_INV", "FRAMES",
     "check_frame", "PLANES_SHAPE", "PLANES_DTYPE",
     "actions_of_cell_map", "filled", "is_legal", "min_paths", "unused_prefix_sums", "path_ranges",
-    "legal_masks", "apply_actions", "observe_planes", "planes", "final_min_paths", "bounds",
+    "legal_masks", "are_legal", "apply_actions", "kth_legal", "random_legal", "observe_planes", "planes",
+    "final_min_paths", "bounds",
 ]
 
 # ----------------------------------------------------------------------------- tables
@@ -205,6 +206,14 @@ def legal_masks(boards, player_view, out):
 
 
 @nb.njit(cache=True)
+def are_legal(boards, actions, out):
+    """out[g] <- whether actions[g] is legal on board g (:func:`is_legal`): one action per game
+    checked without building the (N, 256) masks."""
+    for g in range(boards.shape[0]):
+        out[g] = is_legal(boards, g, actions[g])
+
+
+@nb.njit(cache=True)
 def apply_actions(boards, actions, out):
     """out <- boards with actions[g] played in board g; returns the first g whose action is out of
     range or illegal (out is then partly written) or -1."""
@@ -231,6 +240,32 @@ def observe_planes(boards, out, seat=-1):
             v = boards[g, i]
             if v != 0:
                 flat[g, PLAYER_FRAME[side, i] * NUMBERS + v - 1] = 1
+
+
+@nb.njit(cache=True)
+def kth_legal(masks, draws, out):
+    """out[g] <- the k-th legal action of row g of the (N, A) masks in action order, k =
+    int(draws[g] * legal count) for a draw in [0, 1); -1 in a row with no legal action."""
+    for g in range(masks.shape[0]):
+        count = 0
+        for a in range(masks.shape[1]):
+            count += masks[g, a] != 0  # no branch: numba makes it a vector sum
+        k = int(draws[g] * count)
+        out[g] = -1
+        for a in range(masks.shape[1]):
+            k -= masks[g, a] != 0
+            if k < 0:
+                out[g] = a
+                break
+
+
+def random_legal(masks, rng: np.random.Generator) -> np.ndarray:
+    """(N,) int64: a uniformly random legal action per row of the (N, A) masks (nonzero = legal),
+    -1 in a row with none. One ``rng.random(N)`` draw: from the same generator, the same moves as
+    ``agents.game.sample_legal`` (tested; agents may not import the rules)."""
+    out = np.empty(len(masks), np.int64)
+    kth_legal(masks, rng.random(len(masks)), out)
+    return out
 
 
 def masks(boards, player_view: bool = False) -> np.ndarray:
