@@ -276,11 +276,11 @@ class HighwayVectorEnv(VectorEnv):
         self.boards[games] = self._start_board(options)
         for flags in (self._over, self._ends_next, self._elapsed):
             flags[games] = 0
-        replies = self._opponent_moves(games & (self._movers() != self._me))
+        replies = self._opponent_moves(games & (self._plies() % 2 != self._me))
         self._started = True
         if self.render_mode == "human":  # as the single env: each game shown after its reset
             self._render_games(games)
-        return self._observations(), self._infos(replies, games, np.zeros(self.num_envs, np.bool_))
+        return self._observations(), self._infos(self._plies(), replies, games, np.zeros(self.num_envs, np.bool_))
 
     def _seed(self, seeds: np.ndarray | None, first: int | None, games: np.ndarray) -> None:
         """Seeds the games' generators (the ``games`` that have a seed) and the shared ``np_random``:
@@ -309,11 +309,14 @@ class HighwayVectorEnv(VectorEnv):
         if illegal.any() and self.illegal_action == "raise":
             g = int(np.flatnonzero(illegal)[0])
             self._raise_illegal(g, int(np.asarray(actions).reshape(-1)[g]), int(absolute[g]), "the agent's")
+        plies = np.where(restart, 0, self._plies())  # counted once, then kept up to date
         self.boards[restart] = 0
         moving = playing & legal
         self._play(moving, absolute)
-        replies = self._opponent_moves(restart & (self._movers() != self._me) | moving & ~self._full())
-        ended = moving & self._full()
+        plies += moving
+        replies = self._opponent_moves(restart & (plies % 2 != self._me) | moving & (plies < CELLS))
+        plies += replies >= 0
+        ended = moving & (plies == CELLS)
         min_a, min_b = self._final_paths(ended)
         rewards = np.zeros(self.num_envs, np.float64)
         rewards[ended] = np.sign(min_b - min_a)[ended] * (1 if self._me == 0 else -1)
@@ -327,7 +330,7 @@ class HighwayVectorEnv(VectorEnv):
             truncations = playing & (self._elapsed >= self.max_episode_steps)
         self._over[:] = terminations
         self._ends_next[:] = terminations | truncations
-        infos = self._infos(replies, np.ones(self.num_envs, np.bool_), ended, min_a, min_b)
+        infos = self._infos(plies, replies, np.ones(self.num_envs, np.bool_), ended, min_a, min_b)
         if lost.any():
             infos["illegal_action"] = np.where(lost, np.asarray(actions).reshape(-1).astype(np.int64), -1)
             infos["_illegal_action"] = lost
@@ -399,11 +402,9 @@ class HighwayVectorEnv(VectorEnv):
                                     lambda b=board: board_to_rgb(b))
                      for board in map(self._board, np.flatnonzero(games)))
 
-    def _movers(self) -> np.ndarray:
-        return (self.boards != 0).sum(axis=1) % 2
-
-    def _full(self) -> np.ndarray:
-        return (self.boards != 0).all(axis=1)
+    def _plies(self) -> np.ndarray:
+        """(N,) int64: the numbers on each board (odd: B to move; 16: the game is over)."""
+        return (self.boards != 0).sum(axis=1)
 
     def _absolute(self, actions) -> np.ndarray:
         """The agent's actions, checked (integers in range, one per game), on the real board."""
@@ -507,9 +508,10 @@ class HighwayVectorEnv(VectorEnv):
         the game ended); tests/test_gym_vector_env.py compares them with SyncVectorEnv's."""
         return observations(self.boards, self.frame, self._me)  # the agent moves wherever a move is left
 
-    def _infos(self, replies: np.ndarray, games: np.ndarray, ended: np.ndarray, min_a=None, min_b=None) -> dict:
+    def _infos(self, plies: np.ndarray, replies: np.ndarray, games: np.ndarray, ended: np.ndarray, min_a=None,
+               min_b=None) -> dict:
         """The infos of ``games`` (every game after a step, the reset ones after a reset)."""
-        infos = {"ply": (self.boards != 0).sum(axis=1), "_ply": games.copy(),
+        infos = {"ply": plies, "_ply": games.copy(),
                  "opponent_action": replies, "_opponent_action": games.copy()}
         if ended.any():
             for key, values in (("min_a", min_a), ("min_b", min_b), ("margin", min_b - min_a)):

@@ -108,6 +108,9 @@ def test_random_legal_is_the_kth_legal_move_from_one_draw_per_row(dtype):
     np.testing.assert_array_equal(got, want)
     assert got.dtype == np.int64 and (got == -1).any() and masks[got >= 0, got[got >= 0]].all()
     assert br.random_legal(masks[:0], twin).shape == (0,)
+    odd = masks[:, :37]  # rows of other games' widths: blocks of 16 and a tail
+    np.testing.assert_array_equal(br.random_legal(odd, np.random.default_rng(3)),
+                                  _kth_true(odd, np.random.default_rng(3).random(len(odd))))
     uniform = np.bincount(br.random_legal(np.ones((64000, 4), np.bool_), rng), minlength=4)
     assert (abs(uniform - 16000) < 600).all(), uniform
 
