@@ -3,11 +3,11 @@
 ``HighwayVectorEnv``, both built by ``gymnasium.make_vec("highway_env/Highway-v0", num_envs=N)``.
 
 Both play the agent's side with a uniformly random legal action per game, drawn for the whole batch
-from the observed masks in numpy (the same cost in both), against the default random opponent, with
-Gymnasium's autoreset. A step is one agent move and the opponent's reply in every game; the ratio is
-steps/s of the native env over the sync one. The two are measured in ``--rounds`` alternating rounds
-of ``--seconds / --rounds`` each (the load of a shared machine changes during a run) and each reports
-its best round.
+from the observed masks by ``batch_rules.random_legal`` (the same cost in both), against the default
+random opponent, with Gymnasium's autoreset. A step is one agent move and the opponent's reply in
+every game; the ratio is steps/s of the native env over the sync one. The two are measured in
+``--rounds`` alternating rounds of ``--seconds / --rounds`` each (the load of a shared machine
+changes during a run) and each reports its best round.
 
 Run ``python bench/bench_vector_env.py`` (about --seconds plus start-up), ``--json`` for a machine
 readable result.
@@ -24,15 +24,9 @@ import numpy as np
 import highway_env  # noqa: F401  (registers the id)
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.gym_vector_env import MAX_NUM_ENVS
+from highway_env.highway.batch_rules import random_legal
 
 MODES = {"sync": "sync", "native": "vector_entry_point"}
-
-
-def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal action per row (0 in a row without one: a game that just ended)."""
-    keys = rng.random(masks.shape)
-    keys[masks == 0] = -1.0
-    return keys.argmax(axis=1)
 
 
 def bench_mode(mode: str, num_envs: int, seconds: float, seed: int) -> float:
@@ -43,7 +37,7 @@ def bench_mode(mode: str, num_envs: int, seconds: float, seed: int) -> float:
     steps = 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        obs, *_ = envs.step(random_legal(obs["action_mask"], rng))
+        obs, *_ = envs.step(np.maximum(random_legal(obs["action_mask"], rng), 0))  # 0: a game that just ended
         steps += num_envs
     rate = steps / (time.perf_counter() - t0)
     envs.close()
