@@ -189,7 +189,9 @@ class Game(abc.ABC):
 
 
 def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(N,) a uniformly random legal action per row of a (N, A) bool mask (-1 where none is legal)."""
+    """(N,) a uniformly random legal action per row of a (N, A) bool mask (-1 where none is legal).
+    The draws of Highway's rules kernel (``batch_rules.random_legal``, which agents may not import):
+    tests/test_agents_game.py keeps the two the same."""
     masks = np.asarray(masks, dtype=bool)
     counts = masks.sum(axis=1)
     pick = (rng.random(len(masks)) * np.maximum(counts, 1)).astype(np.int64)

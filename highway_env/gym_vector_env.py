@@ -23,12 +23,13 @@ opponent moves both give the same steps (tested).
   after that many agent steps (None or -1: never). ``disable_env_checker`` is accepted and ignored
   (no checker runs on a vector env).
 * ``opponent``: None, a uniformly random legal move for every game, drawn for the whole batch from
-  the env's ``np_random``; or the single env's policy, ``policy(board, mask, rng) -> action``, called
-  once per game that needs a move with that game's own generator as ``rng`` (seeded as SyncVectorEnv
-  seeds the single env's ``np_random``, so a stochastic policy plays the games it plays there); or
-  with ``batched_opponent=True`` a policy of the whole batch, ``policy(boards (K, 16) int8, masks
-  (K, 256) bool, rng) -> (K,)`` absolute actions, ``rng`` the env's ``np_random``. An illegal reply
-  raises ``IllegalMoveError`` naming the game.
+  the env's ``np_random`` (``batch_rules.random_legal``); or the single env's policy,
+  ``policy(board, mask, rng) -> action``, called once per game that needs a move with that game's
+  own generator as ``rng`` (seeded as SyncVectorEnv seeds the single env's ``np_random``, so a
+  stochastic policy plays the games it plays there); or with ``batched_opponent=True`` a policy of
+  the whole batch, ``policy(boards (K, 16) int8, masks (K, 256) bool, rng) -> (K,)`` absolute
+  actions, ``rng`` the env's ``np_random``. An illegal reply raises ``IllegalMoveError`` naming the
+  game.
 * ``reset(seed=...)`` takes what SyncVectorEnv takes: None; an int ``s`` (game i gets ``s + i``);
   or a list of one int or None per game (None: that game's generator goes on; with ``reset_mask``
   only the games it names are seeded). A game's generator is seeded from its own seed. The shared
@@ -403,7 +404,7 @@ class HighwayVectorEnv(VectorEnv):
                      for board in map(self._board, np.flatnonzero(games)))
 
     def _plies(self) -> np.ndarray:
-        """(N,) int64: the numbers on each board (odd: B to move; 16: the game is over)."""
+        """(N,) int64: how many numbers each board holds (odd: B to move; 16: the game is over)."""
         return (self.boards != 0).sum(axis=1)
 
     def _absolute(self, actions) -> np.ndarray:

@@ -273,6 +273,7 @@ def random_legal(masks, rng: np.random.Generator) -> np.ndarray:
     """(N,) int64: a uniformly random legal action per row of the (N, A) masks (nonzero = legal),
     -1 in a row with none. One ``rng.random(N)`` draw: from the same generator, the same moves as
     ``agents.game.sample_legal`` (tested; agents may not import the rules)."""
+    masks = np.asarray(masks)
     out = np.empty(len(masks), np.int64)
     kth_legal(masks, rng.random(len(masks)), out)
     return out
