@@ -125,7 +125,8 @@ def check_seeds(seed, num_envs: int) -> tuple[np.ndarray | None, int | None]:
         if seed < 0:
             raise HighwayError(f"seed must be a non-negative int, got {seed!r}")
         return np.arange(num_envs, dtype=object) + int(seed), int(seed)
-    if not isinstance(seed, (list, tuple, np.ndarray)) or np.ndim(seed) != 1:
+    # not np.ndim(seed): numpy raises its own ValueError on a ragged list; each item is checked below
+    if not isinstance(seed, (list, tuple, np.ndarray)) or isinstance(seed, np.ndarray) and seed.ndim != 1:
         raise HighwayError(f"seed must be None, an int or a list of {num_envs} ints or None (one per game), "
                            f"got {reprlib.repr(seed)}")
     if len(seed) != num_envs:

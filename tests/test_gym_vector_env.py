@@ -503,6 +503,7 @@ def test_the_default_opponent_takes_seed_lists_and_an_int_is_its_list():
     ([1, True, 3], r"seed\[1\] must be None or a non-negative int, got True"),
     (-1, "seed must be a non-negative int, got -1"), ("7", "seed must be None, an int or a list"),
     (np.zeros((3, 1), int), "seed must be None, an int or a list"),
+    ([1, [2], 3], r"seed\[1\] must be None or a non-negative int, got \[2\]"),  # numpy: ragged
 ])
 def test_a_bad_seed_is_named_and_changes_nothing(seed, match):
     envs = HighwayVectorEnv(3, opponent=random_policy)
