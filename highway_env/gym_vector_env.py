@@ -46,8 +46,8 @@ opponent moves both give the same steps (tested).
 * Infos (arrays with Gymnasium's ``_key`` masks, set as SyncVectorEnv sets them): ``ply`` (numbers
   on each board), ``opponent_action`` (its reply this step, absolute; -1 where it made none), and
   for games that ended this step ``min_a``, ``min_b`` and ``margin`` (min_b - min_a: positive when A
-  won). The single env's ``bounds``, ``winner``, ``a_paths`` / ``b_paths`` and ``illegal_reason``
-  are left out: they cost more than the step.
+  won). The single env's ``bounds``, ``winner`` and ``illegal_reason`` are left out: they cost more
+  than the step. The cheapest paths, in neither env's infos, are ``envs.get_attr("board")[g].outcome()``'s.
 * ``reset(options={"board": ...})`` starts every game from that position (as the single env); the
   games an autoreset starts begin from the empty board.
 * ``render_mode`` (the single env's: "ansi", "rgb_array", "human"): ``render()`` gives one frame

@@ -516,7 +516,7 @@ def test_a_bad_seed_is_named_and_changes_nothing(seed, match):
 
 
 #: the single env's info keys the native env leaves out (they cost more than the step)
-LEFT_OUT = {"bounds", "winner", "a_paths", "b_paths", "illegal_reason"}
+LEFT_OUT = {"bounds", "winner", "illegal_reason"}
 
 
 def assert_same_structure(ours, theirs, path="") -> None:
