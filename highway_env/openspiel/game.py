@@ -64,7 +64,8 @@ class HighwayGame(pyspiel.Game):
     def new_initial_state(self, board=None):
         """The empty board, or the position ``board``: a Board, a board string, 16 ints, or a state
         struct (``state.to_struct()``, or its dict ``state.to_dict()``), as tic_tac_toe.py takes."""
-        if isinstance(board, (pyspiel.StateStruct, dict)):
+        struct_class = getattr(pyspiel, "StateStruct", None)  # OpenSpiel >= 1.6.1; the extra takes 1.2
+        if isinstance(board, dict) or struct_class is not None and isinstance(board, struct_class):
             board = _board_from_struct(board)
         return HighwayState(self, board)
 
@@ -176,7 +177,7 @@ def _player_name(player) -> str:
 
 def _board_from_struct(struct) -> Board:
     """The board of a state struct; its ``current_player``, when given, must be the board's."""
-    data = struct.to_dict() if isinstance(struct, pyspiel.StateStruct) else struct
+    data = struct if isinstance(struct, dict) else struct.to_dict()
     if "board" not in data:
         raise HighwayError(
             f"a python_highway state struct needs 'board' (16 numbers, 0 empty); got keys {sorted(data)}")
