@@ -253,8 +253,8 @@ class HighwayVectorEnv(VectorEnv):
         state = (self.boards, self._over, self._ends_next, self._elapsed)
         saved = [a.copy() for a in state]
         rng, rng_seed, started = self._np_random, self._np_random_seed, self._started
-        # the random opponent draws last, from a batch that cannot fail: only a policy's draws need undoing
-        rng_state = rng.bit_generator.state if rng is not None and self.opponent is not None else None
+        # the random opponent's draw too (about 1 us): an interrupt can land after it, while the step ends
+        rng_state = rng.bit_generator.state if rng is not None else None
         game_rngs = (self._game_rngs.copy(), self._game_seeds.copy()) if body == self._reset else None
         self._rng_undo = []
         try:
