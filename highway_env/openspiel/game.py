@@ -9,7 +9,8 @@ move, information state string the move history. ``game.new_initial_state(board)
 from a position (a Board, a string, 16 ints, or a state struct); its information state begins with
 that position.
 
-Like tic_tac_toe.py it gives OpenSpiel's SpielStruct API (``state.to_struct()``, ``to_json()``,
+Like tic_tac_toe.py it gives OpenSpiel's SpielStruct API (from OpenSpiel 2.0, whose pyspiel calls
+the hooks below; ``state.to_struct()``, ``to_json()``,
 ``to_dict()``, ``action_to_struct``, ``apply_action_struct``, ``to_observation_struct``): a state is
 ``{"current_player": "A" | "B" | "Terminal", "board": [16 ints, 0 empty]}``, an action
 ``{"number": 16, "row": 0, "col": 3}``.
