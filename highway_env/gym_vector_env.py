@@ -47,8 +47,8 @@ opponent moves both give the same steps (tested).
 * Infos (arrays with Gymnasium's ``_key`` masks, set as SyncVectorEnv sets them): ``ply`` (numbers
   on each board), ``opponent_action`` (its reply this step, absolute; -1 where it made none), and
   for games that ended this step ``min_a``, ``min_b`` and ``margin`` (min_b - min_a: positive when A
-  won). The single env's ``bounds``, ``winner``, ``a_paths`` / ``b_paths`` and ``illegal_reason``
-  are left out: they cost more than the step.
+  won). The single env's ``bounds``, ``winner`` and ``illegal_reason`` are left out: they cost more
+  than the step. The cheapest paths, in neither env's infos, are ``envs.get_attr("board")[g].outcome()``'s.
 * ``reset(options={"board": ...})`` starts every game from that position (as the single env); the
   games an autoreset starts begin from the empty board.
 * ``render_mode`` (the single env's: "ansi", "rgb_array", "human"): ``render()`` gives one frame
@@ -126,7 +126,8 @@ def check_seeds(seed, num_envs: int) -> tuple[np.ndarray | None, int | None]:
         if seed < 0:
             raise HighwayError(f"seed must be a non-negative int, got {seed!r}")
         return np.arange(num_envs, dtype=object) + int(seed), int(seed)
-    if not isinstance(seed, (list, tuple, np.ndarray)) or np.ndim(seed) != 1:
+    # not np.ndim(seed): numpy raises its own ValueError on a ragged list; each item is checked below
+    if not isinstance(seed, (list, tuple, np.ndarray)) or isinstance(seed, np.ndarray) and seed.ndim != 1:
         raise HighwayError(f"seed must be None, an int or a list of {num_envs} ints or None (one per game), "
                            f"got {reprlib.repr(seed)}")
     if len(seed) != num_envs:
@@ -253,8 +254,8 @@ class HighwayVectorEnv(VectorEnv):
         state = (self.boards, self._over, self._ends_next, self._elapsed)
         saved = [a.copy() for a in state]
         rng, rng_seed, started = self._np_random, self._np_random_seed, self._started
-        # the random opponent draws last, from a batch that cannot fail: only a policy's draws need undoing
-        rng_state = rng.bit_generator.state if rng is not None and self.opponent is not None else None
+        # the random opponent's draw too (about 1 us): an interrupt can land after it, while the step ends
+        rng_state = rng.bit_generator.state if rng is not None else None
         game_rngs = (self._game_rngs.copy(), self._game_seeds.copy()) if body == self._reset else None
         self._rng_undo = []
         try:

@@ -47,7 +47,8 @@ NODE_WAIT_HELP = (f"with --ray-address: the seconds the run waits while no node 
                   f"{NODE_WAIT_SECONDS:g}; raise it for a cluster whose autoscaler takes longer to add nodes)")
 #: the --ray-runtime-env flag's help, the same for every command
 RUNTIME_ENV_HELP = ("Ray runtime_env of the tasks: '' (default) ships the highway_env and agents packages to the "
-                    "nodes (py_modules; a node needs only the dependencies: numpy, numba, torch, ...), a JSON "
+                    "nodes (py_modules; a node needs only the dependencies: numpy, numba, ..., and torch for "
+                    "self-play and AlphaZero agents), a JSON "
                     "object is merged over that (e.g. '{\"pip\": [\"numba\"]}'), 'none' ships nothing (every "
                     "node has the packages installed); only with --ray-address")
 #: what a RayClusterError about a wait that ran out suggests beside adding nodes

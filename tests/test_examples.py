@@ -1,6 +1,6 @@
 """The recipes in ``examples/`` at tiny size: MaskablePPO self-play (extra ``sb3``), RLlib PPO with
 action masking (extra ``rllib``), TorchRL collection (extra ``torchrl``) and PPO on the native
-vector env (no extra) each train or collect,
+vector env (extra ``torch``) each train or collect,
 never play an illegal move, and end with a sane benchmark report; plus the glue in
 ``highway_env.integrations``.
 
@@ -22,7 +22,8 @@ from optional_parts import require_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-EXTRAS = {"sb3": ("sb3_contrib", "stable_baselines3"), "rllib": ("ray.rllib",), "torchrl": ("torchrl", "tensordict")}
+EXTRAS = {"sb3": ("sb3_contrib", "stable_baselines3"), "rllib": ("ray.rllib",), "torchrl": ("torchrl", "tensordict"),
+          "torch": ("torch",)}
 
 
 def require(extra: str) -> None:
@@ -276,9 +277,10 @@ def test_rllib_ppo_trains_the_shared_masked_module_and_grades_it(tmp_path, capsy
     assert_sane(summary)
 
 
-# --- PyTorch PPO on the native vector env (no extra)
+# --- PyTorch PPO on the native vector env (extra torch)
 
 def test_vector_ppo_trains_one_policy_for_both_seats_by_self_play_and_grades_it(capsys):
+    require("torch")
     ppo = recipe("vector_ppo_selfplay")
     net, report = ppo.main(["--tiny", "--no-progress", "--snapshot-every", "1", "--pool", "1"])
     training = report.summary["training"]
@@ -288,6 +290,7 @@ def test_vector_ppo_trains_one_policy_for_both_seats_by_self_play_and_grades_it(
 
 
 def test_vector_ppo_opponent_is_the_learner_or_its_snapshot_and_moves_legally():
+    require("torch")
     import torch
 
     from highway_env.benchmark.policy import legal_masks
@@ -320,6 +323,7 @@ def test_vector_ppo_advantages_stop_at_each_games_end():
 
 
 def test_vector_ppo_same_seed_same_network():
+    require("torch")
     import torch
 
     ppo = recipe("vector_ppo_selfplay")

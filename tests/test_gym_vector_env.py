@@ -254,6 +254,29 @@ def test_step_before_reset_and_a_board_without_a_move_are_refused():
         HighwayVectorEnv(2, play_as="A").reset(options={"board": "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,0"})
 
 
+def test_an_interrupt_after_the_default_opponents_draw_leaves_its_generator_as_it_was(monkeypatch):
+    """Whole or nothing for the default random opponent too: an interrupt (Ctrl-C) that lands after
+    its draw for the batch, while the step finishes, leaves np_random where it was, so the step
+    retried gives the games of an undisturbed run."""
+    envs, twin = HighwayVectorEnv(4, play_as="B"), HighwayVectorEnv(4, play_as="B")
+    (obs, _), _ = envs.reset(seed=5), twin.reset(seed=5)
+    actions = agent_actions(obs, np.random.default_rng(0))
+    state = envs.np_random.bit_generator.state
+    final_paths = HighwayVectorEnv._final_paths
+
+    def interrupted(self, games):
+        monkeypatch.setattr(HighwayVectorEnv, "_final_paths", final_paths)  # once
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(HighwayVectorEnv, "_final_paths", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        envs.step(actions)
+    assert envs.np_random.bit_generator.state == state
+    (obs, *rest), (obs_t, *rest_t) = envs.step(actions), twin.step(actions)
+    np.testing.assert_array_equal(obs["observation"], obs_t["observation"])
+    np.testing.assert_array_equal(rest[3]["opponent_action"], rest_t[3]["opponent_action"])
+
+
 def test_an_opponent_that_fails_in_one_game_leaves_every_game_as_it_was():
     """A per-game opponent raising in the third game of a step (after replying in two): every game,
     the counters and np_random as before the step, and the env then steps as a twin that never failed."""
@@ -529,6 +552,7 @@ def test_the_default_opponent_takes_seed_lists_and_an_int_is_its_list():
     ([1, True, 3], r"seed\[1\] must be None or a non-negative int, got True"),
     (-1, "seed must be a non-negative int, got -1"), ("7", "seed must be None, an int or a list"),
     (np.zeros((3, 1), int), "seed must be None, an int or a list"),
+    ([1, [2], 3], r"seed\[1\] must be None or a non-negative int, got \[2\]"),  # numpy: ragged
 ])
 def test_a_bad_seed_is_named_and_changes_nothing(seed, match):
     envs = HighwayVectorEnv(3, opponent=random_policy)
@@ -541,7 +565,7 @@ def test_a_bad_seed_is_named_and_changes_nothing(seed, match):
 
 
 #: the single env's info keys the native env leaves out (they cost more than the step)
-LEFT_OUT = {"bounds", "winner", "a_paths", "b_paths", "illegal_reason"}
+LEFT_OUT = {"bounds", "winner", "illegal_reason"}
 
 
 def assert_same_structure(ours, theirs, path="") -> None:

@@ -45,16 +45,32 @@ def test_perfect_player_and_hints_do_not_import_torch_when_used():
 
 def test_evaluation_workers_load_torch_only_for_an_agent_that_uses_it():
     """A worker grading random, greedy and perfect agents does not import torch (2 s a process);
-    before building any other agent it does, with its one thread, as every worker did before."""
+    for a task of any other agent it does, and runs it with one thread, as every worker did before."""
     r = _run("import sys\n"
-             "from highway_env.evaluation.tasks import get_agent, worker_init\n"
+             "from highway_env.evaluation.tasks import execute, worker_init\n"
              "worker_init(torch_now=False)\n"
+             "def moves(spec):\n"
+             "    return execute({'id': spec, 'kind': 'moves', 'agent': spec, 'positions_file': None,\n"
+             "                    'index': [0, 1], 'seed': 0, 'perfect': {}})\n"
              "for spec in ('random', 'greedy'):\n"
-             "    get_agent(spec, {})\n"
+             "    moves(spec)\n"
              "assert 'torch' not in sys.modules, 'torch was imported'\n"
-             "get_agent('az:agents/pretrained/highway_az.pt:8', {})\n"
+             "moves('az:agents/pretrained/highway_az.pt:8')\n"
              "import torch\n"
              "assert torch.get_num_threads() == 1, torch.get_num_threads()")
+    assert r.returncode == 0, r.stderr
+
+
+def test_grading_a_spec_in_the_callers_process_leaves_its_torch_threads():
+    """highway_env.benchmark.evaluate / as_agent build agents by spec in the caller's process (through
+    the evaluation's get_agent): only the evaluation's task runners limit torch to one thread, not a
+    user's process that trains with torch and grades a spec between its updates."""
+    r = _run("import torch\n"
+             "torch.set_num_threads(3)\n"
+             "from highway_env.benchmark.policy import as_agent\n"
+             "for spec in ('greedy', 'az:agents/pretrained/highway_az.pt:8'):\n"
+             "    as_agent(spec)\n"
+             "    assert torch.get_num_threads() == 3, (spec, torch.get_num_threads())")
     assert r.returncode == 0, r.stderr
 
 

@@ -298,6 +298,15 @@ def test_bad_structs_raise_naming_the_field(game):
         state._struct_to_actions({"number": 1, "row": 0})
 
 
+def test_states_start_where_pyspiel_has_no_state_struct(game, monkeypatch):
+    """The extra accepts OpenSpiel >= 1.2; pyspiel.StateStruct came in 1.6.1 (the struct hooks of
+    Python games in 2.0): before it, new_initial_state must still start games, dict structs too."""
+    monkeypatch.delattr(pyspiel, "StateStruct")
+    assert game.new_initial_state().board == Board()
+    assert game.new_initial_state("5" + ",0" * 15).board.cells[0] == 5
+    assert game.new_initial_state({"board": [0, 16] + [0] * 14}).board.cells[1] == 16
+
+
 def test_observation_layout_is_the_tensors_channels_last(game):
     """The declared shape and layout read the tensor right: number n at (row, col) is channel n - 1
     of pixel (row, col). Before, the layout was C++'s default CHW, which reads the same (4, 4, 16)

@@ -209,3 +209,12 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
                        capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "wheel smoke: all good" in r.stdout
+
+
+def test_the_gymnasium_lower_bound_has_the_vector_api_the_envs_import():
+    """highway_env.gym_vector_env imports gymnasium.vector.AutoresetMode, which Gymnasium 1.1.0 added:
+    a lower bound of 1.0 let pip keep an install on which make_vec of our id cannot import the env."""
+    (bound,) = [d for d in PYPROJECT["project"]["dependencies"] if d.startswith("gymnasium")]
+    lowest = tuple(int(x) for x in re.fullmatch(r"gymnasium>=([\d.]+)", bound).group(1).split("."))
+    assert lowest >= (1, 1), bound
+

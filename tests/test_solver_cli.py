@@ -126,6 +126,20 @@ def test_prove_on_a_small_root_matches_brute_force(tmp_path):
         prove(config, progress=False, threshold=margin + 1)
 
 
+def test_prove_refuses_a_bad_root_before_it_starts_workers_or_ray(monkeypatch):
+    """A root with B to move is a ValueError at once, with no pool left behind (a Ray instance that
+    'local' started stayed up, and the next RayCluster in the process took it over as it was)."""
+    import highway_env.solver.prove as prove_module
+
+    def no_pool(config):
+        raise AssertionError("a pool was made for a root that is refused")
+
+    monkeypatch.setattr(prove_module, "_make_pool", no_pool)
+    for root in (Board().apply(0), random_board(np.random.default_rng(0), 16)):
+        with pytest.raises(ValueError, match="the root must have A to move"):
+            prove(ProofConfig(workers=1, tt_bits=12, root=root), progress=False)
+
+
 def test_first_move_values_on_a_small_root_and_resume(tmp_path):
     root, _ = _small_root(2)
     out = tmp_path / "first.json"

@@ -30,6 +30,8 @@ def test_torch_is_an_extra_not_a_dependency():
     assert not [d for d in project["dependencies"] if d.startswith("torch")]
     assert any(d.startswith("torch") for d in project["optional-dependencies"]["torch"])
     assert any(d.startswith("torch") for d in project["optional-dependencies"]["test"])
+    # ray[rllib] installs no deep-learning framework; the RLlib recipe and its glue run on torch
+    assert any(d.startswith("torch") for d in project["optional-dependencies"]["rllib"])
 
 
 def test_envs_solver_perfect_player_and_searches_play_without_torch():

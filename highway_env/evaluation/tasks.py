@@ -73,7 +73,7 @@ def limit_torch_threads() -> None:
 def worker_init(torch_now: bool = True) -> None:
     """Set-up of a worker: one torch thread. With ``torch_now`` False (the evaluation's tasks) torch
     is left unimported (about 2 s a process, most of a small evaluation's set-up) unless an agent
-    needs it: :func:`get_agent` calls this again after building one, before it computes."""
+    needs it: :func:`execute` calls this again after building a task's agents, before it computes."""
     if torch_now or "torch" in sys.modules:
         limit_torch_threads()
 
@@ -121,7 +121,6 @@ def get_agent(spec: str, perfect: dict):
             from agents.registry import make_agent
 
             _CACHE[key] = make_agent(spec, game, seed=0)
-            worker_init(torch_now=False)  # one torch thread if the agent imported torch
     return _CACHE[key]
 
 
@@ -230,22 +229,25 @@ def execute(task: dict) -> dict:
     """Run one task; its result (a JSON-able dict)."""
     t0 = time.monotonic()
     perfect = task["perfect"]
+    agents = {k: get_agent(task[k], perfect) for k in _AGENT_KEYS if k in task}
+    # one torch thread if an agent imported torch: here, in the task runners, and not in get_agent,
+    # which also serves highway_env.benchmark in a user's process (whose threads are the user's)
+    worker_init(torch_now=False)
     res: dict = {"id": task["id"], "kind": task["kind"]}
     if task["kind"] == "moves":
         ps = _positions(task["positions_file"])
-        agent = get_agent(task["agent"], perfect)
+        agent = agents["agent"]
         idx = np.asarray(task["index"])
         rng = np.random.default_rng(task["seed"])
         res["actions"] = [int(a) for a in agent.act_batch(ps.boards[idx], rng)]
     elif task["kind"] == "match":
-        a = get_agent(task["a"], perfect)
-        b = get_agent(task["b"], perfect)
+        a, b = agents["a"], agents["b"]
         games = np.arange(task["g0"], task["g1"])
         margins, _, _ = play_seats(a, b, np.zeros((len(games), 16), np.int8), games % 2,
                                    [[*task["seed"], int(g)] for g in games])  # from a's side
         res["margins_for_a"] = [int(x) for x in margins]
     else:  # games against the perfect player
-        agent = get_agent(task["agent"], perfect)
+        agent = agents["agent"]
         opp = get_agent("perfect:" + perfect["tiebreak"], perfect)
         if task["kind"] == "vs_perfect":
             players = (agent, opp) if task["seat"] == 0 else (opp, agent)

@@ -9,7 +9,8 @@ move, information state string the move history. ``game.new_initial_state(board)
 from a position (a Board, a string, 16 ints, or a state struct); its information state begins with
 that position.
 
-Like tic_tac_toe.py it gives OpenSpiel's SpielStruct API (``state.to_struct()``, ``to_json()``,
+Like tic_tac_toe.py it gives OpenSpiel's SpielStruct API (from OpenSpiel 2.0, whose pyspiel calls
+the hooks below; ``state.to_struct()``, ``to_json()``,
 ``to_dict()``, ``action_to_struct``, ``apply_action_struct``, ``to_observation_struct``): a state is
 ``{"current_player": "A" | "B" | "Terminal", "board": [16 ints, 0 empty]}``, an action
 ``{"number": 16, "row": 0, "col": 3}``.
@@ -64,7 +65,8 @@ class HighwayGame(pyspiel.Game):
     def new_initial_state(self, board=None):
         """The empty board, or the position ``board``: a Board, a board string, 16 ints, or a state
         struct (``state.to_struct()``, or its dict ``state.to_dict()``), as tic_tac_toe.py takes."""
-        if isinstance(board, (pyspiel.StateStruct, dict)):
+        struct_class = getattr(pyspiel, "StateStruct", None)  # OpenSpiel >= 1.6.1; the extra takes 1.2
+        if isinstance(board, dict) or struct_class is not None and isinstance(board, struct_class):
             board = _board_from_struct(board)
         return HighwayState(self, board)
 
@@ -176,7 +178,7 @@ def _player_name(player) -> str:
 
 def _board_from_struct(struct) -> Board:
     """The board of a state struct; its ``current_player``, when given, must be the board's."""
-    data = struct.to_dict() if isinstance(struct, pyspiel.StateStruct) else struct
+    data = struct if isinstance(struct, dict) else struct.to_dict()
     if "board" not in data:
         raise HighwayError(
             f"a python_highway state struct needs 'board' (16 numbers, 0 empty); got keys {sorted(data)}")

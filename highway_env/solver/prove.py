@@ -303,10 +303,10 @@ def check_first_move(pool, first: int, threshold: int, progress: bool, root: Boa
 def prove(config: ProofConfig, progress: bool = True, threshold: int = 1) -> dict:
     """Find a first move of A after which every B reply leaves A able to force margin >= threshold
     (threshold 1: A wins); return the certificate."""
+    if config.root.to_move != 0 or config.root.is_terminal():  # before any worker or Ray starts
+        raise ValueError(f"the root must have A to move: {config.root.to_string()}")
     pool = _make_pool(config)
     start = time.monotonic()
-    if config.root.to_move != 0 or config.root.is_terminal():
-        raise ValueError(f"the root must have A to move: {config.root.to_string()}")
     candidates = distinct_moves(config.root)
     if config.first_move is not None:
         candidates = [(a, n) for a, n in candidates if a == config.first_move] or [(config.first_move, 1)]
