@@ -207,3 +207,44 @@ def test_perfect_is_the_player_each_game_names():
 
     with pytest.raises(AgentSpecError, match="names no perfect player"):
         make_agent("perfect", NoPerfect())
+
+
+@pytest.mark.parametrize("spec, error, detail", [
+    ("mcts:abc", AgentSpecError, "mcts: N must be an integer, got 'abc'"),
+    ("az:", AgentSpecError, "az spec is az:PATH[:SIMS]"),
+    ("random:1", AgentSpecError, "agent 'random' takes no arguments, got '1'"),
+    ("perfect:nosuch", AgentSpecError, "tie-break must be one of"),
+    ("nosuch", AgentSpecError, "unknown agent kind 'nosuch'"),
+    ("az:/no/such.pt", CheckpointError, "checkpoint '/no/such.pt' does not exist"),
+    ("plugin_bare:x", AgentSpecError, "plugin_bare takes no 'x'"),
+    ("plugin_ckpt:y.pt", CheckpointError, "checkpoint 'y.pt' is damaged"),
+])
+def test_make_agent_errors_name_the_whole_spec_once_and_keep_their_type(monkeypatch, spec, error, detail):
+    """A factory names only the argument it checks ("mcts: N must be an integer"): callers of
+    make_agent other than evaluate.py (the benchmark, scripts) got no word of the spec typed."""
+    from agents import registry
+
+    def bare(args, game, seed):
+        raise AgentSpecError(f"plugin_bare takes no {args[0]!r}")
+
+    def damaged(args, game, seed):
+        raise CheckpointError(f"checkpoint {args[0]!r} is damaged")
+
+    monkeypatch.setitem(registry._AGENTS, "plugin_bare", bare)
+    monkeypatch.setitem(registry._AGENTS, "plugin_ckpt", damaged)
+    with pytest.raises(error) as e:
+        make_agent(spec, G)
+    assert type(e.value) is error
+    assert str(e.value).startswith(f"bad agent spec {spec!r}: ") and detail in str(e.value)
+    assert str(e.value).count("bad agent spec") == 1
+
+
+def test_make_agent_on_a_policy_spec_points_to_the_benchmark():
+    with pytest.raises(AgentSpecError, match=r"unknown agent kind 'sb3'.*highway_env.benchmark.evaluate"):
+        make_agent("sb3:model.zip", G)
+
+
+def test_an_az_spec_naming_a_directory_says_so(tmp_path):
+    """It said the directory 'does not exist'."""
+    with pytest.raises(CheckpointError, match=f"checkpoint '{tmp_path}' is a directory, not a checkpoint file"):
+        make_agent(f"az:{tmp_path}", G)

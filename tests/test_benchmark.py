@@ -14,6 +14,7 @@ from highway_env import highway_v0
 from highway_env.benchmark import BenchmarkReport, PolicyError, evaluate, observations
 from highway_env.benchmark.policy import as_agent, is_policy_spec, legal_masks
 from highway_env.core import CELLS, Board, random_board
+from optional_parts import require_modules
 
 
 def random_boards(n, seed=0, max_filled=15):
@@ -300,6 +301,30 @@ def test_bad_arguments_name_the_value(kwargs, match):
         evaluate(lambda obs: 0, progress=False, **kwargs)
 
 
+def test_margin_games_true_is_refused_like_games():
+    """margin_games=True passed the integer check (a bool is an int) and failed later with a bare
+    'TypeError: an integer is required'."""
+    with pytest.raises(ValueError, match="margin_games must be an integer >= 0, got True"):
+        evaluate(lambda obs: 0, margin_games=True, progress=False)
+
+
+def test_one_observation_policy_answering_several_actions_names_the_position():
+    """A policy that takes one observation and answers with two actions (or none) is asked once per
+    position; its answers were flattened together (numpy's 'inhomogeneous shape' ValueError, or
+    actions shifted onto other positions when every answer was an array)."""
+    def two(obs):
+        legal = np.flatnonzero(obs["action_mask"])
+        return legal[:2]
+
+    with pytest.raises(PolicyError, match=r"returned array\(\[\d+, \d+\]\), not one action, for the one "
+                                          r"observation of position '[0-9,]+' \([AB] to move\).*batched=True"):
+        evaluate(two, positions=5, games=0, conversion=0, margin_games=0, progress=False)
+    # one action as a list or a 1-element array is still one action
+    assert as_agent(lambda obs: [int(np.argmax(obs["action_mask"]))]).act(np.zeros(16, np.int8)) == 0
+    with pytest.raises(PolicyError, match="returned 1 actions for 5 positions .a batched policy returns one"):
+        evaluate(lambda obs: 0, batched=True, positions=5, games=0, conversion=0, margin_games=0, progress=False)
+
+
 def test_not_a_policy_is_a_type_error():
     with pytest.raises(TypeError, match="cannot evaluate 42"):
         evaluate(42, progress=False)
@@ -328,6 +353,73 @@ def test_module_attr_spec_factory_and_callable(tmp_path, monkeypatch):
         evaluate("no_such_mod:x", progress=False)
     with pytest.raises(ValueError, match="has no attribute 'nope'"):
         evaluate("my_policies:nope", progress=False)
+
+
+def test_spec_errors_name_the_whole_spec(tmp_path, monkeypatch):
+    """Errors of the benchmark's own spec handling named a part, or nothing: evaluate("perfect:x")
+    (built here, not by make_agent) said only "perfect: tie-break ...", "sb3:" said "[Errno 21] Is a
+    directory: '.'", "mod:f.x" said "'x' has no attribute 'x'", and "mod:NOT_A_POLICY" "cannot
+    evaluate 42"."""
+    from agents.registry import AgentSpecError
+
+    (tmp_path / "my_spec_policies.py").write_text("def first(obs):\n    return 0\nNOT_A_POLICY = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cases = [("perfect:nosuch", AgentSpecError, "tie-break must be one of"),
+             ("mcts:abc", AgentSpecError, "N must be an integer"),
+             ("sb3:", ValueError, "give the saved model's file"),
+             (f"sb3:{tmp_path}", ValueError, "is a directory, not a saved model file"),
+             ("my_spec_policies:first.x", ValueError, "'my_spec_policies.first' has no attribute 'x'"),
+             ("my_spec_policies:NOT_A_POLICY", TypeError, "cannot evaluate 42"),
+             ("my_spec_policies:", ValueError, "a policy spec is module:attr or sb3:PATH.zip")]
+    for spec, error, detail in cases:
+        with pytest.raises(error) as e:
+            evaluate(spec, positions=5, games=0, conversion=0, margin_games=0, progress=False)
+        assert str(e.value).startswith(f"bad agent spec {spec!r}: ") and detail in str(e.value), str(e.value)
+        assert str(e.value).count("bad agent spec") == 1, str(e.value)
+
+
+def test_bad_perfect_option_is_not_blamed_on_a_perfect_spec():
+    with pytest.raises(ValueError, match="^budget_nodes must be a positive number"):
+        evaluate("perfect", perfect_options={"budget_nodes": -5}, positions=5, games=0, conversion=0,
+                 margin_games=0, progress=False)
+
+
+def test_module_in_the_current_directory_but_not_on_the_path_gets_a_hint(tmp_path, monkeypatch):
+    """``python path/to/evaluate.py --agent mine:policy`` run beside mine.py: Python puts the
+    script's folder on its path, not the directory it runs from."""
+    (tmp_path / "mine_not_on_path.py").write_text("def policy(obs):\n    return 0\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    with pytest.raises(ValueError, match="'mine_not_on_path' is in the current directory, which is not on "
+                                         "Python's path: run with PYTHONPATH=."):
+        evaluate("mine_not_on_path:policy", progress=False)
+    with pytest.raises(ValueError) as e:
+        evaluate("not_here_either:policy", progress=False)
+    assert "PYTHONPATH" not in str(e.value)
+
+
+def test_sb3_spec_loads_plain_ppo_and_maskable_ppo_models(tmp_path):
+    """A saved SB3 PPO model is documented to load from ``sb3:PATH``; with sb3-contrib installed
+    (the ``sb3`` extra) it was loaded as MaskablePPO and refused: "Policy must subclass
+    MaskableActorCriticPolicy"."""
+    require_modules("sb3 spec", "sb3 extra", ("sb3_contrib", "stable_baselines3"), 'pip install -e ".[sb3]"')
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    from highway_env.benchmark.policy import load_sb3
+    from highway_env.gym_env import HighwayGymEnv
+
+    for cls in (PPO, MaskablePPO):
+        path = tmp_path / f"{cls.__name__}.zip"
+        cls("MultiInputPolicy", HighwayGymEnv(illegal_action="lose"), n_steps=16, batch_size=16, seed=0).save(path)
+        loaded = load_sb3(str(path))
+        assert type(loaded) is cls
+        if cls is MaskablePPO:  # graded through the spec (a plain PPO may move illegally: a PolicyError)
+            assert evaluate(f"sb3:{path}", positions=20, games=0, conversion=0, margin_games=0,
+                            progress=False).accuracy is not None
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"bad agent spec 'sb3:.*junk.zip': cannot load a MaskablePPO or PPO model"):
+        load_sb3(str(tmp_path / "junk.zip"))
 
 
 def test_sb3_spec_without_sb3_is_a_clear_error(monkeypatch):
@@ -402,3 +494,12 @@ def test_evaluate_cli_bad_policy_spec_exit_2(tmp_path, capsys):
 
     assert evaluate_cli.main(_cli(tmp_path, "no_such_module_xyz:policy")) == 2
     assert "cannot import module 'no_such_module_xyz'" in capsys.readouterr().err
+
+
+def test_evaluate_cli_agent_flag_help_names_the_policy_specs():
+    """``--agent``'s help listed only the registry's kinds: module:attr and sb3: were in the
+    description alone."""
+    import evaluate as evaluate_cli
+
+    (agent_help,) = [a.help for a in evaluate_cli.build_parser()._actions if "--agent" in a.option_strings]
+    assert "module:attr" in agent_help and "sb3:PATH.zip" in agent_help

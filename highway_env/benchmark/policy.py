@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import sys
 
 import numpy as np
@@ -65,7 +66,9 @@ def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
     b = np.asarray(boards, np.int64).reshape(-1, CELLS)
     raw = np.asarray(actions).reshape(-1) if not np.isscalar(actions) else np.asarray([actions])
     if len(raw) != len(b):
-        raise PolicyError(f"the policy returned {len(raw)} actions for {len(b)} positions")
+        raise PolicyError(f"the policy returned {len(raw)} actions for {len(b)} positions (a batched policy "
+                          "returns one action per stacked observation; one that takes a single observation "
+                          "is not batched)")
     mover = (b != 0).sum(axis=1) % 2
     if raw.dtype.kind not in "iu":  # floats, bools, strings, None: a programming error, never rounded
         for i, a in enumerate(raw.tolist()):
@@ -126,6 +129,11 @@ class PolicyAgent:
             self.calls += len(states)
             actions = [self._ask({"observation": o, "action_mask": m})
                        for o, m in zip(obs["observation"], obs["action_mask"])]
+            for board, a in zip(states, actions):  # one each: flattened, extra actions would shift onto others
+                if np.size(a) != 1:
+                    raise PolicyError(f"the policy returned {a!r}, not one action, for the one observation of "
+                                      f"{_describe(board, int((board != 0).sum()) % 2)} (a policy that takes "
+                                      "stacked observations is batched: batched=True, --batched)")
         return to_absolute_actions(states, actions, self.frame)
 
     def _ask(self, what):
@@ -203,19 +211,35 @@ def sb3_policy(model):
 
 
 def load_sb3(path: str):
-    """A saved SB3 model: sb3-contrib's MaskablePPO if installed, else SB3's PPO."""
+    """A saved SB3 model: sb3-contrib's MaskablePPO where its saved policy is a maskable one, else
+    SB3's PPO (each refuses the other's file). ValueError naming ``sb3:PATH`` where it does not load."""
+    spec = f"sb3:{path}"
+    if not path:
+        raise _bad_spec(spec, "give the saved model's file, e.g. sb3:model.zip")
     try:
-        from sb3_contrib import MaskablePPO as cls
+        from stable_baselines3 import PPO
+        from stable_baselines3.common.save_util import load_from_zip_file
     except ImportError:
-        try:
-            from stable_baselines3 import PPO as cls
-        except ImportError:
-            raise ValueError(f"sb3:{path} needs sb3-contrib or stable-baselines3; "
-                             "pip install sb3-contrib") from None
+        raise _bad_spec(spec, "needs sb3-contrib or stable-baselines3: pip install sb3-contrib") from None
     try:
+        data, _, _ = load_from_zip_file(path, device="cpu")
+        cls = PPO
+        if getattr((data or {}).get("policy_class"), "__module__", "").startswith("sb3_contrib"):
+            from sb3_contrib import MaskablePPO as cls
         return cls.load(path, device="cpu")
     except FileNotFoundError:
-        raise ValueError(f"sb3:{path}: no such model file") from None
+        raise _bad_spec(spec, "no such model file") from None
+    except IsADirectoryError:
+        raise _bad_spec(spec, f"{path!r} is a directory, not a saved model file") from None
+    except Exception as e:  # a file of another kind or algorithm: SB3 fails in many ways
+        raise _bad_spec(spec, f"cannot load a MaskablePPO or PPO model from it ({type(e).__name__}: "
+                        f"{first_line(e)}); load another algorithm's model in a module:attr factory") from e
+
+
+def _bad_spec(spec: str, detail) -> ValueError:
+    from agents.registry import spec_error_message
+
+    return ValueError(spec_error_message(spec, detail))
 
 
 def load_spec_object(spec: str):
@@ -225,28 +249,38 @@ def load_spec_object(spec: str):
     if kind == "sb3":
         return load_sb3(rest)
     if not rest:
-        raise ValueError(f"a policy spec is module:attr or sb3:PATH.zip, got {spec!r}")
+        raise _bad_spec(spec, "a policy spec is module:attr or sb3:PATH.zip")
     try:
         module = importlib.import_module(kind)
     except Exception as e:  # not found, or the module's own code failing
         from agents.registry import agent_kinds
 
         kinds = ", ".join(dict.fromkeys(agent_kinds() + ["perfect", "sb3"]))
-        raise ValueError(f"policy spec {spec!r}: cannot import module {kind!r} ({type(e).__name__}: "
-                         f"{first_line(e)}); nor is {kind!r} an agent kind ({kinds})") from None
-    obj = module
-    for part in rest.split("."):
+        raise _bad_spec(spec, f"cannot import module {kind!r} ({type(e).__name__}: {first_line(e)}); nor is "
+                              f"{kind!r} an agent kind ({kinds}){_path_hint(kind, e)}") from None
+    obj, parts = module, rest.split(".")
+    for i, part in enumerate(parts):
         if not hasattr(obj, part):
-            raise ValueError(f"policy spec {spec!r}: {obj.__name__ if obj is module else part!r} has no "
-                             f"attribute {part!r}")
+            owner = ".".join([kind, *parts[:i]]) if i else kind
+            raise _bad_spec(spec, f"{owner!r} has no attribute {part!r}")
         obj = getattr(obj, part)
     if _zero_arg_factory(obj):
         try:
             obj = obj()
         except Exception as e:
-            raise ValueError(f"policy spec {spec!r}: calling {rest!r}() raised {type(e).__name__}: "
-                             f"{first_line(e)}") from e
+            raise _bad_spec(spec, f"calling {rest!r}() raised {type(e).__name__}: {first_line(e)}") from e
     return obj
+
+
+def _path_hint(module: str, error: Exception) -> str:
+    """Why ``module``, a file in the current directory, did not import: a script's folder is on
+    Python's path, the directory it runs from is not (``python path/to/evaluate.py``)."""
+    top = module.split(".")[0]
+    here = os.path.exists(f"{top}.py") or os.path.isdir(top)
+    missing = isinstance(error, ModuleNotFoundError) and error.name == top
+    if not (here and missing):
+        return ""
+    return f"; {top!r} is in the current directory, which is not on Python's path: run with PYTHONPATH=."
 
 
 def _zero_arg_factory(obj) -> bool:
@@ -285,11 +319,20 @@ def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect:
     """``policy`` (any kind in the module docstring) as an Agent."""
     check_frame(frame)
     if isinstance(policy, str):
+        from agents.registry import AgentSpecError, spec_error_message
+
         if is_policy_spec(policy):
-            return as_agent(load_spec_object(policy), frame=frame, batched=batched, name=policy)
+            obj = load_spec_object(policy)
+            try:
+                return as_agent(obj, frame=frame, batched=batched, name=policy)
+            except TypeError as e:  # it names something that is not a policy
+                raise TypeError(spec_error_message(policy, e)) from None
         from highway_env.evaluation.tasks import get_agent
 
-        return get_agent(policy, perfect or {})
+        try:
+            return get_agent(policy, perfect or {})
+        except (ValueError, TypeError) as e:  # perfect[:TIEBREAK] is built here, not by make_agent
+            raise AgentSpecError(spec_error_message(policy, e)) from e
     from agents.base import Agent
 
     if isinstance(policy, (Agent, PolicyAgent)):
