@@ -325,6 +325,49 @@ def test_one_observation_policy_answering_several_actions_names_the_position():
         evaluate(lambda obs: 0, batched=True, positions=5, games=0, conversion=0, margin_games=0, progress=False)
 
 
+def test_an_agents_agent_is_checked_like_a_policy():
+    """An ``agents.Agent`` was graded unchecked: its illegal move on the position set was a bare
+    ValueError from the metrics, an out-of-range one an IndexError traceback, an error it raised a
+    traceback, and in games an illegal move a GameError naming the batch row ("state 0"), not the
+    position."""
+    from agents.base import Agent
+    from agents.registry import get_game, make_agent
+    from highway_env.benchmark.run import play_seats
+
+    class Answers(Agent):
+        name = "answers"
+
+        def __init__(self, answer):
+            super().__init__(get_game("highway"), seed=0)
+            self.answer = answer
+
+        def act_batch(self, states, rng=None):
+            return self.answer(self.game.as_states(states))
+
+    def first_legal(states):
+        return np.argmax(legal_masks(states), axis=1)
+
+    def illegal_after_two_plies(states):  # first legal, then 1 at cell 0 whatever the board
+        return np.where((states != 0).sum(axis=1) >= 2, 0, first_legal(states))
+
+    def boom(states):
+        raise RuntimeError("agent boom")
+
+    opponent = make_agent("random", seed=0)
+    with pytest.raises(PolicyError, match=r"illegal action 0 \(1@r0c0\) in position '[0-9,]+' \(A to move\)"):
+        play_seats(as_agent(Answers(illegal_after_two_plies)), opponent, np.zeros((2, 16), np.int8), [0, 0],
+                   [[0, g] for g in range(2)])
+    with pytest.raises(PolicyError, match="returned action 999, outside 0..255"):
+        as_agent(Answers(lambda s: np.full(len(s), 999))).act_batch(random_boards(3))
+    with pytest.raises(PolicyError, match="the policy 'answers' raised RuntimeError: agent boom"):
+        evaluate(Answers(boom), positions=5, games=0, conversion=0, margin_games=0, progress=False)
+    # a legal agent plays as before, with the generator it is handed
+    boards = random_boards(20, max_filled=14)
+    greedy = make_agent("greedy", seed=0)
+    np.testing.assert_array_equal(as_agent(greedy).act_batch(boards, np.random.default_rng(5)),
+                                  greedy.act_batch(boards, np.random.default_rng(5)))
+
+
 def test_not_a_policy_is_a_type_error():
     with pytest.raises(TypeError, match="cannot evaluate 42"):
         evaluate(42, progress=False)

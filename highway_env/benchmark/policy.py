@@ -136,9 +136,9 @@ class PolicyAgent:
                                       "stacked observations is batched: batched=True, --batched)")
         return to_absolute_actions(states, actions, self.frame)
 
-    def _ask(self, what):
+    def _ask(self, *what):
         try:
-            return self.policy(what)
+            return self.policy(*what)
         except PolicyError:
             raise
         except Exception as e:  # the user's code failing: one line naming it, its traceback chained
@@ -146,6 +146,24 @@ class PolicyAgent:
 
     def __repr__(self) -> str:
         return f"PolicyAgent({self.name!r}, frame={self.frame!r}, batched={self.batched})"
+
+
+class CheckedAgent(PolicyAgent):
+    """A user's ``agents.Agent`` whose moves are checked as a policy's: an action that is illegal or
+    out of range, or an error it raises, is a :class:`PolicyError` naming the position and the action
+    (or the agent and its error), as the README promises for every kind of policy."""
+
+    def __init__(self, agent):
+        super().__init__(agent.act_batch, name=getattr(agent, "name", None) or type(agent).__name__, on_boards=True)
+        self.agent = agent
+
+    def act_batch(self, states, rng=None) -> np.ndarray:
+        states = as_boards(states)
+        self.calls += 1
+        return to_absolute_actions(states, self._ask(states, rng), self.frame)
+
+    def __repr__(self) -> str:
+        return f"CheckedAgent({self.agent!r})"
 
 
 def _predict_parameters(obj):
@@ -334,9 +352,12 @@ def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect:
         except (ValueError, TypeError) as e:  # perfect[:TIEBREAK] is built here, not by make_agent
             raise AgentSpecError(spec_error_message(policy, e)) from e
     from agents.base import Agent
+    from highway_env.solver.player import PerfectPlayer
 
-    if isinstance(policy, (Agent, PolicyAgent)):
+    if isinstance(policy, (PolicyAgent, PerfectPlayer)):  # the perfect player moves game by game (tasks.play)
         return policy
+    if isinstance(policy, Agent):
+        return CheckedAgent(policy)
     if is_openspiel_bot(policy) or is_bot_pair(policy):
         # imported here: it needs the openspiel extra, which grading anything else does not
         from highway_env.openspiel.grading import BotPolicy
