@@ -295,6 +295,9 @@ def test_same_seed_same_report():
     (dict(positions=-1), "positions must be an integer >= 0, got -1"),
     (dict(games=1.5), "games must be an integer"),
     (dict(workers=0), "workers must be an integer >= 1"),
+    (dict(seed=-1), "seed must be an integer >= 0, got -1"),  # numpy's "expected non-negative integer"
+    (dict(seed=None), "seed must be an integer >= 0, got None"),  # "object of type 'NoneType' has no len()"
+    (dict(perfect_tiebreak="best"), "perfect_tiebreak must be one of .'random', 'margin', 'hardest'., got 'best'"),
 ])
 def test_bad_arguments_name_the_value(kwargs, match):
     with pytest.raises(ValueError, match=match):
