@@ -11,6 +11,7 @@ the spec's arguments after the name (a list of strings), the game and the seed.
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
@@ -133,6 +134,9 @@ def _az(args, game, seed):
     if not args:
         raise AgentSpecError("az spec is az:PATH[:SIMS]")
     path, sims = split_az_args(":".join(args))
+    head, _, tail = path.rpartition(":")
+    if sims is None and head and os.path.isfile(head) and not os.path.exists(path):
+        _int_arg("az", tail, "SIMS")  # az:x.pt:abc, az:x.pt:-1: a bad SIMS, not a missing file "x.pt:abc"
     sims = None if sims is None else _int_arg("az", sims, "SIMS")
     return AlphaZeroAgent.from_checkpoint(path, simulations=sims, game=game, seed=seed)
 

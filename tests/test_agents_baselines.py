@@ -248,3 +248,15 @@ def test_an_az_spec_naming_a_directory_says_so(tmp_path):
     """It said the directory 'does not exist'."""
     with pytest.raises(CheckpointError, match=f"checkpoint '{tmp_path}' is a directory, not a checkpoint file"):
         make_agent(f"az:{tmp_path}", G)
+
+
+@pytest.mark.parametrize("sims, detail", [("abc", "az: SIMS must be an integer, got 'abc'"),
+                                          ("-1", "az: SIMS must be >= 0 and <= 1000000, got -1"),
+                                          ("1.5", "az: SIMS must be an integer, got '1.5'")])
+def test_a_bad_sims_after_an_existing_checkpoint_is_named_as_sims(tmp_path, sims, detail):
+    """az:x.pt:abc said "checkpoint 'x.pt:abc' does not exist" (a PATH may hold ':'), with x.pt there."""
+    path = _tiny_checkpoint(tmp_path / "az.pt")
+    with pytest.raises(AgentSpecError, match=f": {detail}$"):
+        make_agent(f"az:{path}:{sims}", G)
+    with pytest.raises(CheckpointError, match="does not exist"):  # no such file either way: the path's fault
+        make_agent(f"az:{tmp_path / 'none.pt'}:{sims}", G)
