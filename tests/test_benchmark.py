@@ -328,6 +328,19 @@ def test_one_observation_policy_answering_several_actions_names_the_position():
         evaluate(lambda obs: 0, batched=True, positions=5, games=0, conversion=0, margin_games=0, progress=False)
 
 
+def test_a_policy_returning_sb3_predicts_pair_is_told_to_return_its_first_element():
+    """``return model.predict(obs, ...)`` hands back (actions, state): batched, numpy's "inhomogeneous
+    shape" ValueError came out; a batched policy returning None was "1 actions for 5 positions"."""
+    kw = dict(positions=5, games=0, conversion=0, margin_games=0, progress=False)
+    hint = r"SB3's predict returns \(actions, state\): return its first element"
+    with pytest.raises(PolicyError, match=r"returned \(array\(\[.*\]\), None\) for 5 positions \(" + hint):
+        evaluate(lambda obs: (np.argmax(obs["action_mask"], axis=1), None), batched=True, **kw)
+    with pytest.raises(PolicyError, match=r"returned \(array\(\[\d+\]\), None\), not one action, .*" + hint):
+        evaluate(lambda obs: (np.array([np.argmax(obs["action_mask"])]), None), **kw)
+    with pytest.raises(PolicyError, match="returned None for 5 positions"):
+        evaluate(lambda obs: None, batched=True, **kw)
+
+
 def test_an_agents_agent_is_checked_like_a_policy():
     """An ``agents.Agent`` was graded unchecked: its illegal move on the position set was a bare
     ValueError from the metrics, an out-of-range one an IndexError traceback, an error it raised a

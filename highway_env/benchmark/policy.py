@@ -60,15 +60,25 @@ def _describe(board, mover: int) -> str:
     return f"position {Board(tuple(int(v) for v in board)).to_string()!r} ({'AB'[mover]} to move)"
 
 
+def _not_actions_hint(answer) -> str:
+    """Why a policy's answer is not its actions: SB3's ``predict`` returns ``(actions, state)``."""
+    if isinstance(answer, tuple) and len(answer) == 2:
+        return "SB3's predict returns (actions, state): return its first element"
+    return ("a batched policy returns one action per stacked observation; one that takes a single "
+            "observation is not batched")
+
+
 def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
     """Check the policy's ``actions`` for ``boards`` and return them as absolute actions; raise
     :class:`PolicyError` naming the first bad one's position and value."""
     b = np.asarray(boards, np.int64).reshape(-1, CELLS)
-    raw = np.asarray(actions).reshape(-1) if not np.isscalar(actions) else np.asarray([actions])
-    if len(raw) != len(b):
-        raise PolicyError(f"the policy returned {len(raw)} actions for {len(b)} positions (a batched policy "
-                          "returns one action per stacked observation; one that takes a single observation "
-                          "is not batched)")
+    try:
+        raw = np.asarray(actions).reshape(-1) if not np.isscalar(actions) else np.asarray([actions])
+    except ValueError:  # ragged, as a tuple (actions, None)
+        raw = None
+    if raw is None or len(raw) != len(b):
+        got = f"{len(raw)} actions" if raw is not None and raw.dtype != object else first_line(repr(actions))[:100]
+        raise PolicyError(f"the policy returned {got} for {len(b)} positions ({_not_actions_hint(actions)})")
     mover = (b != 0).sum(axis=1) % 2
     if raw.dtype.kind not in "iu":  # floats, bools, strings, None: a programming error, never rounded
         for i, a in enumerate(raw.tolist()):
@@ -130,10 +140,12 @@ class PolicyAgent:
             actions = [self._ask({"observation": o, "action_mask": m})
                        for o, m in zip(obs["observation"], obs["action_mask"])]
             for board, a in zip(states, actions):  # one each: flattened, extra actions would shift onto others
-                if np.size(a) != 1:
-                    raise PolicyError(f"the policy returned {a!r}, not one action, for the one observation of "
-                                      f"{_describe(board, int((board != 0).sum()) % 2)} (a policy that takes "
-                                      "stacked observations is batched: batched=True, --batched)")
+                pair = isinstance(a, tuple) and len(a) == 2
+                if pair or np.size(a) != 1:
+                    hint = _not_actions_hint(a) if pair else (
+                        "a policy that takes stacked observations is batched: batched=True, --batched")
+                    raise PolicyError(f"the policy returned {first_line(repr(a))[:100]}, not one action, for the "
+                                      f"one observation of {_describe(board, int((board != 0).sum()) % 2)} ({hint})")
         return to_absolute_actions(states, actions, self.frame)
 
     def _ask(self, *what):
