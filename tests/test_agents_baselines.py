@@ -260,3 +260,13 @@ def test_a_bad_sims_after_an_existing_checkpoint_is_named_as_sims(tmp_path, sims
         make_agent(f"az:{path}:{sims}", G)
     with pytest.raises(CheckpointError, match="does not exist"):  # no such file either way: the path's fault
         make_agent(f"az:{tmp_path / 'none.pt'}:{sims}", G)
+
+
+@pytest.mark.parametrize("sims", [-1, "x", True, 1.5, 10**9])
+def test_from_checkpoint_and_load_pretrained_refuse_a_bad_simulation_count(tmp_path, sims):
+    """load_pretrained(simulations=-1) played 1 simulation without a word; "x" failed inside int()."""
+    path = _tiny_checkpoint(tmp_path / "az.pt")
+    with pytest.raises(ValueError, match=f"simulations must be an integer in 0..1000000 .*got {sims!r}"):
+        AlphaZeroAgent.from_checkpoint(path, simulations=sims)
+    with pytest.raises(ValueError, match="simulations must be an integer"):
+        agents.load_pretrained("highway_az_1min", simulations=sims)
