@@ -68,6 +68,22 @@ def _not_actions_hint(answer) -> str:
             "observation is not batched")
 
 
+def _one_action_each(boards: np.ndarray, answers: list) -> None:
+    """PolicyError unless each answer of a policy asked on one observation at a time is one action
+    (flattened together, an answer of two would shift the actions onto the next positions)."""
+    for board, a in zip(boards, answers):
+        pair = isinstance(a, tuple) and len(a) == 2
+        try:
+            one = not pair and np.size(a) == 1
+        except ValueError:  # ragged
+            one = False
+        if not one:
+            hint = _not_actions_hint(a) if pair else (
+                "a policy that takes stacked observations is batched: batched=True, --batched")
+            raise PolicyError(f"the policy returned {first_line(repr(a))[:100]}, not one action, for the one "
+                              f"observation of {_describe(board, int((board != 0).sum()) % 2)} ({hint})")
+
+
 def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
     """Check the policy's ``actions`` for ``boards`` and return them as absolute actions; raise
     :class:`PolicyError` naming the first bad one's position and value."""
@@ -139,13 +155,7 @@ class PolicyAgent:
             self.calls += len(states)
             actions = [self._ask({"observation": o, "action_mask": m})
                        for o, m in zip(obs["observation"], obs["action_mask"])]
-            for board, a in zip(states, actions):  # one each: flattened, extra actions would shift onto others
-                pair = isinstance(a, tuple) and len(a) == 2
-                if pair or np.size(a) != 1:
-                    hint = _not_actions_hint(a) if pair else (
-                        "a policy that takes stacked observations is batched: batched=True, --batched")
-                    raise PolicyError(f"the policy returned {first_line(repr(a))[:100]}, not one action, for the "
-                                      f"one observation of {_describe(board, int((board != 0).sum()) % 2)} ({hint})")
+            _one_action_each(states, actions)
         return to_absolute_actions(states, actions, self.frame)
 
     def _ask(self, *what):
