@@ -101,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     p.add_argument("--agent", action="append", metavar="SPEC", default=[],
                    help="an agent to evaluate (repeat the flag for several): random, greedy, mcts:N, "
-                        f"az:PATH[:SIMS], perfect[:{'|'.join(TIEBREAKS)}]")
+                        f"az:PATH[:SIMS], perfect[:{'|'.join(TIEBREAKS)}]; or your own policy, graded in this "
+                        "process: module:attr (an importable policy, model, bot or zero-argument factory; "
+                        "see --frame, --batched) or sb3:PATH.zip (a saved MaskablePPO or PPO model)")
     p.add_argument("--frame", default="absolute", choices=("absolute", "player"),
                    help="observation/action frame of module:attr policies (default: %(default)s; see "
                         "highway_env.benchmark; OpenSpiel bots always play python_highway states)")
@@ -266,8 +268,9 @@ def validate(args, argv) -> None:
 def bad_spec(spec: str, e: Exception) -> UsageError:
     """The usage error for agent ``spec`` that failed with ``e``, named once (make_agent's own
     errors already start with "bad agent spec 'SPEC'")."""
-    prefix = f"bad agent spec {spec!r}"
-    return UsageError(str(e) if str(e).startswith(prefix) else f"{prefix}: {e}")
+    from agents.registry import spec_error_message
+
+    return UsageError(spec_error_message(spec, e))
 
 
 def validate_ray(args) -> None:

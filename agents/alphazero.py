@@ -16,7 +16,7 @@ from agents.game import Game
 from agents.games import class_ref, game_class, same_game
 from agents.mcts import NetworkEvaluator, SearchConfig
 from agents.network import NetConfig, build_network
-from highway_env.cli_args import first_line
+from highway_env.cli_args import MAX_SIMULATIONS, first_line
 
 
 def checkpoint_game(data: dict, path, game: Game | None = None) -> Game:
@@ -70,6 +70,11 @@ class AlphaZeroAgent(SearchAgent):
     @classmethod
     def from_checkpoint(cls, path, simulations: int | None = None, game: Game | None = None,
                         seed=None, device: str = "cpu", search: SearchConfig | None = None):
+        ok = simulations is None or (isinstance(simulations, (int, np.integer)) and not isinstance(simulations, bool)
+                                     and 0 <= simulations <= MAX_SIMULATIONS)
+        if not ok:  # a negative count played 1 simulation, a string failed in int()
+            raise ValueError(f"simulations must be an integer in 0..{MAX_SIMULATIONS} (0: the raw policy) or None, "
+                             f"got {simulations!r}")
         data = load_checkpoint(path)
         game = checkpoint_game(data, path, game)
         net = build_network(NetConfig.from_dict(data["net_config"]))

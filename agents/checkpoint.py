@@ -69,6 +69,8 @@ def save_checkpoint(path, data: dict) -> None:
 def load_checkpoint(path) -> dict:
     """Load and sanity-check a checkpoint; raises CheckpointError naming ``path`` on any problem."""
     path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {str(path)!r} is a directory, not a checkpoint file")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
     torch = _torch()

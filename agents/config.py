@@ -244,7 +244,7 @@ class TrainConfig:
         """``[(spec, agent)]`` of the evaluation opponents; raises ConfigError naming a spec that
         cannot be built (bad argument, missing or corrupt checkpoint, a checkpoint of another game)."""
         from agents.checkpoint import CheckpointError
-        from agents.registry import AgentSpecError, get_game, make_agent
+        from agents.registry import AgentSpecError, get_game, make_agent, spec_error_message
 
         game = get_game(self.game, self.game_options())
         out = []
@@ -252,7 +252,7 @@ class TrainConfig:
             try:
                 out.append((spec, make_agent(spec, game, seed=self.seed)))
             except (AgentSpecError, CheckpointError, ConfigError, ValueError, OSError) as e:
-                raise ConfigError(f"eval_opponents: cannot use {spec!r}: {e}") from e
+                raise ConfigError(f"eval_opponents: {spec_error_message(spec, e)}") from e
         return out
 
     def learner_thread_count(self) -> int:

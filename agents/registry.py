@@ -11,9 +11,11 @@ the spec's arguments after the name (a list of strings), the game and the seed.
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
+from agents.checkpoint import CheckpointError
 from agents.game import Game
 from agents.games import GAMES, get_game, register_game, resolve  # noqa: F401  (the first three: public here too)
 from highway_env.cli_args import MAX_SIMULATIONS  # noqa: F401  (the range of every simulation count; public here too)
@@ -26,9 +28,23 @@ class AgentSpecError(ValueError):
     """An agent spec that cannot be parsed; the message names the spec."""
 
 
+def spec_prefix(spec) -> str:
+    """``bad agent spec 'SPEC'``, how every error about a spec begins (a spec past 100 characters cut)."""
+    shown = spec if not isinstance(spec, str) or len(spec) <= 100 else spec[:100] + "..."
+    return f"bad agent spec {shown!r}"
+
+
+def spec_error_message(spec: str, error: BaseException | str) -> str:
+    """``error`` (an exception or its message) led by :func:`spec_prefix` once, so that it names what
+    the user typed and not only the argument a factory checked."""
+    prefix = spec_prefix(spec)
+    return str(error) if str(error).startswith(prefix) else f"{prefix}: {error}"
+
+
 def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
     """Make ``make_agent("name[:arg...]")`` call ``factory(args, game, seed)``; ``factory`` raises
-    :class:`AgentSpecError` for arguments it cannot take. A kind registered from outside this module
+    :class:`AgentSpecError` for arguments it cannot take (``make_agent`` puts the whole spec in front of
+    its message, and of a ``CheckpointError``'s). A kind registered from outside this module
     exists in this process only: the processes that build agents from specs on their own
     (``evaluate.py``'s workers, the play server's opponents) know the kinds registered below."""
     if name in _AGENTS and not replace:
@@ -45,20 +61,24 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
     ``perfect[:ARGS]`` or a kind added with :func:`register_agent` (the module docstring says what each
     takes). ``game`` defaults to Highway, except that an ``az:`` agent plays its checkpoint's game;
     ``seed`` seeds the agent's generator, so the same seed gives the same moves. A bad spec raises
-    :class:`AgentSpecError` naming it."""
+    :class:`AgentSpecError` naming it, a checkpoint that does not load ``CheckpointError`` naming
+    the spec and the file."""
     if not isinstance(spec, str) or not spec:
         raise AgentSpecError(f"an agent spec must be a non-empty string, got {spec!r}")
     name, _, rest = spec.partition(":")
     if name not in _AGENTS:
-        raise AgentSpecError(f"unknown agent kind {name!r} in spec {spec!r}; known: {agent_kinds()}")
+        policy = (" (sb3:PATH and module:attr name policies, which highway_env.benchmark.evaluate and "
+                  "evaluate.py grade, not agents)" if ":" in spec else "")
+        raise AgentSpecError(f"{spec_prefix(spec)}: unknown agent kind {name!r}; known: {agent_kinds()}{policy}")
     args = rest.split(":") if rest else []
     try:
         # the game may stay None: an az checkpoint knows its own game; the others default to Highway
         return _AGENTS[name](args, game, seed)
-    except AgentSpecError:
-        raise
+    except (AgentSpecError, CheckpointError) as e:  # a factory names only the argument it checked
+        kind = CheckpointError if isinstance(e, CheckpointError) else AgentSpecError
+        raise kind(spec_error_message(spec, e)) from e
     except (ValueError, TypeError) as e:
-        raise AgentSpecError(f"bad agent spec {spec!r}: {e}") from e
+        raise AgentSpecError(spec_error_message(spec, e)) from e
 
 
 def _int_arg(spec_name, value, what, minimum=0, maximum=MAX_SIMULATIONS):
@@ -114,6 +134,9 @@ def _az(args, game, seed):
     if not args:
         raise AgentSpecError("az spec is az:PATH[:SIMS]")
     path, sims = split_az_args(":".join(args))
+    head, _, tail = path.rpartition(":")
+    if sims is None and head and os.path.isfile(head) and not os.path.exists(path):
+        _int_arg("az", tail, "SIMS")  # az:x.pt:abc, az:x.pt:-1: a bad SIMS, not a missing file "x.pt:abc"
     sims = None if sims is None else _int_arg("az", sims, "SIMS")
     return AlphaZeroAgent.from_checkpoint(path, simulations=sims, game=game, seed=seed)
 

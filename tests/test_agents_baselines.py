@@ -207,3 +207,66 @@ def test_perfect_is_the_player_each_game_names():
 
     with pytest.raises(AgentSpecError, match="names no perfect player"):
         make_agent("perfect", NoPerfect())
+
+
+@pytest.mark.parametrize("spec, error, detail", [
+    ("mcts:abc", AgentSpecError, "mcts: N must be an integer, got 'abc'"),
+    ("az:", AgentSpecError, "az spec is az:PATH[:SIMS]"),
+    ("random:1", AgentSpecError, "agent 'random' takes no arguments, got '1'"),
+    ("perfect:nosuch", AgentSpecError, "tie-break must be one of"),
+    ("nosuch", AgentSpecError, "unknown agent kind 'nosuch'"),
+    ("az:/no/such.pt", CheckpointError, "checkpoint '/no/such.pt' does not exist"),
+    ("plugin_bare:x", AgentSpecError, "plugin_bare takes no 'x'"),
+    ("plugin_ckpt:y.pt", CheckpointError, "checkpoint 'y.pt' is damaged"),
+])
+def test_make_agent_errors_name_the_whole_spec_once_and_keep_their_type(monkeypatch, spec, error, detail):
+    """A factory names only the argument it checks ("mcts: N must be an integer"): callers of
+    make_agent other than evaluate.py (the benchmark, scripts) got no word of the spec typed."""
+    from agents import registry
+
+    def bare(args, game, seed):
+        raise AgentSpecError(f"plugin_bare takes no {args[0]!r}")
+
+    def damaged(args, game, seed):
+        raise CheckpointError(f"checkpoint {args[0]!r} is damaged")
+
+    monkeypatch.setitem(registry._AGENTS, "plugin_bare", bare)
+    monkeypatch.setitem(registry._AGENTS, "plugin_ckpt", damaged)
+    with pytest.raises(error) as e:
+        make_agent(spec, G)
+    assert type(e.value) is error
+    assert str(e.value).startswith(f"bad agent spec {spec!r}: ") and detail in str(e.value)
+    assert str(e.value).count("bad agent spec") == 1
+
+
+def test_make_agent_on_a_policy_spec_points_to_the_benchmark():
+    with pytest.raises(AgentSpecError, match=r"unknown agent kind 'sb3'.*highway_env.benchmark.evaluate"):
+        make_agent("sb3:model.zip", G)
+
+
+def test_an_az_spec_naming_a_directory_says_so(tmp_path):
+    """It said the directory 'does not exist'."""
+    with pytest.raises(CheckpointError, match=f"checkpoint '{tmp_path}' is a directory, not a checkpoint file"):
+        make_agent(f"az:{tmp_path}", G)
+
+
+@pytest.mark.parametrize("sims, detail", [("abc", "az: SIMS must be an integer, got 'abc'"),
+                                          ("-1", "az: SIMS must be >= 0 and <= 1000000, got -1"),
+                                          ("1.5", "az: SIMS must be an integer, got '1.5'")])
+def test_a_bad_sims_after_an_existing_checkpoint_is_named_as_sims(tmp_path, sims, detail):
+    """az:x.pt:abc said "checkpoint 'x.pt:abc' does not exist" (a PATH may hold ':'), with x.pt there."""
+    path = _tiny_checkpoint(tmp_path / "az.pt")
+    with pytest.raises(AgentSpecError, match=f": {detail}$"):
+        make_agent(f"az:{path}:{sims}", G)
+    with pytest.raises(CheckpointError, match="does not exist"):  # no such file either way: the path's fault
+        make_agent(f"az:{tmp_path / 'none.pt'}:{sims}", G)
+
+
+@pytest.mark.parametrize("sims", [-1, "x", True, 1.5, 10**9])
+def test_from_checkpoint_and_load_pretrained_refuse_a_bad_simulation_count(tmp_path, sims):
+    """load_pretrained(simulations=-1) played 1 simulation without a word; "x" failed inside int()."""
+    path = _tiny_checkpoint(tmp_path / "az.pt")
+    with pytest.raises(ValueError, match=f"simulations must be an integer in 0..1000000 .*got {sims!r}"):
+        AlphaZeroAgent.from_checkpoint(path, simulations=sims)
+    with pytest.raises(ValueError, match="simulations must be an integer"):
+        agents.load_pretrained("highway_az_1min", simulations=sims)

@@ -14,6 +14,7 @@ from highway_env import highway_v0
 from highway_env.benchmark import BenchmarkReport, PolicyError, evaluate, observations
 from highway_env.benchmark.policy import as_agent, is_policy_spec, legal_masks
 from highway_env.core import CELLS, Board, random_board
+from optional_parts import require_modules
 
 
 def random_boards(n, seed=0, max_filled=15):
@@ -294,10 +295,93 @@ def test_same_seed_same_report():
     (dict(positions=-1), "positions must be an integer >= 0, got -1"),
     (dict(games=1.5), "games must be an integer"),
     (dict(workers=0), "workers must be an integer >= 1"),
+    (dict(seed=-1), "seed must be an integer >= 0, got -1"),  # numpy's "expected non-negative integer"
+    (dict(seed=None), "seed must be an integer >= 0, got None"),  # "object of type 'NoneType' has no len()"
+    (dict(perfect_tiebreak="best"), "perfect_tiebreak must be one of .'random', 'margin', 'hardest'., got 'best'"),
 ])
 def test_bad_arguments_name_the_value(kwargs, match):
     with pytest.raises(ValueError, match=match):
         evaluate(lambda obs: 0, progress=False, **kwargs)
+
+
+def test_margin_games_true_is_refused_like_games():
+    """margin_games=True passed the integer check (a bool is an int) and failed later with a bare
+    'TypeError: an integer is required'."""
+    with pytest.raises(ValueError, match="margin_games must be an integer >= 0, got True"):
+        evaluate(lambda obs: 0, margin_games=True, progress=False)
+
+
+def test_one_observation_policy_answering_several_actions_names_the_position():
+    """A policy that takes one observation and answers with two actions (or none) is asked once per
+    position; its answers were flattened together (numpy's 'inhomogeneous shape' ValueError, or
+    actions shifted onto other positions when every answer was an array)."""
+    def two(obs):
+        legal = np.flatnonzero(obs["action_mask"])
+        return legal[:2]
+
+    with pytest.raises(PolicyError, match=r"returned array\(\[\d+, \d+\]\), not one action, for the one "
+                                          r"observation of position '[0-9,]+' \([AB] to move\).*batched=True"):
+        evaluate(two, positions=5, games=0, conversion=0, margin_games=0, progress=False)
+    # one action as a list or a 1-element array is still one action
+    assert as_agent(lambda obs: [int(np.argmax(obs["action_mask"]))]).act(np.zeros(16, np.int8)) == 0
+    with pytest.raises(PolicyError, match="returned 1 actions for 5 positions .a batched policy returns one"):
+        evaluate(lambda obs: 0, batched=True, positions=5, games=0, conversion=0, margin_games=0, progress=False)
+
+
+def test_a_policy_returning_sb3_predicts_pair_is_told_to_return_its_first_element():
+    """``return model.predict(obs, ...)`` hands back (actions, state): batched, numpy's "inhomogeneous
+    shape" ValueError came out; a batched policy returning None was "1 actions for 5 positions"."""
+    kw = dict(positions=5, games=0, conversion=0, margin_games=0, progress=False)
+    hint = r"SB3's predict returns \(actions, state\): return its first element"
+    with pytest.raises(PolicyError, match=r"returned \(array\(\[.*\]\), None\) for 5 positions \(" + hint):
+        evaluate(lambda obs: (np.argmax(obs["action_mask"], axis=1), None), batched=True, **kw)
+    with pytest.raises(PolicyError, match=r"returned \(array\(\[\d+\]\), None\), not one action, .*" + hint):
+        evaluate(lambda obs: (np.array([np.argmax(obs["action_mask"])]), None), **kw)
+    with pytest.raises(PolicyError, match="returned None for 5 positions"):
+        evaluate(lambda obs: None, batched=True, **kw)
+
+
+def test_an_agents_agent_is_checked_like_a_policy():
+    """An ``agents.Agent`` was graded unchecked: its illegal move on the position set was a bare
+    ValueError from the metrics, an out-of-range one an IndexError traceback, an error it raised a
+    traceback, and in games an illegal move a GameError naming the batch row ("state 0"), not the
+    position."""
+    from agents.base import Agent
+    from agents.registry import get_game, make_agent
+    from highway_env.benchmark.run import play_seats
+
+    class Answers(Agent):
+        name = "answers"
+
+        def __init__(self, answer):
+            super().__init__(get_game("highway"), seed=0)
+            self.answer = answer
+
+        def act_batch(self, states, rng=None):
+            return self.answer(self.game.as_states(states))
+
+    def first_legal(states):
+        return np.argmax(legal_masks(states), axis=1)
+
+    def illegal_after_two_plies(states):  # first legal, then 1 at cell 0 whatever the board
+        return np.where((states != 0).sum(axis=1) >= 2, 0, first_legal(states))
+
+    def boom(states):
+        raise RuntimeError("agent boom")
+
+    opponent = make_agent("random", seed=0)
+    with pytest.raises(PolicyError, match=r"illegal action 0 \(1@r0c0\) in position '[0-9,]+' \(A to move\)"):
+        play_seats(as_agent(Answers(illegal_after_two_plies)), opponent, np.zeros((2, 16), np.int8), [0, 0],
+                   [[0, g] for g in range(2)])
+    with pytest.raises(PolicyError, match="returned action 999, outside 0..255"):
+        as_agent(Answers(lambda s: np.full(len(s), 999))).act_batch(random_boards(3))
+    with pytest.raises(PolicyError, match="the policy 'answers' raised RuntimeError: agent boom"):
+        evaluate(Answers(boom), positions=5, games=0, conversion=0, margin_games=0, progress=False)
+    # a legal agent plays as before, with the generator it is handed
+    boards = random_boards(20, max_filled=14)
+    greedy = make_agent("greedy", seed=0)
+    np.testing.assert_array_equal(as_agent(greedy).act_batch(boards, np.random.default_rng(5)),
+                                  greedy.act_batch(boards, np.random.default_rng(5)))
 
 
 def test_not_a_policy_is_a_type_error():
@@ -328,6 +412,73 @@ def test_module_attr_spec_factory_and_callable(tmp_path, monkeypatch):
         evaluate("no_such_mod:x", progress=False)
     with pytest.raises(ValueError, match="has no attribute 'nope'"):
         evaluate("my_policies:nope", progress=False)
+
+
+def test_spec_errors_name_the_whole_spec(tmp_path, monkeypatch):
+    """Errors of the benchmark's own spec handling named a part, or nothing: evaluate("perfect:x")
+    (built here, not by make_agent) said only "perfect: tie-break ...", "sb3:" said "[Errno 21] Is a
+    directory: '.'", "mod:f.x" said "'x' has no attribute 'x'", and "mod:NOT_A_POLICY" "cannot
+    evaluate 42"."""
+    from agents.registry import AgentSpecError
+
+    (tmp_path / "my_spec_policies.py").write_text("def first(obs):\n    return 0\nNOT_A_POLICY = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cases = [("perfect:nosuch", AgentSpecError, "tie-break must be one of"),
+             ("mcts:abc", AgentSpecError, "N must be an integer"),
+             ("sb3:", ValueError, "give the saved model's file"),
+             (f"sb3:{tmp_path}", ValueError, "is a directory, not a saved model file"),
+             ("my_spec_policies:first.x", ValueError, "'my_spec_policies.first' has no attribute 'x'"),
+             ("my_spec_policies:NOT_A_POLICY", TypeError, "cannot evaluate 42"),
+             ("my_spec_policies:", ValueError, "a policy spec is module:attr or sb3:PATH.zip")]
+    for spec, error, detail in cases:
+        with pytest.raises(error) as e:
+            evaluate(spec, positions=5, games=0, conversion=0, margin_games=0, progress=False)
+        assert str(e.value).startswith(f"bad agent spec {spec!r}: ") and detail in str(e.value), str(e.value)
+        assert str(e.value).count("bad agent spec") == 1, str(e.value)
+
+
+def test_bad_perfect_option_is_not_blamed_on_a_perfect_spec():
+    with pytest.raises(ValueError, match="^budget_nodes must be a positive number"):
+        evaluate("perfect", perfect_options={"budget_nodes": -5}, positions=5, games=0, conversion=0,
+                 margin_games=0, progress=False)
+
+
+def test_module_in_the_current_directory_but_not_on_the_path_gets_a_hint(tmp_path, monkeypatch):
+    """``python path/to/evaluate.py --agent mine:policy`` run beside mine.py: Python puts the
+    script's folder on its path, not the directory it runs from."""
+    (tmp_path / "mine_not_on_path.py").write_text("def policy(obs):\n    return 0\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    with pytest.raises(ValueError, match="'mine_not_on_path' is in the current directory, which is not on "
+                                         "Python's path: run with PYTHONPATH=."):
+        evaluate("mine_not_on_path:policy", progress=False)
+    with pytest.raises(ValueError) as e:
+        evaluate("not_here_either:policy", progress=False)
+    assert "PYTHONPATH" not in str(e.value)
+
+
+def test_sb3_spec_loads_plain_ppo_and_maskable_ppo_models(tmp_path):
+    """A saved SB3 PPO model is documented to load from ``sb3:PATH``; with sb3-contrib installed
+    (the ``sb3`` extra) it was loaded as MaskablePPO and refused: "Policy must subclass
+    MaskableActorCriticPolicy"."""
+    require_modules("sb3 spec", "sb3 extra", ("sb3_contrib", "stable_baselines3"), 'pip install -e ".[sb3]"')
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    from highway_env.benchmark.policy import load_sb3
+    from highway_env.gym_env import HighwayGymEnv
+
+    for cls in (PPO, MaskablePPO):
+        path = tmp_path / f"{cls.__name__}.zip"
+        cls("MultiInputPolicy", HighwayGymEnv(illegal_action="lose"), n_steps=16, batch_size=16, seed=0).save(path)
+        loaded = load_sb3(str(path))
+        assert type(loaded) is cls
+        if cls is MaskablePPO:  # masked, so legal (a plain PPO may move illegally: a PolicyError)
+            boards = random_boards(8, max_filled=14)
+            assert legal_masks(boards)[np.arange(8), as_agent(loaded).act_batch(boards)].all()
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"bad agent spec 'sb3:.*junk.zip': cannot load a MaskablePPO or PPO model"):
+        load_sb3(str(tmp_path / "junk.zip"))
 
 
 def test_sb3_spec_without_sb3_is_a_clear_error(monkeypatch):
@@ -402,3 +553,12 @@ def test_evaluate_cli_bad_policy_spec_exit_2(tmp_path, capsys):
 
     assert evaluate_cli.main(_cli(tmp_path, "no_such_module_xyz:policy")) == 2
     assert "cannot import module 'no_such_module_xyz'" in capsys.readouterr().err
+
+
+def test_evaluate_cli_agent_flag_help_names_the_policy_specs():
+    """``--agent``'s help listed only the registry's kinds: module:attr and sb3: were in the
+    description alone."""
+    import evaluate as evaluate_cli
+
+    (agent_help,) = [a.help for a in evaluate_cli.build_parser()._actions if "--agent" in a.option_strings]
+    assert "module:attr" in agent_help and "sb3:PATH.zip" in agent_help

@@ -698,13 +698,15 @@ def test_mcts_spec_below_one_is_told_the_real_minimum(spec):
 ], ids=["10**23", "max+1", "5000 digits", "az SIMS"])
 def test_huge_simulation_counts_in_specs_are_range_errors(spec, named):
     """mcts:10**23 failed deep in numpy ("Maximum allowed dimension exceeded"), mcts:10**12 asked
-    for a 62 TiB array, and a 5000-digit count hit Python's int-from-text limit."""
+    for a 62 TiB array, and a 5000-digit count hit Python's int-from-text limit. The message leads
+    with the spec, cut after 100 characters."""
     from agents.registry import MAX_SIMULATIONS, AgentSpecError, make_agent
 
     spec, named = (t.format(max=MAX_SIMULATIONS, above=MAX_SIMULATIONS + 1) for t in (spec, named))
     with pytest.raises(AgentSpecError) as exc:
         make_agent(spec)
-    assert str(exc.value) == named
+    shown = spec if len(spec) <= 100 else spec[:100] + "..."
+    assert str(exc.value) == f"bad agent spec {shown!r}: {named}"
 
 
 @pytest.mark.parametrize("script, flag, value", [

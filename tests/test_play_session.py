@@ -256,6 +256,17 @@ def test_bad_opponent_specs_are_named(spec, message):
         build_opponent(spec)
 
 
+@pytest.mark.parametrize("spec, detail", [("perfect:foo", "perfect: tie-break must be one of"),
+                                          ("random:1", "agent 'random' takes no arguments")])
+def test_bad_opponent_spec_is_named_once_as_the_page_wrote_it(spec, detail):
+    """make_agent names the spec itself: the page's message said it twice ("bad opponent spec
+    'perfect:foo': bad agent spec 'perfect:foo': ...")."""
+    with pytest.raises(OpponentSpecError) as e:
+        build_opponent(spec, isolate=False)
+    assert str(e.value).startswith(f"bad opponent spec {spec!r}: {detail}")
+    assert str(e.value).count(spec) == 1, str(e.value)
+
+
 def test_perfect_player_opponent_runs_in_its_own_process_and_keeps_the_win():
     """Its searches hold the GIL for seconds: in a process they cannot freeze the server."""
     agent = build_opponent("perfect:random", seed=0)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import sys
 
 import numpy as np
@@ -59,13 +60,41 @@ def _describe(board, mover: int) -> str:
     return f"position {Board(tuple(int(v) for v in board)).to_string()!r} ({'AB'[mover]} to move)"
 
 
+def _not_actions_hint(answer) -> str:
+    """Why a policy's answer is not its actions: SB3's ``predict`` returns ``(actions, state)``."""
+    if isinstance(answer, tuple) and len(answer) == 2:
+        return "SB3's predict returns (actions, state): return its first element"
+    return ("a batched policy returns one action per stacked observation; one that takes a single "
+            "observation is not batched")
+
+
+def _one_action_each(boards: np.ndarray, answers: list) -> None:
+    """PolicyError unless each answer of a policy asked on one observation at a time is one action
+    (flattened together, an answer of two would shift the actions onto the next positions)."""
+    for board, a in zip(boards, answers):
+        pair = isinstance(a, tuple) and len(a) == 2
+        try:
+            one = not pair and np.size(a) == 1
+        except ValueError:  # ragged
+            one = False
+        if not one:
+            hint = _not_actions_hint(a) if pair else (
+                "a policy that takes stacked observations is batched: batched=True, --batched")
+            raise PolicyError(f"the policy returned {first_line(repr(a))[:100]}, not one action, for the one "
+                              f"observation of {_describe(board, int((board != 0).sum()) % 2)} ({hint})")
+
+
 def to_absolute_actions(boards: np.ndarray, actions, frame: str) -> np.ndarray:
     """Check the policy's ``actions`` for ``boards`` and return them as absolute actions; raise
     :class:`PolicyError` naming the first bad one's position and value."""
     b = np.asarray(boards, np.int64).reshape(-1, CELLS)
-    raw = np.asarray(actions).reshape(-1) if not np.isscalar(actions) else np.asarray([actions])
-    if len(raw) != len(b):
-        raise PolicyError(f"the policy returned {len(raw)} actions for {len(b)} positions")
+    try:
+        raw = np.asarray(actions).reshape(-1) if not np.isscalar(actions) else np.asarray([actions])
+    except ValueError:  # ragged, as a tuple (actions, None)
+        raw = None
+    if raw is None or len(raw) != len(b):
+        got = f"{len(raw)} actions" if raw is not None and raw.dtype != object else first_line(repr(actions))[:100]
+        raise PolicyError(f"the policy returned {got} for {len(b)} positions ({_not_actions_hint(actions)})")
     mover = (b != 0).sum(axis=1) % 2
     if raw.dtype.kind not in "iu":  # floats, bools, strings, None: a programming error, never rounded
         for i, a in enumerate(raw.tolist()):
@@ -126,11 +155,12 @@ class PolicyAgent:
             self.calls += len(states)
             actions = [self._ask({"observation": o, "action_mask": m})
                        for o, m in zip(obs["observation"], obs["action_mask"])]
+            _one_action_each(states, actions)
         return to_absolute_actions(states, actions, self.frame)
 
-    def _ask(self, what):
+    def _ask(self, *what):
         try:
-            return self.policy(what)
+            return self.policy(*what)
         except PolicyError:
             raise
         except Exception as e:  # the user's code failing: one line naming it, its traceback chained
@@ -138,6 +168,24 @@ class PolicyAgent:
 
     def __repr__(self) -> str:
         return f"PolicyAgent({self.name!r}, frame={self.frame!r}, batched={self.batched})"
+
+
+class CheckedAgent(PolicyAgent):
+    """A user's ``agents.Agent`` whose moves are checked as a policy's: an action that is illegal or
+    out of range, or an error it raises, is a :class:`PolicyError` naming the position and the action
+    (or the agent and its error), as the README promises for every kind of policy."""
+
+    def __init__(self, agent):
+        super().__init__(agent.act_batch, name=getattr(agent, "name", None) or type(agent).__name__, on_boards=True)
+        self.agent = agent
+
+    def act_batch(self, states, rng=None) -> np.ndarray:
+        states = as_boards(states)
+        self.calls += 1
+        return to_absolute_actions(states, self._ask(states, rng), self.frame)
+
+    def __repr__(self) -> str:
+        return f"CheckedAgent({self.agent!r})"
 
 
 def _predict_parameters(obj):
@@ -203,19 +251,35 @@ def sb3_policy(model):
 
 
 def load_sb3(path: str):
-    """A saved SB3 model: sb3-contrib's MaskablePPO if installed, else SB3's PPO."""
+    """A saved SB3 model: sb3-contrib's MaskablePPO where its saved policy is a maskable one, else
+    SB3's PPO (each refuses the other's file). ValueError naming ``sb3:PATH`` where it does not load."""
+    spec = f"sb3:{path}"
+    if not path:
+        raise _bad_spec(spec, "give the saved model's file, e.g. sb3:model.zip")
     try:
-        from sb3_contrib import MaskablePPO as cls
+        from stable_baselines3 import PPO
+        from stable_baselines3.common.save_util import load_from_zip_file
     except ImportError:
-        try:
-            from stable_baselines3 import PPO as cls
-        except ImportError:
-            raise ValueError(f"sb3:{path} needs sb3-contrib or stable-baselines3; "
-                             "pip install sb3-contrib") from None
+        raise _bad_spec(spec, "needs sb3-contrib or stable-baselines3: pip install sb3-contrib") from None
     try:
+        data, _, _ = load_from_zip_file(path, device="cpu")
+        cls = PPO
+        if getattr((data or {}).get("policy_class"), "__module__", "").startswith("sb3_contrib"):
+            from sb3_contrib import MaskablePPO as cls
         return cls.load(path, device="cpu")
     except FileNotFoundError:
-        raise ValueError(f"sb3:{path}: no such model file") from None
+        raise _bad_spec(spec, "no such model file") from None
+    except IsADirectoryError:
+        raise _bad_spec(spec, f"{path!r} is a directory, not a saved model file") from None
+    except Exception as e:  # a file of another kind or algorithm: SB3 fails in many ways
+        raise _bad_spec(spec, f"cannot load a MaskablePPO or PPO model from it ({type(e).__name__}: "
+                        f"{first_line(e)}); load another algorithm's model in a module:attr factory") from e
+
+
+def _bad_spec(spec: str, detail) -> ValueError:
+    from agents.registry import spec_error_message
+
+    return ValueError(spec_error_message(spec, detail))
 
 
 def load_spec_object(spec: str):
@@ -225,28 +289,38 @@ def load_spec_object(spec: str):
     if kind == "sb3":
         return load_sb3(rest)
     if not rest:
-        raise ValueError(f"a policy spec is module:attr or sb3:PATH.zip, got {spec!r}")
+        raise _bad_spec(spec, "a policy spec is module:attr or sb3:PATH.zip")
     try:
         module = importlib.import_module(kind)
     except Exception as e:  # not found, or the module's own code failing
         from agents.registry import agent_kinds
 
         kinds = ", ".join(dict.fromkeys(agent_kinds() + ["perfect", "sb3"]))
-        raise ValueError(f"policy spec {spec!r}: cannot import module {kind!r} ({type(e).__name__}: "
-                         f"{first_line(e)}); nor is {kind!r} an agent kind ({kinds})") from None
-    obj = module
-    for part in rest.split("."):
+        raise _bad_spec(spec, f"cannot import module {kind!r} ({type(e).__name__}: {first_line(e)}); nor is "
+                              f"{kind!r} an agent kind ({kinds}){_path_hint(kind, e)}") from None
+    obj, parts = module, rest.split(".")
+    for i, part in enumerate(parts):
         if not hasattr(obj, part):
-            raise ValueError(f"policy spec {spec!r}: {obj.__name__ if obj is module else part!r} has no "
-                             f"attribute {part!r}")
+            owner = ".".join([kind, *parts[:i]]) if i else kind
+            raise _bad_spec(spec, f"{owner!r} has no attribute {part!r}")
         obj = getattr(obj, part)
     if _zero_arg_factory(obj):
         try:
             obj = obj()
         except Exception as e:
-            raise ValueError(f"policy spec {spec!r}: calling {rest!r}() raised {type(e).__name__}: "
-                             f"{first_line(e)}") from e
+            raise _bad_spec(spec, f"calling {rest!r}() raised {type(e).__name__}: {first_line(e)}") from e
     return obj
+
+
+def _path_hint(module: str, error: Exception) -> str:
+    """Why ``module``, a file in the current directory, did not import: a script's folder is on
+    Python's path, the directory it runs from is not (``python path/to/evaluate.py``)."""
+    top = module.split(".")[0]
+    here = os.path.exists(f"{top}.py") or os.path.isdir(top)
+    missing = isinstance(error, ModuleNotFoundError) and error.name == top
+    if not (here and missing):
+        return ""
+    return f"; {top!r} is in the current directory, which is not on Python's path: run with PYTHONPATH=."
 
 
 def _zero_arg_factory(obj) -> bool:
@@ -285,15 +359,27 @@ def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect:
     """``policy`` (any kind in the module docstring) as an Agent."""
     check_frame(frame)
     if isinstance(policy, str):
+        from agents.registry import AgentSpecError, spec_error_message
+
         if is_policy_spec(policy):
-            return as_agent(load_spec_object(policy), frame=frame, batched=batched, name=policy)
+            obj = load_spec_object(policy)
+            try:
+                return as_agent(obj, frame=frame, batched=batched, name=policy)
+            except TypeError as e:  # it names something that is not a policy
+                raise TypeError(spec_error_message(policy, e)) from None
         from highway_env.evaluation.tasks import get_agent
 
-        return get_agent(policy, perfect or {})
+        try:
+            return get_agent(policy, perfect or {})
+        except (ValueError, TypeError) as e:  # perfect[:TIEBREAK] is built here, not by make_agent
+            raise AgentSpecError(spec_error_message(policy, e)) from e
     from agents.base import Agent
+    from highway_env.solver.player import PerfectPlayer
 
-    if isinstance(policy, (Agent, PolicyAgent)):
+    if isinstance(policy, (PolicyAgent, PerfectPlayer)):  # the perfect player moves game by game (tasks.play)
         return policy
+    if isinstance(policy, Agent):
+        return CheckedAgent(policy)
     if is_openspiel_bot(policy) or is_bot_pair(policy):
         # imported here: it needs the openspiel extra, which grading anything else does not
         from highway_env.openspiel.grading import BotPolicy

@@ -17,7 +17,7 @@ from highway_env.benchmark.policy import as_agent, check_frame, observation_sett
 from highway_env.benchmark.report import BenchmarkReport
 from highway_env.evaluation.tasks import play_seats  # noqa: F401  (benchmark.run.play_seats)
 from highway_env.evaluation.provenance import provenance
-from highway_env.solver.player import EVALUATION_OPPONENT as PERFECT  # as evaluate.py's defaults
+from highway_env.solver.player import TIEBREAKS, EVALUATION_OPPONENT as PERFECT  # PERFECT: evaluate.py's defaults
 
 #: positions per policy call for the position set (a batched policy sees this many at once)
 POSITION_BATCH = 1024
@@ -89,24 +89,25 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     from highway_env.evaluation.tasks import get_agent
 
     check_frame(frame)
+    margin_games = games if margin_games is None else margin_games
     for arg, value, lo in (("positions", positions, 0), ("games", games, 0), ("conversion", conversion, 0),
-                           ("workers", workers, 1)):
+                           ("workers", workers, 1), ("margin_games", margin_games, 0), ("seed", seed, 0)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < lo:
             raise ValueError(f"{arg} must be an integer >= {lo}, got {value!r}")
     if workers != 1:
         raise ValueError(f"workers must be 1 (the benchmark runs in this process), got {workers}")
-    margin_games = games if margin_games is None else margin_games
-    if not isinstance(margin_games, (int, np.integer)) or margin_games < 0:
-        raise ValueError(f"margin_games must be an integer >= 0, got {margin_games!r}")
+    if perfect_tiebreak not in TIEBREAKS:
+        raise ValueError(f"perfect_tiebreak must be one of {list(TIEBREAKS)}, got {perfect_tiebreak!r}")
     unknown = set(perfect_options or {}) - set(PERFECT)
     if unknown:
         raise ValueError(f"unknown perfect_options {sorted(unknown)}; known: {sorted(PERFECT)}")
     perfect = dict(PERFECT, **(perfect_options or {}), tiebreak=perfect_tiebreak)
 
     t0 = time.monotonic()
+    # the opponent first: a bad perfect option is its error, never blamed on a perfect[:TIEBREAK] policy spec
+    opponent = get_agent(f"perfect:{perfect_tiebreak}", perfect)
     agent = as_agent(policy, frame=frame, batched=batched, perfect=perfect)
     name = name or (policy if isinstance(policy, str) else getattr(agent, "name", None) or "policy")
-    opponent = get_agent(f"perfect:{perfect_tiebreak}", perfect)
     ps = load_positions(positions_file)
     plan = sample_plan(ps, positions, conversion, seed)
     sample, conv = plan["sample"], plan["conversion"]

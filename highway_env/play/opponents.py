@@ -94,11 +94,15 @@ def build_opponent(spec, seed: int | None = None, isolate: bool | None = None):
     if isolate:
         return AgentProcess(spec, seed)
     from agents import CheckpointError, make_agent
+    from agents.registry import spec_prefix
 
+    resolved = resolve_spec(spec)
     try:
-        agent = make_agent(resolve_spec(spec), seed=seed)
+        agent = make_agent(resolved, seed=seed)
     except (ValueError, CheckpointError, OSError) as e:
-        raise OpponentSpecError(f"bad opponent spec {spec!r}: {e}") from e
+        # named as the page wrote it: the resolved spec may hold the shipped checkpoint's path here
+        detail = str(e).removeprefix(f"{spec_prefix(resolved)}: ")
+        raise OpponentSpecError(f"bad opponent spec {spec!r}: {detail}") from e
     game = getattr(agent, "game", None)
     if getattr(game, "name", "highway") != "highway":
         raise OpponentSpecError(f"opponent spec {spec!r} plays {game.name!r}, not Highway")
