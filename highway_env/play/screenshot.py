@@ -149,9 +149,10 @@ class PlayPage:
         self._by_css("#hint-toggle").click()
 
 
-def take_screenshot(path: str, moves=((16, 3), (1, 0)), select: int | None = None, seed: int = 7) -> str:
-    """Play ``moves`` as A against greedy (the first legal of each: greedy may have taken a cell),
-    with hints on, select a number and save the window to ``path``."""
+def take_screenshot(path: str, seed: int = 7) -> str:
+    """Play two moves as A against greedy (16 at cell 3 and 1 at cell 0, or the first legal move
+    where greedy took the cell), with hints on, pick the least unused number and save the page to
+    ``path``."""
     from highway_env.play.server import start_server
 
     server, _ = start_server()
@@ -161,15 +162,13 @@ def take_screenshot(path: str, moves=((16, 3), (1, 0)), select: int | None = Non
         page.open()
         page.new_game("A", "greedy", seed=seed)
         page.toggle_hints()
-        for number, cell in moves:
+        for number, cell in ((16, 3), (1, 0)):
             if page.cells()[cell] or number in page.used_numbers():
-                free = [c for c, v in enumerate(page.cells()) if v == 0]
-                cell = free[0]
+                cell = page.cells().index(0)
                 number = min(set(range(1, 17)) - set(page.used_numbers()))
             page.play(number, cell)
         page.wait_hint(("ok",), timeout=120)
-        unused = sorted(set(range(1, 17)) - set(page.used_numbers()))
-        page.select_number(select if select in unused else unused[0])
+        page.select_number(min(set(range(1, 17)) - set(page.used_numbers())))
         # the whole page, not just the window: a viewport as tall as the document
         height = driver.execute_script("return document.documentElement.scrollHeight")
         width = driver.execute_script("return window.innerWidth")
