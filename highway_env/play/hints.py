@@ -98,14 +98,14 @@ class HintService:
                 values.update((keys[a], value) for a in book[0])  # the book's value-keeping moves
         if value is not None and computed:
             # pass 1, one null-window search a move: does it keep the value?
-            for key in dict.fromkeys(keys[a] for a in actions):
+            for key in cells_of:
                 if key in values or not in_time():
                     continue
                 keeps[key] = oracle.keeps(cells_of[key], value, a_moves, budget, key)
                 if keeps[key]:
                     values[key] = value
         # pass 2: the exact value of the others (before COMPUTE_FROM_PLY: what the book and cache know)
-        for key in dict.fromkeys(keys[a] for a in actions):
+        for key in cells_of:
             if key not in values and keeps.get(key) is not True and in_time():
                 values[key] = value_of(cells_of[key], key)
         moves = []

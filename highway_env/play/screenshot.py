@@ -21,7 +21,9 @@ from highway_env.cli_args import OneLineErrorParser, non_negative_int
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-background-networking")
+                  "--disable-background-networking", "--window-size=1100,900")
+#: Selenium's ``By.CSS_SELECTOR`` (the WebDriver locator strategy's name).
+CSS = "css selector"
 
 
 def missing_browser_parts() -> list[str]:
@@ -34,7 +36,7 @@ def missing_browser_parts() -> list[str]:
     return missing
 
 
-def make_driver(width: int = 1100, height: int = 900):
+def make_driver():
     """Headless Chromium through the system's chromedriver (Selenium Manager is skipped because
     both paths are given)."""
     from selenium import webdriver
@@ -44,7 +46,6 @@ def make_driver(width: int = 1100, height: int = 900):
     options.binary_location = CHROMIUM
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
-    options.add_argument(f"--window-size={width},{height}")
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
@@ -63,14 +64,10 @@ class PlayPage:
             lambda d: condition(), message=f"waiting for {what}")
 
     def _by_css(self, selector):
-        from selenium.webdriver.common.by import By
-
-        return self.driver.find_element(By.CSS_SELECTOR, selector)
+        return self.driver.find_element(CSS, selector)
 
     def _all_css(self, selector):
-        from selenium.webdriver.common.by import By
-
-        return self.driver.find_elements(By.CSS_SELECTOR, selector)
+        return self.driver.find_elements(CSS, selector)
 
     # -- reading
     def body_state(self) -> str:

@@ -145,8 +145,7 @@ class PlayHandler(BaseHTTPRequestHandler):
         return body
 
     def _check_host(self) -> None:
-        """403 unless ``Host`` (and ``Origin``, when sent) names this server: a page on another
-        site that rebinds its name to 127.0.0.1 sends its own name."""
+        """403 unless ``Host`` (and ``Origin``, when sent) names this server (see the module docstring)."""
         host = self.headers.get("Host")
         if host is None:
             raise PlayError("a request needs a Host header", HTTPStatus.FORBIDDEN)

@@ -360,7 +360,7 @@ class SessionManager:
             with self._engine_slot(opponent, replacing=session):
                 agent = self._agent(opponent, seed)
                 return session.restart(human, opponent.strip(), agent, seed)
-        return session.restart(human, None, None, None)
+        return session.restart(human)
 
     def hint(self, game_id, first: int | None = None) -> dict:
         """The hint for the game's position (computed outside the game's lock: moves go on)."""
