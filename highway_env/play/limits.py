@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from highway_env.cli_args import MAX_SIMULATIONS
 from highway_env.play.opponents import SHIPPED_ALIASES, SHIPPED_AZ
@@ -77,8 +76,3 @@ class ServerLimits:
             shown = text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
             raise LimitError(f"opponent {spec[:40]!r} asks for {shown} simulations, more than this server's "
                              f"limit of {cap} (start it with {flag} N to raise it)")
-
-
-def checkpoint_presets(limits: ServerLimits) -> list[dict]:
-    """Page presets for the checkpoints given with ``--checkpoint``."""
-    return [{"spec": f"az:{p}", "label": f"AlphaZero, {Path(p).name}"} for p in limits.checkpoints]

@@ -43,9 +43,11 @@ PRESETS = (
 MAX_SPEC_LENGTH = 1000
 
 
-def offered_presets() -> list[dict]:
-    """:data:`PRESETS`, less the AlphaZero one where PyTorch is not installed (it could not start)."""
-    return [p for p in PRESETS if torch_installed() or not p["spec"].startswith("az:")]
+def offered_presets(checkpoints=()) -> list[dict]:
+    """:data:`PRESETS`, less the AlphaZero one where PyTorch is not installed (it could not start),
+    and one for each of ``checkpoints`` (those given with ``--checkpoint``)."""
+    return [*(p for p in PRESETS if torch_installed() or not p["spec"].startswith("az:")),
+            *({"spec": f"az:{p}", "label": f"AlphaZero, {Path(p).name}"} for p in checkpoints)]
 
 
 class OpponentSpecError(ValueError):

@@ -33,7 +33,7 @@ from importlib import resources
 from urllib.parse import parse_qs, urlsplit
 
 from highway_env.play.hints import HintService
-from highway_env.play.limits import ServerLimits, checkpoint_presets
+from highway_env.play.limits import ServerLimits
 from highway_env.play.opponents import offered_presets
 from highway_env.play.session import (DEFAULT_OPPONENT, BadRequest, NotFound, PlayError, SessionManager,
                                       parse_action)
@@ -208,8 +208,7 @@ class PlayHandler(BaseHTTPRequestHandler):
         if method == "GET" and path.startswith("/static/"):
             return 200, _static_file(path[len("/static/"):])
         if path == "/api/opponents" and method == "GET":
-            presets = [*offered_presets(), *checkpoint_presets(games.limits)]
-            return 200, {"presets": presets, "default": DEFAULT_OPPONENT}
+            return 200, {"presets": offered_presets(games.limits.checkpoints), "default": DEFAULT_OPPONENT}
         if path == "/api/games":
             self._need(method, "POST")
             body = self._body()
