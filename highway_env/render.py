@@ -111,9 +111,8 @@ def board_to_rgb(board: Board, cell_px: int = 96) -> np.ndarray:
         for path, colour, d in ((out.a_paths[0], A_COLOUR, -off), (out.b_paths[0], B_COLOUR, off)):
             pts = [(x + d, y + d) for x, y in (centre(i) for i in path)]
             draw.line(pts, fill=colour, width=width_px, joint="curve")
-            rad = width_px
-            for x, y in (pts[0], pts[-1]):
-                draw.ellipse([x - rad, y - rad, x + rad, y + rad], fill=colour)
+            for x, y in (pts[0], pts[-1]):  # a dot at each end, of radius the line width
+                draw.ellipse([x - width_px, y - width_px, x + width_px, y + width_px], fill=colour)
 
     for cell, v in enumerate(board.cells):
         if v:

@@ -159,8 +159,7 @@ class PlayHandler(BaseHTTPRequestHandler):
                             "NAME to accept requests from pages at that name)", HTTPStatus.FORBIDDEN)
 
     def _finish_body(self) -> None:
-        """Read what is left of the request body, so it cannot be taken for the next request; one
-        too large to read closes the connection instead."""
+        """Read what is left of the body (see the module docstring), or close the connection."""
         if 0 < self._pending <= MAX_BODY:
             self.rfile.read(self._pending)
             self._pending = 0

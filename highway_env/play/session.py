@@ -177,12 +177,10 @@ class Session:
         """Take back the human's last move and every opponent move after it (its reply, or the
         reply it is still thinking about)."""
         with self.lock:
-            if not any(m.by == "human" for m in self.history):
+            human_plies = [i for i, m in enumerate(self.history) if m.by == "human"]
+            if not human_plies:
                 raise Conflict("nothing to undo: you have not moved yet")
-            while True:
-                move = self.history.pop()
-                if move.by == "human":
-                    break
+            del self.history[human_plies[-1]:]
             self.board = Board()
             for m in self.history:
                 self.board = self.board.apply(m.action)
