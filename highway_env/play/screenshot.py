@@ -147,9 +147,8 @@ class PlayPage:
 
 
 def take_screenshot(path: str, seed: int = 7) -> str:
-    """Play two moves as A against greedy (16 at cell 3 and 1 at cell 0, or the first legal move
-    where greedy took the cell), with hints on, pick the least unused number and save the page to
-    ``path``."""
+    """The screenshot of the module docstring, saved to ``path``; the moves are 16 at cell 3 and 1 at
+    cell 0 (or the first legal move where greedy took the cell)."""
     from highway_env.play.server import start_server
 
     server, _ = start_server()

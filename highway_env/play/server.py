@@ -222,9 +222,8 @@ class PlayHandler(BaseHTTPRequestHandler):
             self._need(method, "GET", "DELETE")
             if method == "DELETE":
                 return 200, games.delete(game_id)
-            session = games.get(game_id)
-            wait = self._wait_seconds(query)
-            return 200, session.wait(wait) if wait else session.state()
+            session = games.get(game_id)  # unknown id: 404 before any complaint about the query
+            return 200, session.wait(self._wait_seconds(query))  # wait 0: the state now
         if action == "hint":
             self._need(method, "GET")
             return 200, games.hint(game_id, self._number(query))
