@@ -15,7 +15,7 @@ import numpy as np
 from highway_env import highway_v0
 from highway_env.atomic_files import atomic_write, check_writable
 from highway_env.cli_args import OneLineErrorParser, non_negative_int
-from highway_env.core import Board, HighwayError, action_str
+from highway_env.core import PLAYER_NAMES, HighwayError, action_str
 
 
 def main(argv=None) -> int:
@@ -49,15 +49,14 @@ def main(argv=None) -> int:
     env = highway_v0.env(render_mode="ansi")
     env.reset(seed=args.seed)
     rng = np.random.default_rng(args.seed)
-    board = Board()
-    for agent in env.agent_iter():
-        _, reward, termination, truncation, info = env.last()
+    for _ in env.agent_iter():
+        _, _, termination, truncation, _ = env.last()
         if termination or truncation:
             env.step(None)
             continue
+        board = env.unwrapped.board
         action = players[board.to_move].act(board, rng)
-        print(f"move {board.ply + 1:2d}: {'AB'[board.to_move]} plays {action_str(action)}")
-        board = board.apply(action)
+        print(f"move {board.ply + 1:2d}: {PLAYER_NAMES[board.to_move]} plays {action_str(action)}")
         env.step(action)
     print()
     print(env.render())
@@ -66,7 +65,7 @@ def main(argv=None) -> int:
 
         from highway_env.render import board_to_rgb
 
-        image = Image.fromarray(board_to_rgb(board))
+        image = Image.fromarray(board_to_rgb(env.unwrapped.board))
         atomic_write(args.png, lambda tmp: image.save(tmp, format="PNG"))  # PNG whatever the name's suffix
         print(f"image: {args.png}")
     env.close()

@@ -47,26 +47,17 @@ def _caption(board: Board) -> str:
 def board_to_ansi(board: Board) -> str:
     """The board as text; on a full board one cheapest path of each player is marked."""
     cells = board.cells
-    a_path: frozenset[int] = frozenset()
-    b_path: frozenset[int] = frozenset()
     out = board.outcome() if board.is_terminal() else None
-    if out is not None:
-        a_path, b_path = frozenset(out.a_paths[0]), frozenset(out.b_paths[0])
+    a_path = frozenset(out.a_paths[0] if out is not None else ())
+    b_path = frozenset(out.b_paths[0] if out is not None else ())
+    # the brackets around a cell by (on A's path, on B's path)
+    marks = {(True, True): "{}", (True, False): "[]", (False, True): "<>", (False, False): "  "}
     lines = []
     for r in range(SIZE):
         fields = []
-        for c in range(SIZE):
-            i = r * SIZE + c
-            v = f"{cells[i]:>2}" if cells[i] else " ."
-            in_a, in_b = i in a_path, i in b_path
-            if in_a and in_b:
-                fields.append("{" + v + "}")
-            elif in_a:
-                fields.append("[" + v + "]")
-            elif in_b:
-                fields.append("<" + v + ">")
-            else:
-                fields.append(" " + v + " ")
+        for i in range(r * SIZE, (r + 1) * SIZE):
+            left, right = marks[i in a_path, i in b_path]
+            fields.append(left + (f"{cells[i]:>2}" if cells[i] else " .") + right)
         lines.append(" ".join(fields))
     lines.append(status_line(board))
     if out is not None:
@@ -79,7 +70,7 @@ def board_to_ansi(board: Board) -> str:
 
 @lru_cache(maxsize=8)
 def font(size: int):
-    """Pillow's default font at ``size`` px (the fixed bitmap font where Pillow lacks FreeType)."""
+    """Pillow's default font at ``size`` px."""
     from PIL import ImageFont
 
     try:
@@ -120,9 +111,8 @@ def board_to_rgb(board: Board, cell_px: int = 96) -> np.ndarray:
         for path, colour, d in ((out.a_paths[0], A_COLOUR, -off), (out.b_paths[0], B_COLOUR, off)):
             pts = [(x + d, y + d) for x, y in (centre(i) for i in path)]
             draw.line(pts, fill=colour, width=width_px, joint="curve")
-            rad = width_px
-            for x, y in (pts[0], pts[-1]):
-                draw.ellipse([x - rad, y - rad, x + rad, y + rad], fill=colour)
+            for x, y in (pts[0], pts[-1]):  # a dot at each end, of radius the line width
+                draw.ellipse([x - width_px, y - width_px, x + width_px, y + width_px], fill=colour)
 
     for cell, v in enumerate(board.cells):
         if v:
@@ -131,12 +121,10 @@ def board_to_rgb(board: Board, cell_px: int = 96) -> np.ndarray:
                       stroke_width=max(1, cell_px // 24), stroke_fill=BACKGROUND)
 
     # corner labels: where each player's paths start and end
-    draw.text((margin // 2, margin // 2), "A", fill=A_COLOUR, font=small_font, anchor="mm")
-    draw.text((width - margin // 2, margin + side + margin // 2), "A", fill=A_COLOUR,
-              font=small_font, anchor="mm")
-    draw.text((margin // 2, margin + side + margin // 2), "B", fill=B_COLOUR, font=small_font,
-              anchor="mm")
-    draw.text((width - margin // 2, margin // 2), "B", fill=B_COLOUR, font=small_font, anchor="mm")
+    near, far_x, far_y = margin // 2, width - margin // 2, margin + side + margin // 2
+    for xy, label, colour in (((near, near), "A", A_COLOUR), ((far_x, far_y), "A", A_COLOUR),
+                              ((near, far_y), "B", B_COLOUR), ((far_x, near), "B", B_COLOUR)):
+        draw.text(xy, label, fill=colour, font=small_font, anchor="mm")
     draw.text((width / 2, side + 2 * margin + caption / 2), _caption(board), fill=TEXT,
               font=small_font, anchor="mm")
     return np.asarray(img, dtype=np.uint8).copy()

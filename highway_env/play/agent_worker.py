@@ -17,8 +17,7 @@ from highway_env.play.opponents import OpponentSpecError, build_opponent
 
 
 def main(spec: str, seed: str) -> int:
-    """The child: build the agent, then answer {"cells": [...]} lines until stdin closes. Its
-    replies go to the original stdout; anything a library prints goes to stderr."""
+    """Answer until stdin closes: replies on the original stdout, what a library prints on stderr."""
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # even C code printing cannot garble the replies
 

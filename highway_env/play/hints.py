@@ -1,7 +1,7 @@
 """Hints: the solver's verdict for a position and the value of each candidate move.
 
 One :class:`~highway_env.solver.player.PerfectPlayer` (its oracle: cache, opening book, exact
-solver) answers for every game, one request at a time. From ply ``compute_from_ply`` on the solver
+solver) answers for every game, one request at a time. From ply :data:`COMPUTE_FROM_PLY` on the solver
 runs, within ``time_limit`` seconds a request; what it learns is cached, so asking again goes on
 where the last request stopped. Before that ply a cold position can take the solver minutes, so
 only what is already known (book, cache) is used, and the hint says from which move on it is
@@ -20,10 +20,9 @@ COMPUTE_FROM_PLY = 4
 
 
 class HintService:
-    def __init__(self, time_limit: float = 5.0, compute_from_ply: int = COMPUTE_FROM_PLY, player=None):
+    def __init__(self, time_limit: float = 5.0):
         self.time_limit = time_limit
-        self.compute_from_ply = compute_from_ply
-        self._player = player
+        self._player = None
         self._lock = threading.Lock()  # one solver, one search at a time
 
     @property
@@ -39,25 +38,24 @@ class HintService:
         with self._lock:
             self.player.warm_up()
 
-    def hint(self, board: Board, time_limit: float | None = None, first: int | None = None) -> dict:
+    def hint(self, board: Board, first: int | None = None) -> dict:
         """A JSON-ready dict; ``status``: ok (complete), partial (time ran out: ask again),
         unavailable (too early for the solver and not in the book), busy (another hint is
         running: ask again), over (full board). ``first``: a number whose moves go first.
 
         Each entry of ``moves``: number, cell, action, ``keeps`` (whether the move keeps the
         position's value) and ``value`` of the position after it (None until solved)."""
-        limit = self.time_limit if time_limit is None else time_limit
         out = {"cells": list(board.cells), "ply": board.ply, "value": None, "verdict": None,
-               "moves": [], "known": 0, "total": 0, "computed": board.ply >= self.compute_from_ply,
-               "available_from_move": self.compute_from_ply + 1}
+               "moves": [], "known": 0, "total": 0, "computed": board.ply >= COMPUTE_FROM_PLY,
+               "available_from_move": COMPUTE_FROM_PLY + 1}
         if board.is_terminal():
             v = board.outcome().value
             return {**out, "status": "over", "value": v, "verdict": VERDICTS[v], "message": "game over"}
-        if not self._lock.acquire(timeout=limit):
+        if not self._lock.acquire(timeout=self.time_limit):
             return {**out, "status": "busy", "message": "the solver is busy with another hint"}
         try:
             start = time.monotonic()
-            self._fill(board, out, start + limit, first)
+            self._fill(board, out, start + self.time_limit, first)
             out["seconds"] = round(time.monotonic() - start, 3)
         finally:
             self._lock.release()
@@ -98,19 +96,16 @@ class HintService:
                 values = dict.fromkeys(keys.values(), value)
             elif player.book is not None and (book := player.book.moves(board)) is not None:
                 values.update((keys[a], value) for a in book[0])  # the book's value-keeping moves
+        if value is not None and computed:
             # pass 1, one null-window search a move: does it keep the value?
-            for key in dict.fromkeys(keys[a] for a in actions):
+            for key in cells_of:
                 if key in values or not in_time():
                     continue
-                if computed:
-                    keeps[key] = oracle.keeps(cells_of[key], value, a_moves, budget, key)
-                else:
-                    v = value_from_bounds(*oracle.known(cells_of[key], key))
-                    keeps[key] = None if v is None else v == value
+                keeps[key] = oracle.keeps(cells_of[key], value, a_moves, budget, key)
                 if keeps[key]:
                     values[key] = value
-        # pass 2: the exact value of the others
-        for key in dict.fromkeys(keys[a] for a in actions):
+        # pass 2: the exact value of the others (before COMPUTE_FROM_PLY: what the book and cache know)
+        for key in cells_of:
             if key not in values and keeps.get(key) is not True and in_time():
                 values[key] = value_of(cells_of[key], key)
         moves = []
@@ -126,7 +121,7 @@ class HintService:
 
     def _summarise(self, board: Board, out: dict, value, total: int, judged: int) -> None:
         mover = PLAYER_NAMES[board.to_move]
-        later = f"move {self.compute_from_ply + 1}"
+        later = f"move {COMPUTE_FROM_PLY + 1}"
         if value is None and not out["computed"]:
             out["status"] = "unavailable"
             out["message"] = f"this position is not in the opening book; the solver's hint is available from {later}"

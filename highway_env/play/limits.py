@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from highway_env.cli_args import MAX_SIMULATIONS
 from highway_env.play.opponents import SHIPPED_ALIASES, SHIPPED_AZ
@@ -21,10 +20,6 @@ MAX_MCTS_SIMULATIONS = 20_000
 MAX_AZ_SIMULATIONS = 2_000
 #: Opponents in processes of their own (perfect player ~340 MB each, mcts, az).
 MAX_ENGINES = 4
-
-
-#: The names of the shipped checkpoint in an ``az`` spec (see ``opponents.resolve_spec``).
-SHIPPED_NAMES = (*SHIPPED_ALIASES, SHIPPED_AZ)
 
 
 class LimitError(ValueError):
@@ -52,12 +47,6 @@ class ServerLimits:
                 raise ValueError(f"{name} must be at most {MAX_SIMULATIONS} (as mcts:N and az:PATH:N), got {v!r}")
         object.__setattr__(self, "checkpoints", tuple(_canonical(str(p)) for p in self.checkpoints))
 
-    def allowed_checkpoints(self) -> list[str]:
-        """The checkpoints a request may load: the shipped one first."""
-        import agents
-
-        return [_canonical(str(agents.PRETRAINED)), *self.checkpoints]
-
     def check(self, spec) -> None:
         """Raise :class:`LimitError` when ``spec`` asks for more than this server allows. Specs
         that are malformed in other ways pass, so the agent registry names their fault."""
@@ -67,14 +56,15 @@ class ServerLimits:
         if name == "mcts" and rest and ":" not in rest:
             self._simulations(spec, rest, self.max_mcts_simulations, "--max-mcts-sims")
         elif name == "az":
+            import agents
             from agents.registry import split_az_args
 
             path, sims = split_az_args(rest)
             if sims is not None:
                 self._simulations(spec, sims, self.max_az_simulations, "--max-az-sims")
-            if path in SHIPPED_NAMES:
+            if path in (*SHIPPED_ALIASES, SHIPPED_AZ):  # the shipped checkpoint's names
                 return
-            if _canonical(path) not in self.allowed_checkpoints():
+            if _canonical(path) not in (_canonical(str(agents.PRETRAINED)), *self.checkpoints):
                 # the same words whether or not the file exists
                 raise LimitError(f"checkpoint {path!r} is not one this server loads: it loads the shipped "
                                  f"network (az or az:{SHIPPED_AZ}) and the files given to it with --checkpoint")
@@ -86,8 +76,3 @@ class ServerLimits:
             shown = text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
             raise LimitError(f"opponent {spec[:40]!r} asks for {shown} simulations, more than this server's "
                              f"limit of {cap} (start it with {flag} N to raise it)")
-
-
-def checkpoint_presets(limits: ServerLimits) -> list[dict]:
-    """Page presets for the checkpoints given with ``--checkpoint``."""
-    return [{"spec": f"az:{p}", "label": f"AlphaZero, {Path(p).name}"} for p in limits.checkpoints]

@@ -43,9 +43,11 @@ PRESETS = (
 MAX_SPEC_LENGTH = 1000
 
 
-def offered_presets() -> list[dict]:
-    """:data:`PRESETS`, less the AlphaZero one where PyTorch is not installed (it could not start)."""
-    return [p for p in PRESETS if torch_installed() or not p["spec"].startswith("az:")]
+def offered_presets(checkpoints=()) -> list[dict]:
+    """:data:`PRESETS`, less the AlphaZero one where PyTorch is not installed (it could not start),
+    and one for each of ``checkpoints`` (those given with ``--checkpoint``)."""
+    return [*(p for p in PRESETS if torch_installed() or not p["spec"].startswith("az:")),
+            *({"spec": f"az:{p}", "label": f"AlphaZero, {Path(p).name}"} for p in checkpoints)]
 
 
 class OpponentSpecError(ValueError):
@@ -67,9 +69,8 @@ def resolve_spec(spec: str) -> str:
     return ":".join(["az", path, *([sims] if sims else [])])
 
 
-#: Agent kinds that get their own process (searches that hold the GIL or must be stoppable). A new
-#: kind that searches belongs here, with a cap on its size in ``limits.py``; the others run on the
-#: server's threads (tests/test_hostile_server.py checks that every registered kind is placed).
+#: Agent kinds that get their own process (see above). A new kind that searches belongs here, with
+#: a cap on its size in ``limits.py`` (tests/test_hostile_server.py checks every kind is placed).
 ISOLATED_KINDS = ("perfect", "mcts", "az")
 #: How long a new agent process may take to start (imports, the opening book, the solver tables).
 START_TIMEOUT = 120.0

@@ -21,7 +21,9 @@ from highway_env.cli_args import OneLineErrorParser, non_negative_int
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-background-networking")
+                  "--disable-background-networking", "--window-size=1100,900")
+#: Selenium's ``By.CSS_SELECTOR`` (the WebDriver locator strategy's name).
+CSS = "css selector"
 
 
 def missing_browser_parts() -> list[str]:
@@ -34,7 +36,7 @@ def missing_browser_parts() -> list[str]:
     return missing
 
 
-def make_driver(width: int = 1100, height: int = 900):
+def make_driver():
     """Headless Chromium through the system's chromedriver (Selenium Manager is skipped because
     both paths are given)."""
     from selenium import webdriver
@@ -44,7 +46,6 @@ def make_driver(width: int = 1100, height: int = 900):
     options.binary_location = CHROMIUM
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
-    options.add_argument(f"--window-size={width},{height}")
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
@@ -63,14 +64,10 @@ class PlayPage:
             lambda d: condition(), message=f"waiting for {what}")
 
     def _by_css(self, selector):
-        from selenium.webdriver.common.by import By
-
-        return self.driver.find_element(By.CSS_SELECTOR, selector)
+        return self.driver.find_element(CSS, selector)
 
     def _all_css(self, selector):
-        from selenium.webdriver.common.by import By
-
-        return self.driver.find_elements(By.CSS_SELECTOR, selector)
+        return self.driver.find_elements(CSS, selector)
 
     # -- reading
     def body_state(self) -> str:
@@ -149,9 +146,9 @@ class PlayPage:
         self._by_css("#hint-toggle").click()
 
 
-def take_screenshot(path: str, moves=((16, 3), (1, 0)), select: int | None = None, seed: int = 7) -> str:
-    """Play ``moves`` as A against greedy (the first legal of each: greedy may have taken a cell),
-    with hints on, select a number and save the window to ``path``."""
+def take_screenshot(path: str, seed: int = 7) -> str:
+    """The screenshot of the module docstring, saved to ``path``; the moves are 16 at cell 3 and 1 at
+    cell 0 (or the first legal move where greedy took the cell)."""
     from highway_env.play.server import start_server
 
     server, _ = start_server()
@@ -161,15 +158,13 @@ def take_screenshot(path: str, moves=((16, 3), (1, 0)), select: int | None = Non
         page.open()
         page.new_game("A", "greedy", seed=seed)
         page.toggle_hints()
-        for number, cell in moves:
+        for number, cell in ((16, 3), (1, 0)):
             if page.cells()[cell] or number in page.used_numbers():
-                free = [c for c, v in enumerate(page.cells()) if v == 0]
-                cell = free[0]
+                cell = page.cells().index(0)
                 number = min(set(range(1, 17)) - set(page.used_numbers()))
             page.play(number, cell)
         page.wait_hint(("ok",), timeout=120)
-        unused = sorted(set(range(1, 17)) - set(page.used_numbers()))
-        page.select_number(select if select in unused else unused[0])
+        page.select_number(min(set(range(1, 17)) - set(page.used_numbers())))
         # the whole page, not just the window: a viewport as tall as the document
         height = driver.execute_script("return document.documentElement.scrollHeight")
         width = driver.execute_script("return window.innerWidth")

@@ -33,9 +33,10 @@ from importlib import resources
 from urllib.parse import parse_qs, urlsplit
 
 from highway_env.play.hints import HintService
-from highway_env.play.limits import ServerLimits, checkpoint_presets
+from highway_env.play.limits import ServerLimits
 from highway_env.play.opponents import offered_presets
-from highway_env.play.session import BadRequest, NotFound, PlayError, SessionManager, parse_action
+from highway_env.play.session import (DEFAULT_OPPONENT, BadRequest, NotFound, PlayError, SessionManager,
+                                      parse_action)
 
 MAX_BODY = 64 * 1024
 MAX_WAIT = 30.0
@@ -52,12 +53,13 @@ STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; ch
 _GAME_ROUTE = re.compile(r"^/api/games/([A-Za-z0-9_-]{1,64})(?:/(move|undo|new|hint))?$")
 
 
-def _static_file(name: str) -> bytes | None:
-    """A file shipped in highway_env/play/static (only plain names: no way out of the folder)."""
-    if not re.fullmatch(r"[A-Za-z0-9_-]+\.[a-z]+", name):
-        return None
-    entry = resources.files("highway_env.play").joinpath("static", name)
-    return entry.read_bytes() if entry.is_file() else None
+def _static_file(name: str) -> tuple[bytes, str]:
+    """A file of highway_env/play/static and its type (plain names only: no way out of the folder)."""
+    if re.fullmatch(r"[A-Za-z0-9_-]+\.[a-z]+", name):
+        entry = resources.files("highway_env.play").joinpath("static", name)
+        if entry.is_file():
+            return entry.read_bytes(), STATIC_TYPES.get(name[name.index("."):], "application/octet-stream")
+    raise NotFound(f"no static file {name!r}")
 
 
 def host_name(value: str) -> str:
@@ -100,9 +102,6 @@ class PlayHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, payload) -> None:
-        self._send(status, json.dumps(payload).encode(), "application/json")
-
     def _body_length(self) -> int:
         """The declared body length (0 when none); a body that cannot be delimited closes the
         connection after the reply."""
@@ -120,7 +119,7 @@ class PlayHandler(BaseHTTPRequestHandler):
 
     def _body(self) -> dict:
         ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if self.headers.get("Content-Length") is None and self.headers.get("Transfer-Encoding") is None:
+        if self.headers.get("Content-Length") is None:  # (a Transfer-Encoding was refused already)
             raise PlayError("a POST needs a Content-Length header", HTTPStatus.LENGTH_REQUIRED)
         length = self._pending
         if length > MAX_BODY:
@@ -146,8 +145,7 @@ class PlayHandler(BaseHTTPRequestHandler):
         return body
 
     def _check_host(self) -> None:
-        """403 unless ``Host`` (and ``Origin``, when sent) names this server: a page on another
-        site that rebinds its name to 127.0.0.1 sends its own name."""
+        """403 unless ``Host`` (and ``Origin``, when sent) names this server (see the module docstring)."""
         host = self.headers.get("Host")
         if host is None:
             raise PlayError("a request needs a Host header", HTTPStatus.FORBIDDEN)
@@ -161,20 +159,17 @@ class PlayHandler(BaseHTTPRequestHandler):
                             "NAME to accept requests from pages at that name)", HTTPStatus.FORBIDDEN)
 
     def _finish_body(self) -> None:
-        """Read what is left of the request body, so it cannot be taken for the next request; one
-        too large to read closes the connection instead."""
+        """Read what is left of the body (see the module docstring), or close the connection."""
         if 0 < self._pending <= MAX_BODY:
-            left = self._pending
-            while left > 0:
-                chunk = self.rfile.read(min(left, 16384))
-                if not chunk:
-                    break
-                left -= len(chunk)
+            self.rfile.read(self._pending)
             self._pending = 0
         if self._pending:  # -1 (no length) or too large to read
             self.close_connection = True
 
-    def _dispatch(self, method: str) -> None:
+    def _dispatch(self) -> None:
+        """Every method's handler (HEAD is GET without the body; others are answered 405, their
+        body read or the connection closed)."""
+        method = "GET" if self.command == "HEAD" else self.command
         self._pending = 0  # body bytes left to read; -1 when it cannot be delimited
         try:
             try:
@@ -196,26 +191,11 @@ class PlayHandler(BaseHTTPRequestHandler):
             if isinstance(payload, tuple):  # a static file: (bytes, content type)
                 self._send(status, *payload)
             else:
-                self._json(status, payload)
+                self._send(status, json.dumps(payload).encode(), "application/json")
         except (ConnectionError, TimeoutError):
             self.close_connection = True  # the page went away (closed tab, stopped long poll)
 
-    def do_GET(self):
-        self._dispatch("GET")
-
-    def do_HEAD(self):
-        self._dispatch("GET")
-
-    def do_POST(self):
-        self._dispatch("POST")
-
-    def do_DELETE(self):
-        self._dispatch("DELETE")
-
-    def do_PUT(self):  # not used, but answered (405) like the others: its body is read or closed
-        self._dispatch("PUT")
-
-    do_PATCH = do_OPTIONS = do_PUT
+    do_GET = do_HEAD = do_POST = do_DELETE = do_PUT = do_PATCH = do_OPTIONS = _dispatch
 
     # -- routes
     def _route(self, method: str):
@@ -223,19 +203,16 @@ class PlayHandler(BaseHTTPRequestHandler):
         path, query = url.path, parse_qs(url.query)
         games = self.server.sessions
         if method == "GET" and path in ("/", "/index.html"):
-            return 200, (_static_file("index.html"), STATIC_TYPES[".html"])
+            return 200, _static_file("index.html")
         if method == "GET" and path.startswith("/static/"):
-            name = path[len("/static/"):]
-            data = _static_file(name)
-            if data is None:
-                raise NotFound(f"no static file {name!r}")
-            return 200, (data, STATIC_TYPES.get("." + name.rsplit(".", 1)[-1], "application/octet-stream"))
+            return 200, _static_file(path[len("/static/"):])
         if path == "/api/opponents" and method == "GET":
-            return 200, {"presets": [*offered_presets(), *checkpoint_presets(games.limits)], "default": "greedy"}
+            return 200, {"presets": offered_presets(games.limits.checkpoints), "default": DEFAULT_OPPONENT}
         if path == "/api/games":
             self._need(method, "POST")
             body = self._body()
-            session = games.create(body.get("side", "A"), body.get("opponent", "greedy"), body.get("seed"))
+            session = games.create(body.get("side", "A"), body.get("opponent", DEFAULT_OPPONENT),
+                                   body.get("seed"))
             return 201, session.state()
         m = _GAME_ROUTE.match(path)
         if m is None:
@@ -245,9 +222,8 @@ class PlayHandler(BaseHTTPRequestHandler):
             self._need(method, "GET", "DELETE")
             if method == "DELETE":
                 return 200, games.delete(game_id)
-            session = games.get(game_id)
-            wait = self._wait_seconds(query)
-            return 200, session.wait(wait) if wait else session.state()
+            session = games.get(game_id)  # unknown id: 404 before any complaint about the query
+            return 200, session.wait(self._wait_seconds(query))  # wait 0: the state now
         if action == "hint":
             self._need(method, "GET")
             return 200, games.hint(game_id, self._number(query))
@@ -290,14 +266,6 @@ class PlayHandler(BaseHTTPRequestHandler):
         return wait
 
 
-def _import_agents() -> None:
-    """Import the agents and the solver in this thread, before any request or warm-up thread
-    does: two threads importing the same package cycle at once can see it half initialised."""
-    import agents  # noqa: F401
-    import highway_env.az_game  # noqa: F401
-    import highway_env.solver.player  # noqa: F401
-
-
 class PlayServer(ThreadingHTTPServer):
     """The server; ``url`` is its address (with the real port when started on port 0).
 
@@ -310,13 +278,12 @@ class PlayServer(ThreadingHTTPServer):
 
     def __init__(self, host: str = "127.0.0.1", port: int = 8000, sessions: SessionManager | None = None,
                  hint_seconds: float = 5.0, verbose: bool = False, allow_hosts=(),
-                 limits: ServerLimits | None = None, socket_timeout: float = SOCKET_TIMEOUT,
-                 max_connections: int = MAX_CONNECTIONS):
+                 limits: ServerLimits | None = None, socket_timeout: float = SOCKET_TIMEOUT):
         self.sessions = sessions if sessions is not None else SessionManager(HintService(hint_seconds),
                                                                              limits=limits)
         self.verbose = verbose
         self.socket_timeout = socket_timeout
-        self._slots = threading.BoundedSemaphore(max_connections)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         names = {*LOCAL_HOSTS, *(host_name(h) for h in allow_hosts)}
         if host not in ("", "0.0.0.0", "::"):
             names.add(host_name(f"[{host}]" if ":" in host else host))
@@ -324,12 +291,17 @@ class PlayServer(ThreadingHTTPServer):
         if ":" in host:  # an IPv6 address such as ::1
             self.address_family = socket.AF_INET6
         super().__init__((host, port), PlayHandler)
-        _import_agents()
+        # imported in this thread before any request or warm-up thread does: two threads importing
+        # the same package cycle at once can see it half initialised
+        import agents  # noqa: F401
+        import highway_env.az_game  # noqa: F401
+        import highway_env.solver.player  # noqa: F401
+
         if self.sessions.hints is not None:  # load the book and the solver before the first hint
             threading.Thread(target=self.sessions.hints.warm_up, name="hint-warm-up", daemon=True).start()
 
     def process_request(self, request, client_address):
-        """One thread a connection, at most ``max_connections`` at once: beyond that the accept
+        """One thread a connection, at most :data:`MAX_CONNECTIONS` at once: beyond that the accept
         loop waits and new connections queue in the listen backlog instead of being refused."""
         self._slots.acquire()
         try:

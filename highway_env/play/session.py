@@ -1,11 +1,9 @@
 """Game sessions: one game per id, played by a human against an agent. Pure Python (no HTTP), so
 the rules of the web app are testable without a browser or a server.
 
-The opponent moves in a background thread, so a request never waits for a slow agent (the perfect
-player's longest think times: the README's Benchmarks, ``bench/bench_perfect.py --as-opponent``;
-MCTS and AlphaZero as their simulations ask); the page polls :meth:`Session.state`, or waits on
-it with ``wait``. Undo and new game bump ``generation``, so a reply that an agent is still
-computing for an abandoned position is dropped when it arrives.
+The opponent moves in a background thread, so a request never waits for a slow agent; the page
+polls :meth:`Session.state`, or waits on it with ``wait``. Undo and new game bump ``generation``,
+so a reply that an agent is still computing for an abandoned position is dropped when it arrives.
 """
 
 from __future__ import annotations
@@ -69,11 +67,9 @@ class Move:
 
 
 def parse_side(side) -> int:
-    if side in ("A", "a"):
-        return 0
-    if side in ("B", "b"):
-        return 1
-    raise BadRequest(f"side must be 'A' or 'B', got {side!r}")
+    if side not in ("A", "a", "B", "b"):
+        raise BadRequest(f"side must be 'A' or 'B', got {side!r}")
+    return PLAYER_NAMES.index(side.upper())
 
 
 def parse_seed(seed) -> int | None:
@@ -181,12 +177,10 @@ class Session:
         """Take back the human's last move and every opponent move after it (its reply, or the
         reply it is still thinking about)."""
         with self.lock:
-            if not any(m.by == "human" for m in self.history):
+            human_plies = [i for i, m in enumerate(self.history) if m.by == "human"]
+            if not human_plies:
                 raise Conflict("nothing to undo: you have not moved yet")
-            while True:
-                move = self.history.pop()
-                if move.by == "human":
-                    break
+            del self.history[human_plies[-1]:]
             self.board = Board()
             for m in self.history:
                 self.board = self.board.apply(m.action)
@@ -335,11 +329,10 @@ class SessionManager:
 
     def delete(self, game_id) -> dict:
         """End a game: its opponent's search stops and its process ends."""
-        session = self.get(game_id)
         with self._lock:
-            if self._sessions.get(game_id) is not session:
-                raise NotFound(f"unknown game id {game_id!r}")
-            del self._sessions[game_id]
+            session = self._sessions.pop(game_id, None)
+        if session is None:
+            raise NotFound(f"unknown game id {game_id!r}")
         session.close()
         return {"id": game_id, "deleted": True}
 
@@ -365,7 +358,7 @@ class SessionManager:
             with self._engine_slot(opponent, replacing=session):
                 agent = self._agent(opponent, seed)
                 return session.restart(human, opponent.strip(), agent, seed)
-        return session.restart(human, None, None, None)
+        return session.restart(human)
 
     def hint(self, game_id, first: int | None = None) -> dict:
         """The hint for the game's position (computed outside the game's lock: moves go on)."""
