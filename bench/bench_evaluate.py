@@ -8,7 +8,9 @@ change it) in a fresh interpreter with timers around its phases:
 * ``validate``: checking the flags and building every agent once;
 * ``tasks``: ``run_tasks``, the games and positions on ``--workers`` processes (their start, the
   solver, book and store loading included); ``task seconds`` is the sum of the tasks' own times;
-* ``report``: the rest (position sets, store check, summary, plots, report files).
+* ``report``: the rest (position sets, store check, summary, plots, report files);
+* ``store``: with ``--workers 1``, the seconds spent in the solver's position store (opening it,
+  lookups, writes, flushes; the tasks run in this process then), inside ``tasks`` and ``report``.
 
 ``--baseline DIR`` (another checkout of the project, e.g. ``git worktree add /tmp/base <rev>``) runs
 the same evaluation from there, alternating with this checkout for ``--rounds`` rounds (the load of
@@ -52,13 +54,31 @@ def timed(name, fn):
     return wrapper
 for fn_name, phase in (("build_parser", "start-up"), ("validate", "validate"), ("run_tasks", "tasks")):
     setattr(evaluate, fn_name, timed(phase, getattr(evaluate, fn_name)))
+from highway_env.solver import store
+store_seconds, in_store = [0.0], [False]
+def store_timed(fn):  # the outermost store call only (put_key may flush)
+    def wrapper(*a, **k):
+        if in_store[0]:
+            return fn(*a, **k)
+        in_store[0], t = True, time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            store_seconds[0] += time.perf_counter() - t
+            in_store[0] = False
+    return wrapper
+for fn_name in ("__init__", "get_key", "prefetch", "put_key", "flush", "close", "__len__"):
+    if hasattr(store.PositionStore, fn_name):  # prefetch: not in older checkouts
+        setattr(store.PositionStore, fn_name, store_timed(getattr(store.PositionStore, fn_name)))
 code = evaluate.main(sys.argv[1:])
 wall = time.perf_counter() - t0
 phases["report"] = wall - phases["start-up"] - phases["validate"] - phases["tasks"]
 out = sys.argv[sys.argv.index("--out") + 1]
 import glob
 task_seconds = sum(json.load(open(f)).get("seconds", 0) for f in glob.glob(out + "/tasks/*.json"))
-print("BENCH " + json.dumps({"code": code, "wall": wall, "phases": phases, "task_seconds": task_seconds}))
+workers = int(sys.argv[sys.argv.index("--workers") + 1])
+print("BENCH " + json.dumps({"code": code, "wall": wall, "phases": phases, "task_seconds": task_seconds,
+                             "store_seconds": store_seconds[0] if workers == 1 else None}))
 """
 
 
@@ -109,16 +129,19 @@ def main(argv=None) -> int:
         return 0
     print(f"python evaluate.py {args.eval_args} --workers {args.workers} --store {args.store} "
           f"(best of {args.rounds} round(s), seconds)")
-    head = f"{'checkout':<15} {'wall':>7} {'start-up':>9} {'validate':>9} {'tasks':>7} {'report':>7} {'task s':>7}"
+    head = (f"{'checkout':<15} {'wall':>7} {'start-up':>9} {'validate':>9} {'tasks':>7} {'report':>7} {'task s':>7} "
+            f"{'store':>7}")
     print(head)
     print("-" * len(head))
     for name, r in best.items():
         ph = r["phases"]
         print(f"{name:<15} {r['wall']:>7.2f} {ph['start-up']:>9.2f} {ph['validate']:>9.2f} {ph['tasks']:>7.2f} "
-              f"{ph['report']:>7.2f} {r['task_seconds']:>7.2f}")
+              f"{ph['report']:>7.2f} {r['task_seconds']:>7.2f} "
+              + (f"{r['store_seconds']:>7.2f}" if r.get("store_seconds") is not None else f"{'-':>7}"))
     if ratio:
         print(f"\nthis checkout is {ratio:.2f}x the baseline's speed (wall, same run)")
-    print("task s = the tasks' own seconds summed over the workers (the rest of 'tasks' is starting them)")
+    print("task s = the tasks' own seconds summed over the workers (the rest of 'tasks' is starting them); "
+          "store = seconds in the position store (--workers 1 only)")
     return 0
 
 

@@ -9,12 +9,13 @@ searches: positions from seeded random play at plies ``--plies``; per position o
 and per grandchild of ``--grandchildren`` children (the grandchildren in the order the solver tries
 them), and a write for each key the store lacks; then the final flush. ``--hit-rate`` of the keys are
 in the store beforehand (an evaluation on a warm default store finds about 80 %), among
-``--rows`` other positions (or a copy of ``--store``: a real store, its size and its layout).
+``--rows`` other positions; or a copy of ``--store`` is used (a real store, its size and its layout;
+the keys it already holds are hits too).
 
-Sides: this checkout (prefetching each group of siblings, as ``Oracle.children`` and the perfect
-player do; no re-read in ``put_key``) and the baseline: ``--baseline DIR``'s ``store.py`` (another
-checkout, e.g. ``git worktree add /tmp/base <rev>``) with one query per lookup, or without it this
-checkout's store used that way. Each side opens its own copy of the same file, alternating for
+Sides: this checkout (prefetching the siblings 16 at a time, as ``Oracle.children`` does; no
+re-read in ``put_key``) and the baseline: ``--baseline DIR``'s ``store.py`` (another checkout, e.g.
+``git worktree add /tmp/base <rev>``) with one query per lookup, or without it this checkout's store
+used that way (put_key's saving then shows on neither side). Each side opens its own copy of the same file, alternating for
 ``--rounds`` rounds; ``--cold`` drops the copy from the OS page cache first (a store not read
 lately). Prints seconds per phase and the baseline / this-checkout ratio of the best rounds.
 
@@ -156,7 +157,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     groups = workload(args.positions, args.plies, args.grandchildren, args.seed)
     keys = list(dict.fromkeys(k for g in groups for k in g))
-    stored = [k for i, k in enumerate(keys) if (i * 7919) % 1000 < args.hit_rate * 1000]
+    stored = [k for i, k in enumerate(keys) if (i * 7919) % 1000 < args.hit_rate * 1000]  # spread evenly
     baseline = load_store_module(args.baseline) if args.baseline else this_store
     sides = [("baseline", baseline, False), ("this checkout", this_store, True)]
     runs = {name: [] for name, _, _ in sides}
@@ -168,10 +169,12 @@ def main(argv=None) -> int:
             except this_store.StoreError as e:
                 print(f"error: --store: {e}", file=sys.stderr)
                 return 2
-            with sqlite3.connect(args.store) as real, sqlite3.connect(source) as copy:
+            real, copy = sqlite3.connect(args.store), sqlite3.connect(source)
+            try:
                 real.backup(copy)
-            real.close()
-            copy.close()
+            finally:
+                real.close()
+                copy.close()
             with this_store.PositionStore(source) as store:
                 store.prefetch(stored)
                 stored = [k for k in stored if store.get_key(k) is None]

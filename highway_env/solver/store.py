@@ -300,10 +300,11 @@ class PositionStore:
 
     def get_key(self, key: str) -> tuple[int, int] | None:
         with self._lock:
+            conn = self._connection()  # first: a forked or closed store drops or refuses what it read ahead
             row = self._ahead.pop(key, None)
             if row is None:  # not prefetched: read it now
                 try:
-                    row = self._connection().execute(_SELECT + " WHERE key = ?", (key,)).fetchone() or ()
+                    row = conn.execute(_SELECT + " WHERE key = ?", (key,)).fetchone() or ()
                 except sqlite3.DatabaseError as e:
                     raise self._corrupt(e) from e
             stored = self._row_check(*row) if row else None
@@ -318,12 +319,12 @@ class PositionStore:
         are a snapshot: a get_key shortly after sees what a query then would, unless another
         process wrote the key in between (its bounds are then found on a later read)."""
         with self._lock:
+            conn = self._connection()
             wanted = [k for k in dict.fromkeys(keys) if k not in self._ahead]
             if not wanted:
                 return
             if len(self._ahead) + len(wanted) > _READ_MEMORY:
                 self._ahead.clear()
-            conn = self._connection()
             try:
                 for i in range(0, len(wanted), _PREFETCH_CHUNK):
                     chunk = wanted[i:i + _PREFETCH_CHUNK]
