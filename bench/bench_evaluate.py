@@ -16,7 +16,8 @@ change it) in a fresh interpreter with timers around its phases:
 the same evaluation from there, alternating with this checkout for ``--rounds`` rounds (the load of
 a shared machine then hits both), and prints the ratio of the best walls. Each run writes to a fresh
 temporary folder (no task cache); the solver's position store is ``--store`` (the default store is
-warm after a first run; ``none``: every run solves from its book alone).
+warm after a first run; ``none``: every run solves from its book alone; ``fresh``: an empty one per
+run, so every run writes the same rows).
 
     python bench/bench_evaluate.py
     python bench/bench_evaluate.py --baseline /tmp/base --rounds 3
@@ -84,6 +85,7 @@ print("BENCH " + json.dumps({"code": code, "wall": wall, "phases": phases, "task
 
 def run_once(tree: Path, eval_args: list[str], store: str, workers: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
+        store = str(Path(tmp) / "solved.sqlite") if store == "fresh" else store
         argv = [*eval_args, "--out", str(Path(tmp) / "eval"), "--store", store, "--workers", str(workers),
                 "--no-progress"]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]))
@@ -105,7 +107,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--rounds", type=positive_int, default=1,
                    help="alternating rounds (baseline, this checkout, ...); each side reports its best wall")
     p.add_argument("--workers", type=positive_int, default=2, help="evaluate.py's --workers")
-    p.add_argument("--store", default="default", help="evaluate.py's --store: default, none or a path")
+    p.add_argument("--store", default="default",
+                   help="evaluate.py's --store: default, none or a path; 'fresh': a new empty store for each run "
+                        "(every position the perfect player solves is written)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = p.parse_args(argv)
     if args.baseline is not None and not (args.baseline / "evaluate.py").is_file():

@@ -15,9 +15,10 @@ the keys it already holds are hits too).
 Sides: this checkout (prefetching the siblings 16 at a time, as ``Oracle.children`` does; no
 re-read in ``put_key``) and the baseline: ``--baseline DIR``'s ``store.py`` (another checkout, e.g.
 ``git worktree add /tmp/base <rev>``) with one query per lookup, or without it this checkout's store
-used that way (put_key's saving then shows on neither side). Each side opens its own copy of the same file, alternating for
-``--rounds`` rounds; ``--cold`` drops the copy from the OS page cache first (a store not read
-lately). Prints seconds per phase and the baseline / this-checkout ratio of the best rounds.
+used that way (put_key's saving then shows on neither side). Each side opens its own copy of the
+same file, alternating for ``--rounds`` rounds; ``--cold`` drops the copy from the OS page cache
+first (a store not read lately). Prints seconds per phase and the baseline / this-checkout ratio of
+the best rounds.
 
     python bench/bench_store.py
     python bench/bench_store.py --baseline /tmp/base --rounds 5 --cold

@@ -180,7 +180,7 @@ class PositionStore:
         self._lock = threading.RLock()
         self._pending: dict[str, tuple[int, int]] = {}
         self._ahead: dict[str, tuple] = {}  # rows prefetched and not yet asked for: key -> row or ()
-        self._read: dict[str, tuple[int, int] | None] = {}  # valid stored bounds get_key saw since the last flush
+        self._last_read: dict[str, tuple[int, int] | None] = {}  # valid stored bounds get_key saw since the last flush
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
         self.read_status: dict[str, int] = {}  # rows read so far, by entry_status: how many were trusted or ignored
@@ -284,7 +284,7 @@ class PositionStore:
     def _connection(self) -> sqlite3.Connection:
         if os.getpid() != self._pid:  # forked: the parent's connection must not be used here
             self._conn = None
-            self._pending, self._ahead, self._read = {}, {}, {}
+            self._pending, self._ahead, self._last_read = {}, {}, {}
             self._pid = os.getpid()
             self._open()
         if self._conn is None:
@@ -308,9 +308,9 @@ class PositionStore:
                 except sqlite3.DatabaseError as e:
                     raise self._corrupt(e) from e
             stored = self._row_check(*row) if row else None
-            if len(self._read) >= _READ_MEMORY:
-                self._read.clear()
-            self._read[key] = stored  # what put_key checks new bounds against, without reading the row again
+            if len(self._last_read) >= _READ_MEMORY:
+                self._last_read.clear()
+            self._last_read[key] = stored  # what put_key checks new bounds against, without reading the row again
             return intersect(stored, self._pending.get(key))
 
     def prefetch(self, keys: Iterable[str]) -> None:
@@ -370,6 +370,10 @@ class PositionStore:
 
     # -- writes
     def put_key(self, key: str, lo: int, hi: int) -> None:
+        """Merge bounds into the key's entry (buffered). Bounds contradicting the entry raise
+        :class:`StoreConflictError` here: the entry as :meth:`get_key` last read it since the last
+        flush (not read again), else as the file holds it now; one contradicting what another process
+        wrote since is reported by :meth:`flush`."""
         lo, hi = int(lo), int(hi)
         if lo > hi:
             raise StoreConflictError(f"position store {self.path!r}: empty bounds ({lo}, {hi}) for {key!r}")
@@ -378,8 +382,8 @@ class PositionStore:
         with self._lock:
             conn = self._connection()
             old = self._pending.get(key)
-            if old is None and key in self._read:  # first write of this key in the batch, just read by get_key
-                old = self._read.pop(key)
+            if old is None and key in self._last_read:  # first write of this key in the batch, just read by get_key
+                old = self._last_read.pop(key)
             elif old is None:  # ... not read since the last flush: check against the file now
                 try:
                     old = self._stored(conn, key)
@@ -431,7 +435,7 @@ class PositionStore:
             for key in self._pending:  # rows read before this write are out of date
                 self._ahead.pop(key, None)
             self._pending.clear()
-            self._read.clear()
+            self._last_read.clear()
             if conflicts:
                 detail = "; ".join(f"{k!r}: new {new} vs stored {old}" for k, new, old in conflicts[:3])
                 raise StoreConflictError(f"position store {self.path!r}: {len(conflicts)} new bounds contradict the "
