@@ -73,20 +73,19 @@ NO_LIMIT = Deadline()
 #: transposition table of the node-budgeted searches (2**18 buckets, cleared for every budget)
 SCRATCH_TT_BITS = 18
 
-#: children per store query of :meth:`Oracle.children`
-PREFETCH_CHILDREN = 16
-
 #: the canonical board string of a position: the key of the book, the store and the caches
 position_key = canonical_key
 
 
 def _ply(cells: Sequence[int]) -> int:
-    return CELLS - sum(1 for v in cells if v == 0)
+    return CELLS - tuple(cells).count(0)  # tuple() of a tuple is itself: no copy
 
 
 class Oracle:
     """Exact answers about positions from a cache, a book, a store and a solver; every bound learned
-    is cached (and stored for plies <= ``store_max_ply``). ``budget`` arguments are a
+    is cached. The store is read and written for plies <= ``store_max_ply`` only: deeper positions
+    solve in less time than a lookup takes (they were a fifth of an evaluation's lookups, all
+    missing). ``budget`` arguments are a
     :class:`Deadline` or a :class:`NodeBudget` (default: no limit), asked only through their common
     interface (``fresh``, ``solver``, ``limited``, ``limits``, ``spend``, ``extend``); a search cut by
     one returns None."""
@@ -114,23 +113,6 @@ class Oracle:
         return NodeBudget(nodes, self._scratch)
 
     # -- bounds
-    def prefetch(self, keys) -> None:
-        """Read the store's rows of the ``keys`` not cached yet in one go, for questions about to be
-        asked about each (a position's children): the answers are the same, the queries fewer."""
-        if self.store is not None:
-            self.store.prefetch(k for k in keys if k not in self.cache)
-
-    def children(self, cells: Sequence[int], actions: Sequence[int]):
-        """(action, child cells, child key) for each of ``actions`` in turn, made as the loop asks for
-        them; the store rows of each :data:`PREFETCH_CHILDREN` children are read in one query (a loop
-        that stops early wastes at most that many; without a store they are made one at a time)."""
-        step = PREFETCH_CHILDREN if self.store is not None else 1
-        for start in range(0, len(actions), step):
-            part = [(a, child, position_key(child)) for a in actions[start:start + step]
-                    for child in (cells_after(cells, a),)]
-            self.prefetch(key for _, _, key in part)
-            yield from part
-
     def known(self, cells: Sequence[int], key: str | None = None) -> tuple[int, int]:
         key = key or position_key(cells)
         b = self.cache.get(key)
@@ -151,7 +133,7 @@ class Oracle:
                 pb = self._bounds_from_book_parents(cells)
                 if pb != (UNKNOWN_LO, UNKNOWN_HI):
                     b, src = intersect(b, pb), src or "book"
-            if self.store is not None:
+            if self.store is not None and _ply(cells) <= self.store_max_ply:
                 sb = self.store.get_key(key)
                 if sb is not None:
                     b = intersect(b, sb)
@@ -276,7 +258,9 @@ class Oracle:
         a_moves = board.to_move == 0
         out = []
         seen: dict[str, bool] = {}
-        for action, child, k in self.children(board.cells, ordered_actions(board)):
+        for action in ordered_actions(board):
+            child = cells_after(board.cells, action)
+            k = position_key(child)
             if k not in seen:
                 ok = self.keeps(child, value, a_moves, budget, k)
                 if ok is None:

@@ -101,19 +101,13 @@ class _OutOfTime(Exception):
     pass
 
 
-def _memo(child_key: dict, child_cells: dict, cache: dict, question, oracle) -> Callable[[int], bool]:
+def _memo(child_key: dict, child_cells: dict, cache: dict, question) -> Callable[[int], bool]:
     """A predicate on actions asking ``question(child cells, child key)`` once per symmetry class of
-    the child (answers kept in ``cache``); a question the budget cannot answer raises _OutOfTime.
-    The first question reads every child's store row in one query (``oracle.prefetch``)."""
-    prefetched = False
+    the child (answers kept in ``cache``); a question the budget cannot answer raises _OutOfTime."""
 
     def pred(action: int) -> bool:
-        nonlocal prefetched
         k = child_key[action]
         if k not in cache:
-            if not prefetched:
-                oracle.prefetch(child_cells)
-                prefetched = True
             ans = question(child_cells[k], k)
             if ans is None:
                 raise _OutOfTime
@@ -408,7 +402,7 @@ class PerfectPlayer(Agent):
         def keeps_value(child, k):
             return o.keeps(child, value, a_moves, budget, k)
 
-        keeps = _memo(child_key, child_cells, keep_cache, keeps_value, o)
+        keeps = _memo(child_key, child_cells, keep_cache, keeps_value)
         tb = self.tiebreak
         if tb == "hardest" and mover_wins:
             tb = "random"  # every reply of the lost opponent keeps the value: all moves tie
@@ -435,7 +429,7 @@ class PerfectPlayer(Agent):
                     def reaches_margin(child, k):
                         return o.reaches(child, m, a_moves, budget, k)
 
-                    best = _memo(child_key, child_cells, {}, reaches_margin, o)
+                    best = _memo(child_key, child_cells, {}, reaches_margin)
                     return self._uniform(board, actions, best, rng, info)
                 if tb != "hardest":  # a name added to TIEBREAKS must not play "hardest" unnoticed
                     raise AssertionError(f"tie-break {tb!r} is in TIEBREAKS but has no rule in PerfectPlayer._choose")
@@ -473,7 +467,9 @@ class PerfectPlayer(Agent):
             child = child_cells[k]
             n = 0
             seen: dict[str, bool] = {}
-            for _, gc, gk in o.children(child, Board(child).legal_actions()):
+            for r in Board(child).legal_actions():
+                gc = cells_after(child, r)
+                gk = position_key(gc)
                 if gk not in seen:
                     ans = o.keeps(gc, value, opp_is_a, budget, gk)
                     if ans is None:

@@ -6,8 +6,6 @@ force margin >= t" gives ``lo >= t``, its negation ``hi <= t - 1`` (:func:`value
 turns bounds into a game value). Writes are merged in SQL (the intersection of old and new), so
 several processes may share one file (WAL mode, a busy timeout, writes buffered and committed
 ``batch_size`` at a time); bounds that do not intersect raise :class:`StoreConflictError`.
-:meth:`PositionStore.prefetch` reads the rows of many keys in one query (a search about to ask for
-every child of a position), each served once by the next :meth:`PositionStore.get_key` of its key.
 
 Each row records the :data:`SOLVER_VERSION` that wrote it and a checksum
 of (key, lo, hi, version): a row from another solver version or with a wrong checksum (an edit, damage)
@@ -143,10 +141,7 @@ ON CONFLICT(key) DO UPDATE SET lo = {_NEW_LO}, hi = {_NEW_HI}, solver = excluded
     checksum = entry_checksum(key, {_NEW_LO}, {_NEW_HI}, excluded.solver)
 """
 _SELECT = "SELECT key, lo, hi, solver, checksum FROM positions"
-#: keys per ``IN (...)`` query of :meth:`PositionStore.prefetch` (under SQLite's oldest limit of 999
-#: bound parameters)
-_PREFETCH_CHUNK = 500
-#: most rows kept read ahead or remembered for put_key (the memory a long read-only run may hold)
+#: most rows get_key remembers for put_key (the memory a long run that reads much and writes little holds)
 _READ_MEMORY = 20_000
 
 
@@ -179,7 +174,6 @@ class PositionStore:
         self.timeout = timeout
         self._lock = threading.RLock()
         self._pending: dict[str, tuple[int, int]] = {}
-        self._ahead: dict[str, tuple] = {}  # rows prefetched and not yet asked for: key -> row or ()
         self._last_read: dict[str, tuple[int, int] | None] = {}  # valid stored bounds get_key saw since the last flush
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
@@ -284,7 +278,7 @@ class PositionStore:
     def _connection(self) -> sqlite3.Connection:
         if os.getpid() != self._pid:  # forked: the parent's connection must not be used here
             self._conn = None
-            self._pending, self._ahead, self._last_read = {}, {}, {}
+            self._pending, self._last_read = {}, {}
             self._pid = os.getpid()
             self._open()
         if self._conn is None:
@@ -300,39 +294,16 @@ class PositionStore:
 
     def get_key(self, key: str) -> tuple[int, int] | None:
         with self._lock:
-            conn = self._connection()  # first: a forked or closed store drops or refuses what it read ahead
-            row = self._ahead.pop(key, None)
-            if row is None:  # not prefetched: read it now
-                try:
-                    row = conn.execute(_SELECT + " WHERE key = ?", (key,)).fetchone() or ()
-                except sqlite3.DatabaseError as e:
-                    raise self._corrupt(e) from e
-            stored = self._row_check(*row) if row else None
+            conn = self._connection()  # first: a forked store forgets its parent's buffered and read rows
+            try:
+                row = conn.execute(_SELECT + " WHERE key = ?", (key,)).fetchone()
+            except sqlite3.DatabaseError as e:
+                raise self._corrupt(e) from e
+            stored = None if row is None else self._row_check(*row)
             if len(self._last_read) >= _READ_MEMORY:
                 self._last_read.clear()
             self._last_read[key] = stored  # what put_key checks new bounds against, without reading the row again
             return intersect(stored, self._pending.get(key))
-
-    def prefetch(self, keys: Iterable[str]) -> None:
-        """Read the stored rows of ``keys`` (absent ones too) in a few queries; the next
-        :meth:`get_key` of each answers from them instead of a query of its own. Rows read ahead
-        are a snapshot: a get_key shortly after sees what a query then would, unless another
-        process wrote the key in between (its bounds are then found on a later read)."""
-        with self._lock:
-            conn = self._connection()
-            wanted = [k for k in dict.fromkeys(keys) if k not in self._ahead]
-            if not wanted:
-                return
-            if len(self._ahead) + len(wanted) > _READ_MEMORY:
-                self._ahead.clear()
-            try:
-                for i in range(0, len(wanted), _PREFETCH_CHUNK):
-                    chunk = wanted[i:i + _PREFETCH_CHUNK]
-                    found = {row[0]: row for row in conn.execute(
-                        f"{_SELECT} WHERE key IN ({','.join('?' * len(chunk))})", chunk)}
-                    self._ahead.update((k, found.get(k, ())) for k in chunk)
-            except sqlite3.DatabaseError as e:
-                raise self._corrupt(e) from e
 
     def get(self, board: Board | Sequence[int]) -> tuple[int, int] | None:
         """Stored bounds ``(lo, hi)`` of the position (any symmetric image), or None."""
@@ -432,10 +403,8 @@ class PositionStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise self._corrupt(e) from e
-            for key in self._pending:  # rows read before this write are out of date
-                self._ahead.pop(key, None)
             self._pending.clear()
-            self._last_read.clear()
+            self._last_read.clear()  # the rows written now differ from those read
             if conflicts:
                 detail = "; ".join(f"{k!r}: new {new} vs stored {old}" for k, new, old in conflicts[:3])
                 raise StoreConflictError(f"position store {self.path!r}: {len(conflicts)} new bounds contradict the "
