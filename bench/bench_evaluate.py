@@ -10,7 +10,8 @@ change it) in a fresh interpreter with timers around its phases:
   solver, book and store loading included); ``task seconds`` is the sum of the tasks' own times;
 * ``report``: the rest (position sets, store check, summary, plots, report files);
 * ``store``: with ``--workers 1``, the seconds spent in the solver's position store (opening it,
-  lookups, writes, flushes; the tasks run in this process then), inside ``tasks`` and ``report``.
+  lookups, writes, flushes; the tasks run in this process then), inside ``tasks`` and ``report``;
+  with ``--count-queries`` also its SELECT queries.
 
 ``--baseline DIR`` (another checkout of the project, e.g. ``git worktree add /tmp/base <rev>``) runs
 the same evaluation from there, alternating with this checkout for ``--rounds`` rounds (the load of
@@ -68,9 +69,16 @@ def store_timed(fn):  # the outermost store call only (put_key may flush)
             store_seconds[0] += time.perf_counter() - t
             in_store[0] = False
     return wrapper
-for fn_name in ("__init__", "get_key", "prefetch", "put_key", "flush", "close", "__len__"):
-    if hasattr(store.PositionStore, fn_name):  # prefetch: not in older checkouts
-        setattr(store.PositionStore, fn_name, store_timed(getattr(store.PositionStore, fn_name)))
+for fn_name in ("__init__", "get_key", "put_key", "flush", "close", "__len__"):
+    setattr(store.PositionStore, fn_name, store_timed(getattr(store.PositionStore, fn_name)))
+import os
+queries = [0]
+if os.environ.get("BENCH_STORE_QUERIES"):  # count the store's SELECTs (a trace callback on every statement)
+    open_store = store.PositionStore._open
+    def traced_open(self):
+        open_store(self)
+        self._conn.set_trace_callback(lambda sql: queries.__setitem__(0, queries[0] + (sql.lstrip()[:6].upper() == "SELECT")))
+    store.PositionStore._open = traced_open
 code = evaluate.main(sys.argv[1:])
 wall = time.perf_counter() - t0
 phases["report"] = wall - phases["start-up"] - phases["validate"] - phases["tasks"]
@@ -78,17 +86,20 @@ out = sys.argv[sys.argv.index("--out") + 1]
 import glob
 task_seconds = sum(json.load(open(f)).get("seconds", 0) for f in glob.glob(out + "/tasks/*.json"))
 workers = int(sys.argv[sys.argv.index("--workers") + 1])
+in_process = workers == 1
 print("BENCH " + json.dumps({"code": code, "wall": wall, "phases": phases, "task_seconds": task_seconds,
-                             "store_seconds": store_seconds[0] if workers == 1 else None}))
+                             "store_seconds": store_seconds[0] if in_process else None,
+                             "store_queries": queries[0] if in_process and os.environ.get("BENCH_STORE_QUERIES") else None}))
 """
 
 
-def run_once(tree: Path, eval_args: list[str], store: str, workers: int) -> dict:
+def run_once(tree: Path, eval_args: list[str], store: str, workers: int, count_queries: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         store = str(Path(tmp) / "solved.sqlite") if store == "fresh" else store
         argv = [*eval_args, "--out", str(Path(tmp) / "eval"), "--store", store, "--workers", str(workers),
                 "--no-progress"]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]),
+                   BENCH_STORE_QUERIES="1" if count_queries else "")
         r = subprocess.run([sys.executable, "-c", DRIVER, *argv], cwd=tree, env=env, capture_output=True,
                            text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("BENCH ")]
@@ -110,6 +121,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--store", default="default",
                    help="evaluate.py's --store: default, none or a path; 'fresh': a new empty store for each run "
                         "(every position the perfect player solves is written)")
+    p.add_argument("--count-queries", action="store_true",
+                   help="with --workers 1, also count the store's SELECT queries (a trace callback on each "
+                        "statement, which adds a little to the store's seconds)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = p.parse_args(argv)
     if args.baseline is not None and not (args.baseline / "evaluate.py").is_file():
@@ -124,7 +138,7 @@ def main(argv=None) -> int:
     runs = {name: [] for name, _ in sides}
     for _ in range(args.rounds):
         for name, tree in sides:
-            runs[name].append(run_once(tree, eval_args, args.store, args.workers))
+            runs[name].append(run_once(tree, eval_args, args.store, args.workers, args.count_queries))
     best = {name: min(rs, key=lambda r: r["wall"]) for name, rs in runs.items()}
     ratio = best["baseline"]["wall"] / best["this checkout"]["wall"] if args.baseline else None
     if args.json:
@@ -141,7 +155,8 @@ def main(argv=None) -> int:
         ph = r["phases"]
         print(f"{name:<15} {r['wall']:>7.2f} {ph['start-up']:>9.2f} {ph['validate']:>9.2f} {ph['tasks']:>7.2f} "
               f"{ph['report']:>7.2f} {r['task_seconds']:>7.2f} "
-              + (f"{r['store_seconds']:>7.2f}" if r.get("store_seconds") is not None else f"{'-':>7}"))
+              + (f"{r['store_seconds']:>7.2f}" if r.get("store_seconds") is not None else f"{'-':>7}")
+              + (f"  {r['store_queries']} store queries" if r.get("store_queries") is not None else ""))
     if ratio:
         print(f"\nthis checkout is {ratio:.2f}x the baseline's speed (wall, same run)")
     print("task s = the tasks' own seconds summed over the workers (the rest of 'tasks' is starting them); "

@@ -192,7 +192,8 @@ def main(argv=None) -> int:
         fill_store(source, stored, 0 if args.store is not None else args.rows, args.seed)
         rng = np.random.default_rng(args.seed + 2)
         with PositionStore(source, readonly=True) as store:  # the bounds each search finds
-            records = [(c, *(store.get_key(k) or random_bounds(rng))) for c, k in zip(cells, keys)]
+            known = [store.get_key(k) for k in keys]
+        records = [(c, *(b or random_bounds(rng))) for c, b in zip(cells, known)]
         workload_path = Path(tmp) / "workload.json"
         workload_path.write_text(json.dumps(records))
         for _ in range(args.rounds):
@@ -211,7 +212,8 @@ def main(argv=None) -> int:
                           "speedup_vs_baseline": ratio}, indent=2))
         return 0
     deep = sum(key_ply(k) > STORE_MAX_PLY for k in keys)
-    print(f"{len(keys)} positions recorded ({deep} deeper than ply {STORE_MAX_PLY}), {len(stored)} of them stored "
+    hits = sum(b is not None for b in known)
+    print(f"{len(keys)} positions recorded ({deep} deeper than ply {STORE_MAX_PLY}), {hits} of them stored "
           f"beforehand{' in a copy of ' + str(args.store) if args.store else ''}; "
           f"{'cold' if args.cold else 'warm'} page cache, best of {args.rounds} round(s), seconds")
     head = f"{'checkout':<15} {'open':>7} {'records':>8} {'close':>7} {'total':>7} {'queries':>8} {'us/position':>12}"
