@@ -84,8 +84,7 @@ def _ply(cells: Sequence[int]) -> int:
 class Oracle:
     """Exact answers about positions from a cache, a book, a store and a solver; every bound learned
     is cached. The store is read and written for plies <= ``store_max_ply`` only: deeper positions
-    solve in less time than a lookup takes (they were a fifth of an evaluation's lookups, all
-    missing). ``budget`` arguments are a
+    are quick to solve, so none is written, and a lookup would miss. ``budget`` arguments are a
     :class:`Deadline` or a :class:`NodeBudget` (default: no limit), asked only through their common
     interface (``fresh``, ``solver``, ``limited``, ``limits``, ``spend``, ``extend``); a search cut by
     one returns None."""
