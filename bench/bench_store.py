@@ -137,9 +137,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--baseline", type=Path, required=True,
                    help="another checkout of the project to compare with, e.g. git worktree add /tmp/base REV")
-    p.add_argument("--positions", type=positive_int, default=60, help="positions of random play")
-    p.add_argument("--plies", default="5,7,9,11", help="their plies, comma-separated, in turn")
-    p.add_argument("--grandchildren", type=non_negative_int, default=4,
+    p.add_argument("--positions", type=positive_int, default=40, help="positions of random play")
+    p.add_argument("--plies", default="8,10,11", help="their plies, comma-separated, in turn")
+    p.add_argument("--grandchildren", type=non_negative_int, default=8,
                    help="children per position whose children are recorded too")
     p.add_argument("--hit-rate", type=number(float, 0, 1), default=0.8,
                    help="share of the positions up to ply 12 in the store beforehand")
@@ -147,7 +147,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--store", type=Path, default=None,
                    help="copy this store file instead of building one (--rows then unused; the positions it "
                         "holds already count as hits)")
-    p.add_argument("--rounds", type=positive_int, default=3, help="alternating rounds; each side's best counts")
+    p.add_argument("--rounds", type=positive_int, default=5, help="alternating rounds; each side's best counts")
     p.add_argument("--cold", action="store_true", help="drop each copy from the OS page cache before a run")
     p.add_argument("--seed", type=int, default=0, help="seed of the positions and the built store")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
