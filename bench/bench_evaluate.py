@@ -8,13 +8,17 @@ change it) in a fresh interpreter with timers around its phases:
 * ``validate``: checking the flags and building every agent once;
 * ``tasks``: ``run_tasks``, the games and positions on ``--workers`` processes (their start, the
   solver, book and store loading included); ``task seconds`` is the sum of the tasks' own times;
-* ``report``: the rest (position sets, store check, summary, plots, report files).
+* ``report``: the rest (position sets, store check, summary, plots, report files);
+* ``store``: with ``--workers 1``, the seconds spent in the solver's position store (opening it,
+  lookups, writes, flushes; the tasks run in this process then), inside ``tasks`` and ``report``;
+  with ``--count-queries`` also its SELECT queries.
 
 ``--baseline DIR`` (another checkout of the project, e.g. ``git worktree add /tmp/base <rev>``) runs
 the same evaluation from there, alternating with this checkout for ``--rounds`` rounds (the load of
 a shared machine then hits both), and prints the ratio of the best walls. Each run writes to a fresh
 temporary folder (no task cache); the solver's position store is ``--store`` (the default store is
-warm after a first run; ``none``: every run solves from its book alone).
+warm after a first run; ``none``: every run solves from its book alone; ``fresh``: an empty one per
+run, so every run writes the same rows).
 
     python bench/bench_evaluate.py
     python bench/bench_evaluate.py --baseline /tmp/base --rounds 3
@@ -52,21 +56,50 @@ def timed(name, fn):
     return wrapper
 for fn_name, phase in (("build_parser", "start-up"), ("validate", "validate"), ("run_tasks", "tasks")):
     setattr(evaluate, fn_name, timed(phase, getattr(evaluate, fn_name)))
+from highway_env.solver import store
+store_seconds, in_store = [0.0], [False]
+def store_timed(fn):  # the outermost store call only (put_key may flush)
+    def wrapper(*a, **k):
+        if in_store[0]:
+            return fn(*a, **k)
+        in_store[0], t = True, time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            store_seconds[0] += time.perf_counter() - t
+            in_store[0] = False
+    return wrapper
+for fn_name in ("__init__", "get_key", "put_key", "flush", "close", "__len__"):
+    setattr(store.PositionStore, fn_name, store_timed(getattr(store.PositionStore, fn_name)))
+import os
+queries = [0]
+if os.environ.get("BENCH_STORE_QUERIES"):  # count the store's SELECTs (a trace callback on every statement)
+    open_store = store.PositionStore._open
+    def traced_open(self):
+        open_store(self)
+        self._conn.set_trace_callback(lambda sql: queries.__setitem__(0, queries[0] + (sql.lstrip()[:6].upper() == "SELECT")))
+    store.PositionStore._open = traced_open
 code = evaluate.main(sys.argv[1:])
 wall = time.perf_counter() - t0
 phases["report"] = wall - phases["start-up"] - phases["validate"] - phases["tasks"]
 out = sys.argv[sys.argv.index("--out") + 1]
 import glob
 task_seconds = sum(json.load(open(f)).get("seconds", 0) for f in glob.glob(out + "/tasks/*.json"))
-print("BENCH " + json.dumps({"code": code, "wall": wall, "phases": phases, "task_seconds": task_seconds}))
+workers = int(sys.argv[sys.argv.index("--workers") + 1])
+in_process = workers == 1
+print("BENCH " + json.dumps({"code": code, "wall": wall, "phases": phases, "task_seconds": task_seconds,
+                             "store_seconds": store_seconds[0] if in_process else None,
+                             "store_queries": queries[0] if in_process and os.environ.get("BENCH_STORE_QUERIES") else None}))
 """
 
 
-def run_once(tree: Path, eval_args: list[str], store: str, workers: int) -> dict:
+def run_once(tree: Path, eval_args: list[str], store: str, workers: int, count_queries: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
+        store = str(Path(tmp) / "solved.sqlite") if store == "fresh" else store
         argv = [*eval_args, "--out", str(Path(tmp) / "eval"), "--store", store, "--workers", str(workers),
                 "--no-progress"]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]),
+                   BENCH_STORE_QUERIES="1" if count_queries else "")
         r = subprocess.run([sys.executable, "-c", DRIVER, *argv], cwd=tree, env=env, capture_output=True,
                            text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("BENCH ")]
@@ -85,7 +118,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--rounds", type=positive_int, default=1,
                    help="alternating rounds (baseline, this checkout, ...); each side reports its best wall")
     p.add_argument("--workers", type=positive_int, default=2, help="evaluate.py's --workers")
-    p.add_argument("--store", default="default", help="evaluate.py's --store: default, none or a path")
+    p.add_argument("--store", default="default",
+                   help="evaluate.py's --store: default, none or a path; 'fresh': a new empty store for each run "
+                        "(every position the perfect player solves is written)")
+    p.add_argument("--count-queries", action="store_true",
+                   help="with --workers 1, also count the store's SELECT queries (a trace callback on each "
+                        "statement, which adds a little to the store's seconds)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = p.parse_args(argv)
     if args.baseline is not None and not (args.baseline / "evaluate.py").is_file():
@@ -100,7 +138,7 @@ def main(argv=None) -> int:
     runs = {name: [] for name, _ in sides}
     for _ in range(args.rounds):
         for name, tree in sides:
-            runs[name].append(run_once(tree, eval_args, args.store, args.workers))
+            runs[name].append(run_once(tree, eval_args, args.store, args.workers, args.count_queries))
     best = {name: min(rs, key=lambda r: r["wall"]) for name, rs in runs.items()}
     ratio = best["baseline"]["wall"] / best["this checkout"]["wall"] if args.baseline else None
     if args.json:
@@ -109,16 +147,20 @@ def main(argv=None) -> int:
         return 0
     print(f"python evaluate.py {args.eval_args} --workers {args.workers} --store {args.store} "
           f"(best of {args.rounds} round(s), seconds)")
-    head = f"{'checkout':<15} {'wall':>7} {'start-up':>9} {'validate':>9} {'tasks':>7} {'report':>7} {'task s':>7}"
+    head = (f"{'checkout':<15} {'wall':>7} {'start-up':>9} {'validate':>9} {'tasks':>7} {'report':>7} {'task s':>7} "
+            f"{'store':>7}")
     print(head)
     print("-" * len(head))
     for name, r in best.items():
         ph = r["phases"]
         print(f"{name:<15} {r['wall']:>7.2f} {ph['start-up']:>9.2f} {ph['validate']:>9.2f} {ph['tasks']:>7.2f} "
-              f"{ph['report']:>7.2f} {r['task_seconds']:>7.2f}")
+              f"{ph['report']:>7.2f} {r['task_seconds']:>7.2f} "
+              + (f"{r['store_seconds']:>7.2f}" if r.get("store_seconds") is not None else f"{'-':>7}")
+              + (f"  {r['store_queries']} store queries" if r.get("store_queries") is not None else ""))
     if ratio:
         print(f"\nthis checkout is {ratio:.2f}x the baseline's speed (wall, same run)")
-    print("task s = the tasks' own seconds summed over the workers (the rest of 'tasks' is starting them)")
+    print("task s = the tasks' own seconds summed over the workers (the rest of 'tasks' is starting them); "
+          "store = seconds in the position store (--workers 1 only)")
     return 0
 
 

@@ -18,7 +18,7 @@ from highway_env.solver.book import (Book, BookBuilder, BookError, book_from_cer
 from highway_env.solver.player import DEFAULT_EXACT_MIN_PLY, TIEBREAKS, Oracle, PerfectPlayer, ordered_actions
 from highway_env.solver.reference import reference_move_values
 from highway_env.solver.store import (PositionStore, StoreConflictError, StoreCorruptError, canonical_key,
-                                      value_from_bounds)
+                                      key_ply, value_from_bounds)
 
 
 def sign(x):
@@ -253,6 +253,26 @@ def test_player_caches_into_store(solver, tmp_path):
     assert p2.last_info["source"] == "store"
 
 
+def test_a_warm_store_changes_no_move_and_is_asked_only_to_its_ply(tmp_path):
+    """A player reading what an earlier one stored plays as it did, and asks the store about no
+    position deeper than ``store_max_ply`` (none is ever written there)."""
+    boards = positions(12, 5, 3)
+    path = tmp_path / "warm.sqlite"
+    kw = dict(tiebreak="hardest", budget_nodes=200_000, tt_bits=14)
+    cold = make(Solver(tt_bits=14), store=path, **kw)
+    moves = [cold.act(b, np.random.default_rng(3)) for b in boards]
+    cold.close()
+    warm = make(Solver(tt_bits=14), store=path, **kw)
+    asked, known_plies = [], []
+    get_key, known = warm.store.get_key, warm.oracle.known
+    warm.store.get_key = lambda key: asked.append(key) or get_key(key)
+    warm.oracle.known = lambda cells, key=None: known_plies.append(16 - list(cells).count(0)) or known(cells, key)
+    assert [warm.act(b, np.random.default_rng(3)) for b in boards] == moves
+    assert max(known_plies) > warm.oracle.store_max_ply == 12  # deeper positions were asked about ...
+    assert asked and max(map(key_ply, asked)) <= 12  # ... but not to the store
+    assert warm.store.read_status["ok"] > 0
+
+
 def test_book_moves_are_used(solver):
     board = positions(12, 6, 1)[0]
     margins = child_margins(board)
@@ -399,6 +419,28 @@ def test_store_damaged_pages_raise(tmp_path):
         s = PositionStore(path)
         for i in range(0, 3000, 7):
             s.get_key(f"{i:040d}")
+
+
+def _selects(store: PositionStore) -> list[str]:
+    """The SELECT statements ``store`` runs from now on (a list that grows)."""
+    seen = []
+    store._conn.set_trace_callback(lambda sql: seen.append(sql) if sql.lstrip().upper().startswith("SELECT") else None)
+    return seen
+
+
+def test_store_put_after_get_does_not_read_the_row_again(tmp_path):
+    path = tmp_path / "pg.sqlite"
+    with PositionStore(path) as s:
+        s.put_key("a", 7, 7)
+    with PositionStore(path) as s:
+        selects = _selects(s)
+        assert s.get_key("a") == (7, 7) and s.get_key("b") is None
+        s.put_key("b", 0, 5)
+        with pytest.raises(StoreConflictError, match="contradict"):
+            s.put_key("a", -3, 2)  # checked against the row get_key read
+        assert len(selects) == 2
+        s.put_key("c", 0, 0)  # not read since the last flush: checked against the file
+        assert len(selects) == 3
 
 
 # ----------------------------------------------------------------------------- the book

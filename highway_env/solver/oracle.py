@@ -78,12 +78,13 @@ position_key = canonical_key
 
 
 def _ply(cells: Sequence[int]) -> int:
-    return CELLS - sum(1 for v in cells if v == 0)
+    return CELLS - tuple(cells).count(0)  # tuple() of a tuple is itself: no copy
 
 
 class Oracle:
     """Exact answers about positions from a cache, a book, a store and a solver; every bound learned
-    is cached (and stored for plies <= ``store_max_ply``). ``budget`` arguments are a
+    is cached. The store is read and written for plies <= ``store_max_ply`` only: deeper positions
+    are quick to solve, so none is written, and a lookup would miss. ``budget`` arguments are a
     :class:`Deadline` or a :class:`NodeBudget` (default: no limit), asked only through their common
     interface (``fresh``, ``solver``, ``limited``, ``limits``, ``spend``, ``extend``); a search cut by
     one returns None."""
@@ -131,7 +132,7 @@ class Oracle:
                 pb = self._bounds_from_book_parents(cells)
                 if pb != (UNKNOWN_LO, UNKNOWN_HI):
                     b, src = intersect(b, pb), src or "book"
-            if self.store is not None:
+            if self.store is not None and _ply(cells) <= self.store_max_ply:
                 sb = self.store.get_key(key)
                 if sb is not None:
                     b = intersect(b, sb)

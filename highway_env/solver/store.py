@@ -141,6 +141,8 @@ ON CONFLICT(key) DO UPDATE SET lo = {_NEW_LO}, hi = {_NEW_HI}, solver = excluded
     checksum = entry_checksum(key, {_NEW_LO}, {_NEW_HI}, excluded.solver)
 """
 _SELECT = "SELECT key, lo, hi, solver, checksum FROM positions"
+#: most rows get_key remembers for put_key (the memory a long run that reads much and writes little holds)
+_READ_MEMORY = 20_000
 
 
 def _flush_at_exit(ref):
@@ -172,6 +174,7 @@ class PositionStore:
         self.timeout = timeout
         self._lock = threading.RLock()
         self._pending: dict[str, tuple[int, int]] = {}
+        self._last_read: dict[str, tuple[int, int] | None] = {}  # valid stored bounds get_key saw since the last flush
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
         self.read_status: dict[str, int] = {}  # rows read so far, by entry_status: how many were trusted or ignored
@@ -275,7 +278,7 @@ class PositionStore:
     def _connection(self) -> sqlite3.Connection:
         if os.getpid() != self._pid:  # forked: the parent's connection must not be used here
             self._conn = None
-            self._pending = {}
+            self._pending, self._last_read = {}, {}
             self._pid = os.getpid()
             self._open()
         if self._conn is None:
@@ -291,13 +294,16 @@ class PositionStore:
 
     def get_key(self, key: str) -> tuple[int, int] | None:
         with self._lock:
-            pending = self._pending.get(key)
+            conn = self._connection()  # first: a forked store forgets its parent's buffered and read rows
             try:
-                row = self._connection().execute(_SELECT + " WHERE key = ?", (key,)).fetchone()
+                row = conn.execute(_SELECT + " WHERE key = ?", (key,)).fetchone()
             except sqlite3.DatabaseError as e:
                 raise self._corrupt(e) from e
             stored = None if row is None else self._row_check(*row)
-            return intersect(stored, pending)
+            if len(self._last_read) >= _READ_MEMORY:
+                self._last_read.clear()
+            self._last_read[key] = stored  # what put_key checks new bounds against, without reading the row again
+            return intersect(stored, self._pending.get(key))
 
     def get(self, board: Board | Sequence[int]) -> tuple[int, int] | None:
         """Stored bounds ``(lo, hi)`` of the position (any symmetric image), or None."""
@@ -335,6 +341,10 @@ class PositionStore:
 
     # -- writes
     def put_key(self, key: str, lo: int, hi: int) -> None:
+        """Merge bounds into the key's entry (buffered). Bounds contradicting the entry raise
+        :class:`StoreConflictError` here: the entry as :meth:`get_key` last read it since the last
+        flush (not read again), else as the file holds it now; one contradicting what another process
+        wrote since is reported by :meth:`flush`."""
         lo, hi = int(lo), int(hi)
         if lo > hi:
             raise StoreConflictError(f"position store {self.path!r}: empty bounds ({lo}, {hi}) for {key!r}")
@@ -343,7 +353,9 @@ class PositionStore:
         with self._lock:
             conn = self._connection()
             old = self._pending.get(key)
-            if old is None:  # first write of this key in the batch: check against the file now
+            if old is None and key in self._last_read:  # first write of this key in the batch, just read by get_key
+                old = self._last_read.pop(key)
+            elif old is None:  # ... not read since the last flush: check against the file now
                 try:
                     old = self._stored(conn, key)
                 except sqlite3.DatabaseError as e:
@@ -392,6 +404,7 @@ class PositionStore:
                     conn.execute("ROLLBACK")
                 raise self._corrupt(e) from e
             self._pending.clear()
+            self._last_read.clear()  # the rows written now differ from those read
             if conflicts:
                 detail = "; ".join(f"{k!r}: new {new} vs stored {old}" for k, new, old in conflicts[:3])
                 raise StoreConflictError(f"position store {self.path!r}: {len(conflicts)} new bounds contradict the "
