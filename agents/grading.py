@@ -64,10 +64,8 @@ class Grader:
 
     def improved(self, accuracy: float) -> bool:
         """Record ``accuracy``; True when it is at least the best so far (ties: the later network)."""
-        if accuracy >= self.best:
-            self.best = accuracy
-            return True
-        return False
+        improved, self.best = accuracy >= self.best, max(self.best, accuracy)
+        return improved
 
     def state_dict(self) -> dict:
         return {"best": self.best, "last": self.last}

@@ -184,11 +184,8 @@ class Trainer:
                 for i, n in enumerate(chunk_sizes(c.games_per_iter, c.selfplay_batch, c.workers))]
 
     def _lr(self) -> float:
-        c = self.cfg
-        if c.iterations:
-            p = self.counters["iteration"] / c.iterations
-        else:
-            p = self.counters["elapsed"] / (60.0 * c.minutes)
+        c, n = self.cfg, self.counters
+        p = n["iteration"] / c.iterations if c.iterations else n["elapsed"] / (60.0 * c.minutes)
         p = min(max(p, 0.0), 1.0)
         return c.lr_final + 0.5 * (c.lr - c.lr_final) * (1.0 + math.cos(math.pi * p))
 
@@ -266,9 +263,8 @@ class Trainer:
     # ------------------------------------------------------------------ the loop
     def _done(self) -> bool:
         c = self.cfg
-        if c.iterations and self.counters["iteration"] >= c.iterations:
-            return True
-        return c.minutes > 0 and self.counters["elapsed"] >= 60.0 * c.minutes
+        return bool(c.iterations and self.counters["iteration"] >= c.iterations
+                    or c.minutes > 0 and self.counters["elapsed"] >= 60.0 * c.minutes)
 
     def run(self, stop_after: int | None = None) -> dict:
         """Train until the budget is spent. ``stop_after`` stops (with a checkpoint, as an
