@@ -128,6 +128,8 @@ class NetworkEvaluator:
 
 # ----------------------------------------------------------------------------- the search
 
+_NODE_ARRAYS = {"n_first": np.int64, "n_nedges": np.int32, "n_toplay": np.int8, "n_terminal": np.bool_,
+                "n_tvalue": np.float32, "n_value": np.float32, "n_visits": np.int32}
 _EDGE_ARRAYS = {"e_action": np.int32, "e_logit": np.float32, "e_prior": np.float32, "e_visits": np.int32,
                 "e_wsum": np.float32, "e_child": np.int32, "e_gumbel": np.float32}
 
@@ -137,16 +139,11 @@ class _Pools:
     for every search, which the expand kernel relies on."""
 
     def __init__(self, game: Game, max_nodes: int, max_edges: int):
-        self.n_first = np.zeros(max_nodes, np.int64)
-        self.n_nedges = np.zeros(max_nodes, np.int32)
-        self.n_toplay = np.zeros(max_nodes, np.int8)
-        self.n_terminal = np.zeros(max_nodes, np.bool_)
-        self.n_tvalue = np.zeros(max_nodes, np.float32)
-        self.n_value = np.zeros(max_nodes, np.float32)
-        self.n_visits = np.zeros(max_nodes, np.int32)
-        self.states = np.zeros((max_nodes, *game.state_shape), game.state_dtype)
+        for k, dtype in _NODE_ARRAYS.items():
+            setattr(self, k, np.zeros(max_nodes, dtype))
         for k, dtype in _EDGE_ARRAYS.items():
             setattr(self, k, np.zeros(max_edges, dtype))
+        self.states = np.zeros((max_nodes, *game.state_shape), game.state_dtype)
         self.node_top = 0
         self.edge_top = 0
 
