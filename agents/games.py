@@ -106,8 +106,6 @@ def game_key(game: str) -> str:
     as the class's ``"module:Class"`` (the shipped name if it is a shipped class). ValueError as
     :func:`game_class`."""
     ref = class_ref(game_class(game))
-    if isinstance(game, str) and game in SHIPPED:
-        return game
     return next((name for name in sorted(SHIPPED) if GAMES[name] == ref), ref)
 
 
