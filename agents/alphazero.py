@@ -22,9 +22,9 @@ from highway_env.cli_args import MAX_SIMULATIONS, first_line
 def checkpoint_game(data: dict, path, game: Game | None = None) -> Game:
     """The game a checkpoint's network was trained on, with its options (``game_config``; older
     checkpoints without one get the default game if its observation shape fits the network, else
-    the game's ``legacy_config``). A ``game`` given by the caller is
-    rebuilt with those options when they differ only in its ``view_options`` (the network's
-    observation); a game with other rules (another board size) is a CheckpointError naming both."""
+    the game's ``legacy_config``). A ``game`` given by the caller is rebuilt with those options when
+    they differ only in its ``view_options`` (the network's observation); a game with other rules
+    (another board size) is a CheckpointError naming both."""
     config = data.get("game_config")
     shape = tuple(data["net_config"].get("obs_shape", ()))
     key = data["game"]  # a shipped game's name or a "module:Class" reference (agents.games.game_key)
