@@ -84,8 +84,7 @@ class AlphaZeroAgent(SearchAgent):
             detail = " ".join(line.strip() for line in str(e).splitlines())
             raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit its net config: "
                                   f"{detail[:300]}") from e
-        if search is None:
-            search = SearchConfig(**data.get("search_config", {}))
+        search = search or SearchConfig(**data.get("search_config", {}))
         if simulations is not None:
             search = SearchConfig(**{**search.to_dict(), "simulations": max(int(simulations), 1)})
         agent = cls(game, net, search, seed=seed, device=device, name=f"az:{path}")
