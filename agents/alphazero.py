@@ -95,7 +95,5 @@ class AlphaZeroAgent(SearchAgent):
     def act_batch(self, states, rng=None):
         states = self.game.as_states(states)
         if self.simulations == 0:
-            logits = self.search.evaluator(states)[0]
-            logits = np.where(self.game.legal_masks(states), np.nan_to_num(logits, nan=0.0), -np.inf)
-            return logits.argmax(axis=1).astype(np.int64)
+            return self.search.evaluator.policy_moves(states)
         return super().act_batch(states, rng)

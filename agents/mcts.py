@@ -125,6 +125,11 @@ class NetworkEvaluator:
         np.put_along_axis(logits, self.game.view_to_board(states), logits_v, axis=1)
         return logits, value.float().cpu().numpy(), score.float().cpu().numpy()
 
+    def policy_moves(self, states) -> np.ndarray:
+        """(N,) int64: the raw policy's move in each state, its legal board action of highest logit."""
+        logits = np.nan_to_num(self(states)[0], nan=0.0)
+        return np.where(self.game.legal_masks(states), logits, -np.inf).argmax(axis=1).astype(np.int64)
+
 
 # ----------------------------------------------------------------------------- the search
 
