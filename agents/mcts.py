@@ -241,7 +241,8 @@ class BatchedMCTS:
             gam = rng.gamma(c.dirichlet_alpha, size=len(root_edges))
             tot = np.bincount(root_of_edge, weights=gam, minlength=B)
             dirichlet = gam / np.maximum(tot[root_of_edge], 1e-12)
-            P.e_prior[root_edges] = (1 - c.dirichlet_eps) * P.e_prior[root_edges] + c.dirichlet_eps * dirichlet
+            eps = c.dirichlet_eps
+            P.e_prior[root_edges] = (1 - eps) * P.e_prior[root_edges] + eps * dirichlet
         if c.kind == "gumbel" and noise and c.gumbel_scale > 0:
             P.e_gumbel[root_edges] = c.gumbel_scale * rng.gumbel(size=len(root_edges))
         num_considered = np.minimum(c.max_considered, nlegal).astype(np.int64)

@@ -4,8 +4,9 @@ in with ``register_game(name, "module:Class")`` or are named by their reference 
 Agent specs: ``random``, ``greedy``, ``mcts:N`` (UCT + random rollouts, N simulations),
 ``az:PATH[:SIMS]`` (AlphaZero checkpoint; SIMS=0 plays the raw policy; N and SIMS at most
 :data:`MAX_SIMULATIONS`), ``perfect[:ARGS]`` (the exact player the game names in
-``Game.perfect_player``, imported on first use; for Highway ``perfect[:tiebreak]``). More kinds plug in with ``register_agent(name, factory)``: the factory gets
-the spec's arguments after the name (a list of strings), the game and the seed.
+``Game.perfect_player``, imported on first use; for Highway ``perfect[:tiebreak]``). More kinds
+plug in with ``register_agent(name, factory)``: the factory gets the spec's arguments after the
+name (a list of strings), the game and the seed.
 """
 
 from __future__ import annotations
