@@ -232,8 +232,7 @@ class BatchedMCTS:
         logits, values, legal, to_play, terminal, tvalue = self._evaluate(states)
         if not legal.any(axis=1).all():
             raise GameError("a non-terminal state has no legal action")
-        roots = P.expand(np.full(B, -1, np.int64), states, to_play, terminal, tvalue, values,
-                             logits, legal)
+        roots = P.expand(np.full(B, -1, np.int64), states, to_play, terminal, tvalue, values, logits, legal)
         nlegal = legal.sum(axis=1)
         root_edges = np.arange(P.edge_top)  # the roots' edges are the first ones, in order
         root_of_edge = np.repeat(np.arange(B), nlegal)

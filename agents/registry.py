@@ -57,8 +57,9 @@ def agent_kinds() -> list[str]:
 
 
 def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> Agent:
-    """Build an agent from a spec string (the module docstring lists the kinds and what each
-    takes). ``game`` defaults to Highway, except that an ``az:`` agent plays its checkpoint's game;
+    """Build an agent from a spec string: ``random``, ``greedy``, ``mcts:N``, ``az:PATH[:SIMS]``,
+    ``perfect[:ARGS]`` or a kind added with :func:`register_agent` (the module docstring says what
+    each takes). ``game`` defaults to Highway, except that an ``az:`` agent plays its checkpoint's game;
     ``seed`` seeds the agent's generator, so the same seed gives the same moves. A bad spec raises
     :class:`AgentSpecError` naming it, a checkpoint that does not load ``CheckpointError`` naming
     the spec and the file."""
