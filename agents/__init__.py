@@ -20,10 +20,8 @@ PRETRAINED = Path(__file__).parent / "pretrained" / "highway_az.pt"
 
 #: The model zoo: name -> checkpoint. ``highway_az`` is the shipped agent; the ``highway_az_<M>min``
 #: ones are one default run (``python train.py --seed 1 --snapshot-minutes 1,5``) after 1, 5 and 25
-#: minutes of training, for research on learning curves (measured in agents/README.md).
-#: The sibling games' agents (``train.py --game blackpath|jumping``, measured in the README's
-#: sibling section) carry their board in the checkpoint: ``load_pretrained("blackpath_5x5_az").game``
-#: is the 5x5 game.
+#: minutes of training, for research on learning curves (measured in agents/README.md); then the
+#: sibling games' agents (``train.py --game blackpath|jumping``, measured in the README).
 SIBLINGS = ("blackpath_4x4_az", "blackpath_5x5_az", "jumping_n4_az", "jumping_n5_az")
 ZOO = {"highway_az": PRETRAINED,
        **{f"highway_az_{m}min": PRETRAINED.parent / "zoo" / f"highway_az_{m}min.pt" for m in (1, 5, 25)},

@@ -22,9 +22,9 @@ from highway_env.cli_args import MAX_SIMULATIONS, first_line
 def checkpoint_game(data: dict, path, game: Game | None = None) -> Game:
     """The game a checkpoint's network was trained on, with its options (``game_config``; older
     checkpoints without one get the default game if its observation shape fits the network, else
-    the game's ``legacy_config``). A ``game`` given by the caller is
-    rebuilt with those options when they differ only in its ``view_options`` (the network's
-    observation); a game with other rules (another board size) is a CheckpointError naming both."""
+    the game's ``legacy_config``). A ``game`` given by the caller is rebuilt with those options when
+    they differ only in its ``view_options`` (the network's observation); a game with other rules
+    (another board size) is a CheckpointError naming both."""
     config = data.get("game_config")
     shape = tuple(data["net_config"].get("obs_shape", ()))
     key = data["game"]  # a shipped game's name or a "module:Class" reference (agents.games.game_key)
@@ -84,8 +84,7 @@ class AlphaZeroAgent(SearchAgent):
             detail = " ".join(line.strip() for line in str(e).splitlines())
             raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit its net config: "
                                   f"{detail[:300]}") from e
-        if search is None:
-            search = SearchConfig(**data.get("search_config", {}))
+        search = search or SearchConfig(**data.get("search_config", {}))
         if simulations is not None:
             search = SearchConfig(**{**search.to_dict(), "simulations": max(int(simulations), 1)})
         agent = cls(game, net, search, seed=seed, device=device, name=f"az:{path}")
@@ -96,7 +95,5 @@ class AlphaZeroAgent(SearchAgent):
     def act_batch(self, states, rng=None):
         states = self.game.as_states(states)
         if self.simulations == 0:
-            logits = self.search.evaluator(states)[0]
-            logits = np.where(self.game.legal_masks(states), np.nan_to_num(logits, nan=0.0), -np.inf)
-            return logits.argmax(axis=1).astype(np.int64)
+            return self.search.evaluator.policy_moves(states)
         return super().act_batch(states, rng)

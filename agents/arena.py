@@ -59,14 +59,12 @@ def play_out(game: Game, states: np.ndarray, players, seats: np.ndarray, rngs, g
             states[idx] = game.apply(states[idx], acts)
 
 
-def play_match(agent: Agent, opponent: Agent, game: Game, games: int, seed: int = 0,
-               start_states=None) -> MatchResult:
+def play_match(agent: Agent, opponent: Agent, game: Game, games: int, seed: int = 0) -> MatchResult:
     """``games`` games; ``agent`` is player 0 in the even-numbered ones and player 1 in the others.
     Reproducible: each side draws from its own generator seeded from ``seed``."""
     rngs = [np.random.default_rng([seed, 0]), np.random.default_rng([seed, 1])]
-    states = game.initial_states(games) if start_states is None else game.as_states(start_states).copy()
     seat = np.arange(games) % 2  # the player `agent` controls in each game
-    states = play_out(game, states, (agent, opponent), seat, rngs)
+    states = play_out(game, game.initial_states(games), (agent, opponent), seat, rngs)
     r = game.returns(states) * np.where(seat == 0, 1, -1)
     first = r[seat == 0]
     return MatchResult(int((r > 0).sum()), int((r == 0).sum()), int((r < 0).sum()),

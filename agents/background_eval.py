@@ -13,7 +13,7 @@ import traceback
 
 import numpy as np
 
-from agents.parallel import child_messages, child_setup, start_child, stop_child
+from agents.parallel import child_messages, child_setup, reap_child, signal_child, start_child
 
 
 def evaluate_net(cfg, game, net, opponents, iteration: int, device: str = "cpu") -> dict[str, float]:
@@ -56,14 +56,15 @@ class BackgroundEvaluator:
     """One evaluation process fed weight snapshots: ``submit`` never blocks, ``poll`` returns the
     evaluations finished so far, ``wait`` all of them, each as ``(iteration, scores)`` in
     submission order. A process that dies (kill -9, out of memory) is restarted and its pending
-    snapshots evaluated again; after ``max_restarts`` deaths in a row without a result, or an
+    snapshots evaluated again; after ``MAX_RESTARTS`` deaths in a row without a result, or an
     error in the evaluation itself, the call raises RuntimeError."""
 
-    def __init__(self, cfg, max_restarts: int = 3):
+    MAX_RESTARTS = 3
+
+    def __init__(self, cfg):
         self._ctx = mp.get_context("spawn")
         self._cfg = cfg.to_dict()
         self._pending: collections.OrderedDict = collections.OrderedDict()  # iteration -> weights
-        self._max_restarts = max_restarts
         self._deaths = 0
         self.restarts = 0
         self._proc = None
@@ -119,7 +120,7 @@ class BackgroundEvaluator:
         self._proc.join(timeout=1)
         self._conn.close()
         self._deaths += 1
-        if self._deaths > self._max_restarts:
+        if self._deaths > self.MAX_RESTARTS:
             raise RuntimeError(f"the evaluation process died {self._deaths} times in a row (last exit "
                                f"code {self._proc.exitcode}); check memory, or train with "
                                "--no-eval-background")
@@ -128,5 +129,6 @@ class BackgroundEvaluator:
 
     def close(self) -> None:
         if self._proc is not None:
-            stop_child(self._proc, self._conn, busy=bool(self._pending))
+            signal_child(self._proc, self._conn, busy=bool(self._pending))
+            reap_child(self._proc, self._conn)
             self._proc = None

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import atomic_write
+from highway_env.cli_args import first_line
 from highway_env.extras import require_torch
 
 FORMAT = "alphazero-checkpoint-v1"
@@ -77,9 +78,8 @@ def load_checkpoint(path) -> dict:
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds (pickle, zip, runtime) for a damaged file
-        first_line = next((line for line in str(e).splitlines() if line.strip()), "")  # torch's run to pages
         raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint "
-                              f"({type(e).__name__}: {first_line[:200]})") from e
+                              f"({type(e).__name__}: {first_line(e)[:200]})") from e  # torch's run to pages
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {str(path)!r} is not an {FORMAT} file")
     if "sha256" in data:

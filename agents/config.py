@@ -22,8 +22,7 @@ from highway_env.ray_tasks import (NODE_WAIT_HELP, NODE_WAIT_SECONDS, RUNTIME_EN
 MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
 # An iteration's chunks are planned on the driver, one task each, at most one per game (more workers
-# than games give one game a chunk): 100000 tasks take ~100 MB and seconds to build. Far more games
-# (10**9, or 10**9 Ray workers with as many games) filled the driver's memory before any self-play.
+# than games give one game a chunk): 100000 tasks take ~100 MB and seconds to build.
 MAX_GAMES_PER_ITER = 100_000
 
 
@@ -146,28 +145,20 @@ class TrainConfig:
             if not ok:
                 raise ConfigError(f"{name} must be {what}, got {getattr(self, name)!r}")
 
-        def pos_int(name, minimum=1):
-            v = getattr(self, name)
-            check(name, isinstance(v, int) and not isinstance(v, bool) and v >= minimum,
-                  f"an integer >= {minimum}")
-
-        for name in ("hidden", "layers", "channels", "blocks", "simulations", "max_considered",
-                     "games_per_iter", "selfplay_batch", "replay_size", "batch_size",
-                     "eval_games", "eval_simulations", "play_simulations", "checkpoint_every",
-                     "grade_positions"):
-            pos_int(name)
-        for name in ("seed", "iterations", "workers", "min_replay", "temperature_moves", "eval_every",
-                     "random_opening", "grade_every", "grade_simulations", "learner_threads"):
-            pos_int(name, 0)
+        zero_ok = ("seed", "iterations", "workers", "min_replay", "temperature_moves", "eval_every",
+                   "random_opening", "grade_every", "grade_simulations", "learner_threads")
+        for f in fields(self):  # an int option is a count (>= 1 unless 0 means "none"), a float one >= 0
+            v = getattr(self, f.name)
+            if f.type == "int":
+                minimum = 0 if f.name in zero_ok else 1
+                check(f.name, isinstance(v, int) and not isinstance(v, bool) and v >= minimum,
+                      f"an integer >= {minimum}")
+            elif f.type == "float":
+                check(f.name, isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                      and v >= 0, "a finite number >= 0")
         for name in ("simulations", "eval_simulations", "play_simulations", "grade_simulations"):
             check(name, getattr(self, name) <= MAX_SIMULATIONS,
                   f"at most {MAX_SIMULATIONS} (as mcts:N and az:PATH:SIMS)")
-        for name in ("minutes", "replay_ratio", "lr", "lr_final", "weight_decay", "value_weight",
-                     "score_weight", "margin_weight", "c_puct", "dirichlet_alpha", "dirichlet_eps", "random_opening_share",
-                     "play_c_puct", "ray_node_wait"):
-            v = getattr(self, name)
-            check(name, isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                  and v >= 0, "a finite number >= 0")
         check("lr", self.lr > 0, "> 0")
         # far more threads or local processes than any machine has cores would exhaust the process
         # table (a run hanging while it spawns workers)

@@ -147,8 +147,7 @@ class Game(abc.ABC):
 
     def as_state(self, state) -> np.ndarray:
         """Convert a user-facing position (e.g. a board object) to one state array; GameError naming
-        it when it has another shape, or values that are not integers ``state_dtype`` holds (0.5 was
-        truncated to 0, 300 an OverflowError)."""
+        it when it has another shape, or values that are not integers ``state_dtype`` holds."""
         a = np.asarray(state) if state is not None else np.asarray([])
         if a.shape != tuple(self.state_shape):
             raise GameError(f"a {self.name} state has shape {self.state_shape}, got {a.shape}")
@@ -203,9 +202,9 @@ def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def check_contract(game: Game, games: int = 2, seed: int = 0) -> None:
     """Play ``games`` random games of ``game`` to the end and check what its methods return
-    against the protocol (shapes, a legal move in every running state, the mover 0 or 1, results
-    in [-1, 1], an end within ``max_game_length`` moves); GameError naming the game, the method and what it returned. A
-    game plugged in by reference is checked so before training or evaluation, not deep in search."""
+    against the protocol (shapes, a legal move in every running state, the mover 0 or 1, results in
+    [-1, 1], an end within ``max_game_length`` moves); GameError naming the game, the method and
+    what it returned. A game plugged in by reference is checked so before training or evaluation."""
     label = f"game {type(game).__module__}:{type(game).__qualname__}"
 
     def call(method, *args, shape=None):

@@ -1,13 +1,8 @@
-"""Games by name or reference: ``get_game("highway")``, ``get_game("mypkg.mygame:MyGame")``, and the
-``"module:attr"`` references games use to name code imported on first use (their class here, their
-perfect player in ``Game.perfect_player``).
-
-A game is named either by a registered name (the three shipped games, or one added with
-:func:`register_game`) or by a reference ``"package.module:Class"`` to a :class:`~agents.game.Game`
-subclass, imported on first use, so ``train.py --game mypkg.mygame:MyGame`` needs no registration.
-A name registered at runtime exists only in the process that registered it: what is passed to
-self-play workers and stored in checkpoints is :func:`game_key`, which is the shipped name or the
-class's reference, so spawned processes and a fresh ``az:PATH`` rebuild the game by importing it.
+"""Games by name or reference: ``get_game("highway")``, ``get_game("mypkg.mygame:MyGame")`` (a
+:class:`~agents.game.Game` subclass imported on first use, so ``train.py --game mypkg.mygame:MyGame``
+needs no registration), and the ``"module:attr"`` references games use to name code imported on
+first use. A name added with :func:`register_game` exists only in its process: workers and
+checkpoints get :func:`game_key`, the shipped name or the class's reference.
 """
 
 from __future__ import annotations
@@ -80,8 +75,6 @@ def register_game(name: str, ref_or_class, *, replace: bool = False) -> None:
         if ref_or_class.__module__ == "__main__" or "<locals>" in ref:
             raise ValueError(f"game class {ref!r} cannot be imported by another process (workers, a later "
                              "az:PATH): define it in an importable module")
-        if not issubclass(ref_or_class, Game):
-            raise ValueError(f"{ref!r} is not an agents.game.Game subclass")
         if resolve(ref) is not ref_or_class:
             raise ValueError(f"game class {ref_or_class!r} is not what its reference {ref!r} imports")
     elif isinstance(ref_or_class, str):
@@ -113,8 +106,6 @@ def game_key(game: str) -> str:
     as the class's ``"module:Class"`` (the shipped name if it is a shipped class). ValueError as
     :func:`game_class`."""
     ref = class_ref(game_class(game))
-    if isinstance(game, str) and game in SHIPPED:
-        return game
     return next((name for name in sorted(SHIPPED) if GAMES[name] == ref), ref)
 
 

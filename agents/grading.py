@@ -15,17 +15,6 @@ from agents.game import Game, LabelledPositions
 from agents.mcts import BatchedMCTS, NetworkEvaluator, SearchConfig
 
 
-def grade_moves(game: Game, net: torch.nn.Module, states: np.ndarray, search: SearchConfig | None = None,
-                device: str = "cpu") -> np.ndarray:
-    """(N,) board actions the network picks in ``states``: the argmax of its policy over the legal
-    moves, or with ``search`` the move of that search (no noise, deterministic)."""
-    evaluator = NetworkEvaluator(game, net, device)
-    if search is None:
-        logits = evaluator(states)[0]
-        return np.where(game.legal_masks(states), logits, -np.inf).argmax(axis=1)
-    return BatchedMCTS(game, evaluator, search).run(states, np.random.default_rng(0), noise=False).actions
-
-
 def kept_share(labelled: LabelledPositions, actions: np.ndarray) -> float:
     """Share of the positions where ``actions`` (board actions, one per position) keep the value."""
     return float(labelled.keeps[np.arange(len(actions)), actions].mean())
@@ -56,18 +45,21 @@ class Grader:
         return self.available and (iteration % self.every == 0 or final)
 
     def accuracy(self, net: torch.nn.Module) -> float:
-        """Share of the positions where the network's move keeps the value."""
-        lp = self.labelled
-        actions = grade_moves(self.game, net, lp.states, self.search, self.device)
-        self.last = kept_share(lp, actions)
+        """Share of the positions where the network's move keeps the value: its raw policy's move,
+        or with ``search`` the move of that search (no noise, deterministic)."""
+        states, evaluator = self.labelled.states, NetworkEvaluator(self.game, net, self.device)
+        if self.search is None:
+            actions = evaluator.policy_moves(states)
+        else:
+            actions = BatchedMCTS(self.game, evaluator, self.search).run(states, np.random.default_rng(0),
+                                                                         noise=False).actions
+        self.last = kept_share(self.labelled, actions)
         return self.last
 
     def improved(self, accuracy: float) -> bool:
         """Record ``accuracy``; True when it is at least the best so far (ties: the later network)."""
-        if accuracy >= self.best:
-            self.best = accuracy
-            return True
-        return False
+        improved, self.best = accuracy >= self.best, max(self.best, accuracy)
+        return improved
 
     def state_dict(self) -> dict:
         return {"best": self.best, "last": self.last}

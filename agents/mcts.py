@@ -46,10 +46,9 @@ class SearchConfig:
     def validate(self) -> "SearchConfig":
         if self.kind not in ("gumbel", "puct", "uct"):
             raise ConfigError(f"search kind must be 'gumbel', 'puct' or 'uct', got {self.kind!r}")
-        if not isinstance(self.simulations, int) or self.simulations < 1:
-            raise ConfigError(f"simulations must be a positive integer, got {self.simulations!r}")
-        if not isinstance(self.max_considered, int) or self.max_considered < 1:
-            raise ConfigError(f"max_considered must be a positive integer, got {self.max_considered!r}")
+        for name in ("simulations", "max_considered"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
         for name in ("c_puct", "dirichlet_alpha", "c_visit", "c_scale"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
@@ -126,9 +125,16 @@ class NetworkEvaluator:
         np.put_along_axis(logits, self.game.view_to_board(states), logits_v, axis=1)
         return logits, value.float().cpu().numpy(), score.float().cpu().numpy()
 
+    def policy_moves(self, states) -> np.ndarray:
+        """(N,) int64: the raw policy's move in each state, its legal board action of highest logit."""
+        logits = np.nan_to_num(self(states)[0], nan=0.0)
+        return np.where(self.game.legal_masks(states), logits, -np.inf).argmax(axis=1).astype(np.int64)
+
 
 # ----------------------------------------------------------------------------- the search
 
+_NODE_ARRAYS = {"n_first": np.int64, "n_nedges": np.int32, "n_toplay": np.int8, "n_terminal": np.bool_,
+                "n_tvalue": np.float32, "n_value": np.float32, "n_visits": np.int32}
 _EDGE_ARRAYS = {"e_action": np.int32, "e_logit": np.float32, "e_prior": np.float32, "e_visits": np.int32,
                 "e_wsum": np.float32, "e_child": np.int32, "e_gumbel": np.float32}
 
@@ -138,16 +144,11 @@ class _Pools:
     for every search, which the expand kernel relies on."""
 
     def __init__(self, game: Game, max_nodes: int, max_edges: int):
-        self.n_first = np.zeros(max_nodes, np.int64)
-        self.n_nedges = np.zeros(max_nodes, np.int32)
-        self.n_toplay = np.zeros(max_nodes, np.int8)
-        self.n_terminal = np.zeros(max_nodes, np.bool_)
-        self.n_tvalue = np.zeros(max_nodes, np.float32)
-        self.n_value = np.zeros(max_nodes, np.float32)
-        self.n_visits = np.zeros(max_nodes, np.int32)
-        self.states = np.zeros((max_nodes, *game.state_shape), game.state_dtype)
+        for k, dtype in _NODE_ARRAYS.items():
+            setattr(self, k, np.zeros(max_nodes, dtype))
         for k, dtype in _EDGE_ARRAYS.items():
             setattr(self, k, np.zeros(max_edges, dtype))
+        self.states = np.zeros((max_nodes, *game.state_shape), game.state_dtype)
         self.node_top = 0
         self.edge_top = 0
 
@@ -225,25 +226,24 @@ class BatchedMCTS:
             raise GameError("no states to search")
         if g.terminal(states).any():
             raise GameError(f"cannot search a terminal state (index {int(np.argmax(g.terminal(states)))})")
-        sims = c.simulations
+        nodes = B * (c.simulations + 1)
         # edges: room for every node to have all actions (np.zeros is lazy, untouched pages cost nothing)
-        pools = _Pools(g, B * (sims + 1), min(B * (sims + 1) * g.num_actions, 1 << 26))
-
+        P = _Pools(g, nodes, min(nodes * g.num_actions, 1 << 26))
         logits, values, legal, to_play, terminal, tvalue = self._evaluate(states)
         if not legal.any(axis=1).all():
             raise GameError("a non-terminal state has no legal action")
-        roots = pools.expand(np.full(B, -1, np.int64), states, to_play, terminal, tvalue, values,
-                             logits, legal)
+        roots = P.expand(np.full(B, -1, np.int64), states, to_play, terminal, tvalue, values, logits, legal)
         nlegal = legal.sum(axis=1)
-        root_edges = np.arange(pools.edge_top)  # the roots' edges are the first ones, in order
+        root_edges = np.arange(P.edge_top)  # the roots' edges are the first ones, in order
         root_of_edge = np.repeat(np.arange(B), nlegal)
         if noise and c.kind == "puct":
             gam = rng.gamma(c.dirichlet_alpha, size=len(root_edges))
             tot = np.bincount(root_of_edge, weights=gam, minlength=B)
             dirichlet = gam / np.maximum(tot[root_of_edge], 1e-12)
-            pools.e_prior[root_edges] = (1 - c.dirichlet_eps) * pools.e_prior[root_edges] + c.dirichlet_eps * dirichlet
+            eps = c.dirichlet_eps
+            P.e_prior[root_edges] = (1 - eps) * P.e_prior[root_edges] + eps * dirichlet
         if c.kind == "gumbel" and noise and c.gumbel_scale > 0:
-            pools.e_gumbel[root_edges] = c.gumbel_scale * rng.gumbel(size=len(root_edges))
+            P.e_gumbel[root_edges] = c.gumbel_scale * rng.gumbel(size=len(root_edges))
         num_considered = np.minimum(c.max_considered, nlegal).astype(np.int64)
 
         L = g.max_game_length + 1
@@ -252,8 +252,7 @@ class BatchedMCTS:
         path_len = np.zeros(B, np.int64)
         leaf_edge = np.zeros(B, np.int64)
         values0 = np.zeros(B, np.float32)
-        for _ in range(sims):
-            P = pools
+        for _ in range(c.simulations):
             K.select(roots, self.mode, c.c_puct, c.c_visit, c.c_scale, self._table, num_considered,
                      P.n_first, P.n_nedges, P.n_terminal, P.n_value, P.n_visits,
                      P.e_prior, P.e_logit, P.e_visits, P.e_wsum, P.e_child, P.e_gumbel,
@@ -270,7 +269,7 @@ class BatchedMCTS:
                 values0[new] = np.where(term, tv, np.where(tp == 0, v, -v))
             K.backup(path_nodes, path_edges, path_len, values0, P.n_toplay, P.n_visits,
                      P.e_visits, P.e_wsum)
-        return self._result(pools, roots, rng, temperature)
+        return self._result(P, roots, rng, temperature)
 
     def _result(self, P: _Pools, roots, rng, temperature) -> SearchResult:
         g, c = self.game, self.config
@@ -288,8 +287,7 @@ class BatchedMCTS:
             return SearchResult(actions, policy, visits, root_value.astype(np.float32))
         policy = visits / visits.sum(axis=1, keepdims=True)
         return SearchResult(pick_from_visits(visits, temperature, rng, q if c.margin_weight else None),
-                            policy, visits,
-                            root_value.astype(np.float32))
+                            policy, visits, root_value.astype(np.float32))
 
 
 def pick_from_visits(visits: np.ndarray, temperature, rng: np.random.Generator,

@@ -43,14 +43,11 @@ class NetConfig:
         return self
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["obs_shape"] = list(self.obs_shape)
-        return d
+        return {**asdict(self), "obs_shape": list(self.obs_shape)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "NetConfig":
-        d = dict(d)
-        d["obs_shape"] = tuple(d.get("obs_shape", ()))
+        d = {**d, "obs_shape": tuple(d.get("obs_shape", ()))}
         unknown = set(d) - set(cls.__dataclass_fields__)
         if unknown:
             raise ConfigError(f"unknown net config keys {sorted(unknown)}")

@@ -22,8 +22,6 @@ from highway_env.ray_tasks import NODE_WAIT_SECONDS, RayCluster, shipped_runtime
 class InlinePool:
     """No workers: chunks run in the calling process when collected."""
 
-    workers = 0
-
     def __init__(self):
         self._tasks: list[ChunkTask] = []
 
@@ -94,12 +92,6 @@ def reap_child(proc, conn) -> None:
     conn.close()
 
 
-def stop_child(proc, conn, busy: bool) -> None:
-    """Signal one child to stop and wait for it (:func:`signal_child`, :func:`reap_child`)."""
-    signal_child(proc, conn, busy)
-    reap_child(proc, conn)
-
-
 def _worker_main(conn, parent_pid: int) -> None:
     """A worker process: holds the weights it was last sent and plays the chunks it is given."""
     child_setup(parent_pid)
@@ -135,7 +127,6 @@ class ProcessPool:
 
     def __init__(self, workers: int, max_failed_starts: int = 3, helps: bool = True):
         self._ctx = mp.get_context("spawn")  # fork after torch/numba threads start is unsafe
-        self.workers = workers
         self.replaced = 0  # workers started to replace dead ones (for logs and tests)
         self._max_failed = max_failed_starts
         self._helps = helps
@@ -300,17 +291,16 @@ class RayPool:
     """Chunks as Ray tasks on the cluster at ``address`` ('local' starts one here, 'auto' or
     host:port joins one; :class:`highway_env.ray_tasks.RayCluster`), each declaring 1 CPU and
     ``CHUNK_TASK_MEMORY``; the weights go into the object store once per iteration. A task lost
-    with its worker or node is retried elsewhere (``max_retries``; a seeded chunk plays the same
+    with its worker or node is retried elsewhere (3 times; a seeded chunk plays the same
     games); an exception in the chunk itself is not (it would fail again). With no CPU node left
     for ``no_cpu_timeout`` seconds, collect() raises. ``runtime_env`` (:func:`shipped_runtime_env`)
     applies when this pool starts or joins Ray itself."""
 
     def __init__(self, address: str, workers: int = 0, runtime_env: dict | None = None,
-                 max_retries: int = 3, no_cpu_timeout: float = NODE_WAIT_SECONDS):
+                 no_cpu_timeout: float = NODE_WAIT_SECONDS):
         self._cluster = RayCluster(address, runtime_env, noun="self-play chunks", fallback="train without "
                                    "--ray-address", local_cpus=max(workers, 1), no_cpu_timeout=no_cpu_timeout)
-        self._remote = self._cluster.task(_run_chunk_with, memory=CHUNK_TASK_MEMORY, max_retries=max_retries)
-        self.workers = workers
+        self._remote = self._cluster.task(_run_chunk_with, memory=CHUNK_TASK_MEMORY, max_retries=3)
         self._refs = []
         self._weights = None
         self._weights_ref = None

@@ -3,10 +3,10 @@ in with ``register_game(name, "module:Class")`` or are named by their reference 
 
 Agent specs: ``random``, ``greedy``, ``mcts:N`` (UCT + random rollouts, N simulations),
 ``az:PATH[:SIMS]`` (AlphaZero checkpoint; SIMS=0 plays the raw policy; N and SIMS at most
-:data:`MAX_SIMULATIONS`), ``perfect[:ARGS]`` (the
-exact player the game names in ``Game.perfect_player``, imported on first use; for Highway
-``perfect[:tiebreak]``). More kinds plug in with ``register_agent(name, factory)``: the factory gets
-the spec's arguments after the name (a list of strings), the game and the seed.
+:data:`MAX_SIMULATIONS`), ``perfect[:ARGS]`` (the exact player the game names in
+``Game.perfect_player``, imported on first use; for Highway ``perfect[:tiebreak]``). More kinds
+plug in with ``register_agent(name, factory)``: the factory gets the spec's arguments after the
+name (a list of strings), the game and the seed.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def agent_kinds() -> list[str]:
 
 def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> Agent:
     """Build an agent from a spec string: ``random``, ``greedy``, ``mcts:N``, ``az:PATH[:SIMS]``,
-    ``perfect[:ARGS]`` or a kind added with :func:`register_agent` (the module docstring says what each
-    takes). ``game`` defaults to Highway, except that an ``az:`` agent plays its checkpoint's game;
+    ``perfect[:ARGS]`` or a kind added with :func:`register_agent` (the module docstring says what
+    each takes). ``game`` defaults to Highway, except that an ``az:`` agent plays its checkpoint's game;
     ``seed`` seeds the agent's generator, so the same seed gives the same moves. A bad spec raises
     :class:`AgentSpecError` naming it, a checkpoint that does not load ``CheckpointError`` naming
     the spec and the file."""
@@ -71,8 +71,7 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
                   "evaluate.py grade, not agents)" if ":" in spec else "")
         raise AgentSpecError(f"{spec_prefix(spec)}: unknown agent kind {name!r}; known: {agent_kinds()}{policy}")
     args = rest.split(":") if rest else []
-    try:
-        # the game may stay None: an az checkpoint knows its own game; the others default to Highway
+    try:  # the game may stay None: an az checkpoint knows its own game; the others default to Highway
         return _AGENTS[name](args, game, seed)
     except (AgentSpecError, CheckpointError) as e:  # a factory names only the argument it checked
         kind = CheckpointError if isinstance(e, CheckpointError) else AgentSpecError
@@ -143,10 +142,7 @@ def _az(args, game, seed):
 
 def _perfect(args, game, seed):
     game = game or get_game()
-    ref = type(game).perfect_player
-    if ref is None:
-        raise AgentSpecError(f"game {game.name!r} names no perfect player")
-    return resolve(ref)(args, game, seed)
+    return _perfect_factory(game)(args, game, seed)
 
 
 def perfect_first_exact_ply(game: Game) -> int:
@@ -161,11 +157,15 @@ def perfect_player_class(game: Game):
     """The class whose factory ``game``'s ``perfect_player`` names (``Class.from_spec``), None for a
     plain function; AgentSpecError if the game names none or the reference does not import. Its
     ``move_values`` (see ``agents.base.BestValueAgent``) labels positions for the evaluation."""
+    return getattr(_perfect_factory(game), "__self__", None)
+
+
+def _perfect_factory(game: Game):
     ref = type(game).perfect_player
     if ref is None:
         raise AgentSpecError(f"game {game.name!r} names no perfect player (Game.perfect_player)")
     try:
-        return getattr(resolve(ref), "__self__", None)
+        return resolve(ref)
     except ValueError as e:
         raise AgentSpecError(f"game {game.name!r}: its perfect_player {e}") from None
 

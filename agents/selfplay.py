@@ -1,7 +1,5 @@
-"""Self-play: many games at once, every move chosen by one batched search over all live games.
-
-``play_games`` is the work; ``run_chunk`` the picklable entry point the worker pools call.
-"""
+"""Self-play: many games at once, every move chosen by one batched search over all live games;
+``run_chunk`` is the picklable entry point the worker pools call."""
 
 from __future__ import annotations
 
@@ -36,7 +34,6 @@ class ChunkResult(NamedTuple):
     samples: Samples
     games: int
     outcomes: tuple  # (player 0 wins, draws, player 1 wins)
-    seconds: float
 
 
 def random_openings(game: Game, n_games: int, rng: np.random.Generator, max_moves: int,
@@ -115,9 +112,6 @@ def _net_for(task: ChunkTask):
 
 def run_chunk(task: ChunkTask) -> ChunkResult:
     """Play one chunk of self-play games (in whatever process calls it)."""
-    import time
-
-    t0 = time.perf_counter()
     game, net = _net_for(task)
     # torch.tensor copies: arrays from a pipe or Ray's object store may be read-only, which
     # torch.from_numpy warns about ("The given NumPy array is not writable")
@@ -129,4 +123,4 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
         samples, r0 = play_games(game, search, task.games, rng, task.temperature_moves,
                                  task.random_opening, task.random_opening_share)
     outcomes = (int((r0 > 0).sum()), int((r0 == 0).sum()), int((r0 < 0).sum()))
-    return ChunkResult(samples, task.games, outcomes, time.perf_counter() - t0)
+    return ChunkResult(samples, task.games, outcomes)

@@ -184,11 +184,8 @@ class Trainer:
                 for i, n in enumerate(chunk_sizes(c.games_per_iter, c.selfplay_batch, c.workers))]
 
     def _lr(self) -> float:
-        c = self.cfg
-        if c.iterations:
-            p = self.counters["iteration"] / c.iterations
-        else:
-            p = self.counters["elapsed"] / (60.0 * c.minutes)
+        c, n = self.cfg, self.counters
+        p = n["iteration"] / c.iterations if c.iterations else n["elapsed"] / (60.0 * c.minutes)
         p = min(max(p, 0.0), 1.0)
         return c.lr_final + 0.5 * (c.lr - c.lr_final) * (1.0 + math.cos(math.pi * p))
 
@@ -229,23 +226,16 @@ class Trainer:
                 f"(learning rate {lr:g}); stopped without saving, {kept}; "
                 "try a lower --lr (or --resume with one)")
 
-    def evaluate(self) -> dict[str, float]:
-        """Evaluate the current weights here and now (the in-loop path)."""
-        c = self.cfg
-        if self._opponents is None:
-            self._opponents = c.eval_agents()
-        out = evaluate_net(c, self.game, self.net, self._opponents, self.counters["iteration"], c.device)
-        self.net.train()
-        self.last_eval = out
-        return out
-
     def _start_evaluation(self, iteration: int, logger: "_Logger") -> None:
-        """Evaluate the weights of ``iteration``: at once in the loop, or handed to the background
-        process with a snapshot for best.pt (their result is recorded when it comes back)."""
-        if not self.cfg.eval_background:
-            self._record_evaluation(iteration, self.evaluate(), self._model_entry(), logger)
+        """Evaluate the weights of ``iteration``: at once in the loop (train_steps puts the net back
+        in training mode), or handed to the background process with a snapshot for best.pt (their
+        result is recorded when it comes back)."""
+        c, entry = self.cfg, self._model_entry()
+        if not c.eval_background:
+            self._opponents = self._opponents or c.eval_agents()
+            scores = evaluate_net(c, self.game, self.net, self._opponents, iteration, c.device)
+            self._record_evaluation(iteration, scores, entry, logger)
             return
-        entry = self._model_entry()
         entry["model"] = {k: v.clone() for k, v in entry["model"].items()}  # not the live tensors
         self._eval_models[iteration] = entry
         self._submit_evaluation(iteration, entry)
@@ -273,9 +263,8 @@ class Trainer:
     # ------------------------------------------------------------------ the loop
     def _done(self) -> bool:
         c = self.cfg
-        if c.iterations and self.counters["iteration"] >= c.iterations:
-            return True
-        return c.minutes > 0 and self.counters["elapsed"] >= 60.0 * c.minutes
+        return bool(c.iterations and self.counters["iteration"] >= c.iterations
+                    or c.minutes > 0 and self.counters["elapsed"] >= 60.0 * c.minutes)
 
     def run(self, stop_after: int | None = None) -> dict:
         """Train until the budget is spent. ``stop_after`` stops (with a checkpoint, as an
@@ -417,21 +406,18 @@ class _progress:
     """tqdm bar over the time budget (or the iterations), showing games/s, loss and the last eval."""
 
     def __init__(self, cfg: TrainConfig, counters: dict):
-        self.bar = None
-        self.by_time = not cfg.iterations
-        if not cfg.progress:
-            return
         from tqdm import tqdm
 
+        self.by_time = not cfg.iterations
         total = int(60 * cfg.minutes) if self.by_time else cfg.iterations
         self.bar = tqdm(total=total, unit="s" if self.by_time else "it", dynamic_ncols=True,
-                        initial=min(int(counters["elapsed"]) if self.by_time else counters["iteration"], total))
+                        initial=min(self._position(counters), total), disable=not cfg.progress)
+
+    def _position(self, counters) -> int:
+        return int(counters["elapsed"]) if self.by_time else counters["iteration"]
 
     def update(self, counters, row, ev, accuracy=None):
-        if self.bar is None:
-            return
-        n = int(counters["elapsed"]) if self.by_time else counters["iteration"]
-        self.bar.update(max(0, min(n, self.bar.total) - self.bar.n))
+        self.bar.update(max(0, min(self._position(counters), self.bar.total) - self.bar.n))
         post = {"it": counters["iteration"], "games/s": row["games_per_s"]}
         if "loss" in row:
             post["loss"] = f"{row['loss']:.3f}"
@@ -442,5 +428,4 @@ class _progress:
         self.bar.set_postfix(post, refresh=True)
 
     def close(self):
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
