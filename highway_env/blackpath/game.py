@@ -34,7 +34,7 @@ from typing import Iterable
 
 __all__ = ["BlackPathError", "IllegalMoveError", "SIDES", "TILES", "TILE_NAMES", "EXIT", "State", "Segment",
            "new_game", "parse_square", "square_name", "parse_start", "start_name", "parse_move",
-           "parse_moves", "move_name", "replay", "boundary_starts"]
+           "move_name", "replay", "boundary_starts"]
 
 #: The notation's limits: a square is one column letter A..Z and a row number of one or two digits
 #: (``parse_square``). The agents' adapter allows fewer squares (``az_game``: 120, its int8 state).
@@ -112,15 +112,10 @@ def is_boundary(square: int, side: int, rows: int, cols: int) -> bool:
 def boundary_starts(rows: int, cols: int) -> list[tuple[int, int]]:
     """Every (square, side) with the side on the board's edge, clockwise from A1:top."""
     _check_size(rows, cols)
-    out = []
-    for c in range(cols):
-        out.append((c, TOP))
-    for r in range(rows):
-        out.append((r * cols + cols - 1, RIGHT))
-    for c in reversed(range(cols)):
-        out.append(((rows - 1) * cols + c, BOTTOM))
-    for r in reversed(range(rows)):
-        out.append((r * cols, LEFT))
+    out = [(c, TOP) for c in range(cols)]
+    out += [(r * cols + cols - 1, RIGHT) for r in range(rows)]
+    out += [((rows - 1) * cols + c, BOTTOM) for c in reversed(range(cols))]
+    out += [(r * cols, LEFT) for r in reversed(range(rows))]
     return out
 
 
@@ -153,12 +148,6 @@ def parse_move(text: str, rows: int, cols: int) -> tuple[int, int]:
     if len(parts) != 2:
         raise BlackPathError(f"bad move {text!r}: expected square-tile, e.g. 'B2-T3'")
     return parse_square(parts[0], rows, cols), parse_tile(parts[1])
-
-
-def parse_moves(text: str | Iterable[str], rows: int, cols: int) -> list[tuple[int, int]]:
-    """A whitespace/comma separated string (or a list) of moves -> [(square, tile), ...]."""
-    items = text.replace(",", " ").split() if isinstance(text, str) else list(text)
-    return [parse_move(m, rows, cols) for m in items]
 
 
 # ----------------------------------------------------------------------------- rules
@@ -254,11 +243,9 @@ class State:
             raise IllegalMoveError("the game is over")
         if tile not in TILES:
             raise BlackPathError(f"unknown tile {tile!r}: expected 1, 2 or 3 (T1..T3)")
-        tiles = list(self.tiles)
-        tiles[self.square] = tile
-        tiles_t = tuple(tiles)
-        sq, entry, _ = follow(tiles_t, self.rows, self.cols, self.square, self.entry)
-        return State(self.rows, self.cols, self.start_square, self.start_side, tiles_t,
+        tiles = self.tiles[:self.square] + (tile,) + self.tiles[self.square + 1:]
+        sq, entry, _ = follow(tiles, self.rows, self.cols, self.square, self.entry)
+        return State(self.rows, self.cols, self.start_square, self.start_side, tiles,
                      sq, entry if sq >= 0 else -1, self.ply + 1)
 
     def play_move(self, move: str | tuple[int, int]) -> "State":
@@ -272,10 +259,7 @@ class State:
 
     def key(self) -> int:
         """The filled board as an int (2 bits a square); with the start it determines the state."""
-        k = 0
-        for i, t in enumerate(self.tiles):
-            k |= t << (2 * i)
-        return k
+        return sum(t << (2 * i) for i, t in enumerate(self.tiles))
 
     def status(self) -> str:
         """One line: whose move and where, or who won."""
