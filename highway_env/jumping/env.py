@@ -49,7 +49,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
 from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers, render_in_mode
-from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state
+from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state, play
 from highway_env.render import A_COLOUR, B_COLOUR, BACKGROUND, EMPTY, GRID, TEXT, font
 
 AGENTS = ("player_0", "player_1")
@@ -112,15 +112,13 @@ def render_rgb(state: State, numbers, solitaire: bool = False, cell_px: int = 64
 
 def _replay(n: int, moves) -> tuple[State, list[int]]:
     """A reset's ``options["moves"]``: the position after them and its grid of numbers."""
-    s = initial_state(n)
-    numbers = [0] * (n * n)
-    for sq in moves:
-        if s.is_terminal():
-            raise IllegalMoveError(f"the game is over after {s.ply} integers")
-        s, _ = s.apply(sq)
-        numbers[s.last] = s.ply
-    if s.is_terminal() and s.ply > 0:
+    moves = list(moves)
+    s = play(n, moves)
+    if s.is_terminal():
         raise JumpingError("options['moves'] ends the game: there is no move left to play")
+    numbers = [0] * (n * n)
+    for i, sq in enumerate(moves, 1):
+        numbers[int(sq)] = i
     return s, numbers
 
 

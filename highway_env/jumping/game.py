@@ -34,8 +34,7 @@ class IllegalMoveError(JumpingError):
 
 
 def check_n(n) -> int:
-    """``n`` as an int in MIN_N..MAX_N; a bool, float or string is refused, not read as 1, 4 or 5
-    (``{"n": true}`` in a --game-config trained a 1x1 board)."""
+    """``n`` as an int in MIN_N..MAX_N; a bool, float or string is refused, not read as 1, 4 or 5."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or not MIN_N <= n <= MAX_N:
         raise JumpingError(f"n must be an int in {MIN_N}..{MAX_N}, got {n!r}")
     return int(n)
@@ -71,6 +70,11 @@ def rays_array(n: int) -> tuple[np.ndarray, np.ndarray]:
             ray_len[sq, d] = len(line)
             ray_sq[sq, d, : len(line)] = line
     return ray_sq, ray_len
+
+
+def targets(n: int, occ: int, last: int) -> list[tuple[int, int]]:
+    """(empty square, jump length) on the queen lines of square ``last``, by direction, nearest first."""
+    return [(sq, k + 1) for line in rays(n)[last] for k, sq in enumerate(line) if not occ >> sq & 1]
 
 
 def jump_length(n: int, a: int, b: int) -> int | None:
@@ -132,17 +136,9 @@ class State:
 
     def legal_moves(self) -> list[tuple[int, int]]:
         """(target square, jump length) of every legal move, by square."""
-        n = self.n
         if self.last < 0:
-            return [(sq, 0) for sq in range(n * n)]
-        occ = self.occ
-        out = []
-        for line in rays(n)[self.last]:
-            for k, sq in enumerate(line):
-                if not occ >> sq & 1:
-                    out.append((sq, k + 1))
-        out.sort()
-        return out
+            return [(sq, 0) for sq in range(self.n * self.n)]
+        return sorted(targets(self.n, self.occ, self.last))
 
     def action_mask(self) -> np.ndarray:
         mask = np.zeros(self.n * self.n, dtype=np.int8)
@@ -151,10 +147,7 @@ class State:
         return mask
 
     def is_terminal(self) -> bool:
-        if self.last < 0:
-            return self.n * self.n == 0
-        occ = self.occ
-        return not any(not occ >> sq & 1 for line in rays(self.n)[self.last] for sq in line)
+        return self.last >= 0 and not targets(self.n, self.occ, self.last)
 
     def apply(self, target: int) -> tuple["State", int]:
         """Place the next integer on ``target`` -> (new state, points the mover scored)."""
@@ -175,11 +168,10 @@ class State:
                 raise IllegalMoveError(
                     f"square {t} {divmod(t, n)} is not on a queen line of {self.ply} at {divmod(self.last, n)}"
                 )
-        pts = 1 if (self.jump > 0 and d > self.jump) else 0
+        pts = int(0 < self.jump < d)
         scores = list(self.scores)
         scores[self.to_move] += pts
-        new = replace(self, occ=self.occ | 1 << t, last=t, jump=d, scores=(scores[0], scores[1]), ply=self.ply + 1)
-        return new, pts
+        return replace(self, occ=self.occ | 1 << t, last=t, jump=d, scores=tuple(scores), ply=self.ply + 1), pts
 
 
 def initial_state(n: int = 4) -> State:
