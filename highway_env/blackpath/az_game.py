@@ -118,7 +118,6 @@ class BlackPathGame(Game):
     name = "blackpath"
     title = "Black Path"
     perfect_player = "highway_env.blackpath.perfect:BlackPathPerfect.from_spec"
-    state_dtype = np.int8
 
     def __init__(self, rows: int = 4, cols: int = 4, start="A1:top"):
         s0 = bp.new_game(rows, cols, start)

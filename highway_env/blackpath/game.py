@@ -310,19 +310,11 @@ def replay(moves: str | Iterable[str], rows: int = 4, cols: int = 4, start: str 
 # (row, col) of each side's midpoint in a square's 3x3 character block
 _MID = {TOP: (0, 1), RIGHT: (1, 2), BOTTOM: (2, 1), LEFT: (1, 0)}
 _ARROW = {TOP: "v", RIGHT: "<", BOTTOM: "^", LEFT: ">"}
-
-
-def _segment_chars(pair: frozenset, on_path: bool) -> list[tuple[int, int, str]]:
-    """The characters drawing the segment joining the two sides ``pair`` in a 3x3 block."""
-    if pair == {TOP, BOTTOM}:
-        ch = "#" if on_path else "|"
-        return [(0, 1, ch), (1, 1, ch), (2, 1, ch)]
-    if pair == {LEFT, RIGHT}:
-        ch = "#" if on_path else "-"
-        return [(1, 0, ch), (1, 1, ch), (1, 2, ch)]
-    corner = {frozenset((TOP, LEFT)): (0, 0, "/"), frozenset((BOTTOM, RIGHT)): (2, 2, "/"),
-              frozenset((TOP, RIGHT)): (0, 2, "\\"), frozenset((BOTTOM, LEFT)): (2, 0, "\\")}[pair]
-    return [(corner[0], corner[1], "#" if on_path else corner[2])]
+# the segment joining two sides in a square's 3x3 block: its (row, col) cells and character off the path
+_SEGMENT_CHARS = {frozenset((TOP, BOTTOM)): (((0, 1), (1, 1), (2, 1)), "|"),
+                  frozenset((LEFT, RIGHT)): (((1, 0), (1, 1), (1, 2)), "-"),
+                  frozenset((TOP, LEFT)): (((0, 0),), "/"), frozenset((BOTTOM, RIGHT)): (((2, 2),), "/"),
+                  frozenset((TOP, RIGHT)): (((0, 2),), "\\"), frozenset((BOTTOM, LEFT)): (((2, 0),), "\\")}
 
 
 def to_ansi(state: State) -> str:
@@ -338,10 +330,11 @@ def to_ansi(state: State) -> str:
         t = state.tiles[sq]
         if t:
             for pair in {frozenset((a, EXIT[t][a])) for a in range(4)}:
-                for r, c, ch in _segment_chars(pair, (sq, pair) in on_path):
-                    if g[r][c] in "|-" and ch in "|-":
-                        ch = "+"
-                    g[r][c] = ch if g[r][c] != "#" else "#"
+                cells, ch = _SEGMENT_CHARS[pair]
+                ch = "#" if (sq, pair) in on_path else ch
+                for r, c in cells:
+                    mark = "+" if g[r][c] in "|-" and ch in "|-" else ch
+                    g[r][c] = mark if g[r][c] != "#" else "#"
         elif sq == state.square:
             g[1][1] = "@"
             r, c = _MID[state.entry]

@@ -100,7 +100,6 @@ class JumpingGame(Game):
     name = "jumping"
     title = "Jumping Farther & Farther"
     perfect_player = "highway_env.jumping.perfect:JumpingPerfect.from_spec"
-    state_dtype = np.int8
     view_options = ("value",)
 
     def __init__(self, n: int = 4, value: str = "result"):

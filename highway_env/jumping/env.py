@@ -130,12 +130,7 @@ def env(**kwargs):
 
 class raw_env(TwoPlayerAEC, EzPickle):
     action_error = JumpingError  # raised by env()'s wrappers for an action of the wrong type
-    metadata = {
-        "render_modes": list(RENDER_MODES),
-        "name": "jumping_v0",
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = {"render_modes": list(RENDER_MODES), "name": "jumping_v0", "is_parallelizable": False, "render_fps": 2}
 
     def __init__(self, n: int = 4, render_mode: str | None = None):
         EzPickle.__init__(self, n, render_mode)
@@ -165,17 +160,8 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     def _set_infos(self) -> None:
         s = self._state
-        self.infos = {
-            a: {
-                "scores": [s.scores[0], s.scores[1]],
-                "score_diff": s.scores[0] - s.scores[1],
-                "ply": s.ply,
-                "last": s.last,
-                "last_jump": s.jump,
-                "points": self._points,
-            }
-            for a in self.agents
-        }
+        self.infos = {a: {"scores": list(s.scores), "score_diff": s.scores[0] - s.scores[1], "ply": s.ply,
+                          "last": s.last, "last_jump": s.jump, "points": self._points} for a in self.agents}
 
     def step(self, action):
         agent = self.agent_selection
@@ -254,15 +240,8 @@ class SolitaireEnv(gymnasium.Env):
 
     def _info(self, points: int = 0, illegal: bool = False) -> dict[str, Any]:
         s = self._state
-        return {
-            "score": self.score,
-            "points": points,
-            "ply": s.ply,
-            "last": s.last,
-            "last_jump": s.jump,
-            "action_mask": self.action_masks().astype(np.int8),
-            "illegal": illegal,
-        }
+        return {"score": self.score, "points": points, "ply": s.ply, "last": s.last, "last_jump": s.jump,
+                "action_mask": self.action_masks().astype(np.int8), "illegal": illegal}
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
