@@ -35,6 +35,10 @@ from highway_env.blackpath import game as bp
 
 _EXIT = np.asarray(bp.EXIT, dtype=np.int64)  # (4, 4): tile 0..3, entry side -> exit side
 _DELTA = np.asarray(bp._DELTA, dtype=np.int64)  # (4, 2) (drow, dcol) leaving through each side
+#: each side's image under the transpose (4), the flip of the rows (1), the flip of the columns (2)
+_SIDE_IMAGE = {4: np.array([bp.LEFT, bp.BOTTOM, bp.RIGHT, bp.TOP]),
+               1: np.array([bp.BOTTOM, bp.RIGHT, bp.TOP, bp.LEFT]),
+               2: np.array([bp.TOP, bp.LEFT, bp.BOTTOM, bp.RIGHT])}
 NUM_TILES = 3
 CHANNELS = NUM_TILES + 4
 
@@ -92,16 +96,10 @@ def _dihedral(rows: int, cols: int) -> list[tuple[np.ndarray, np.ndarray, np.nda
             if k & 2:
                 c = nc - 1 - c
             perm[sq] = r * nc + c
-        side = np.empty(4, np.int64)
-        for s in range(4):
-            dr, dc = (int(v) for v in _DELTA[s])
-            if k & 4:
-                dr, dc = dc, dr
-            if k & 1:
-                dr = -dr
-            if k & 2:
-                dc = -dc
-            side[s] = [tuple(d) for d in _DELTA.tolist()].index((dr, dc))
+        side = np.arange(4)
+        for bit in (4, 1, 2):
+            if k & bit:
+                side = _SIDE_IMAGE[bit][side]
         tile = np.zeros(4, np.int64)
         for t in range(1, 4):
             for t2 in range(1, 4):
@@ -143,8 +141,7 @@ class BlackPathGame(Game):
             a = np.empty(NUM_TILES, np.int64)
             a[tile[1:] - 1] = np.arange(NUM_TILES)  # new action tile[t]-1 comes from old action t-1
             act_g.append(a)
-        self._obs_gather = np.stack(obs_g)
-        self._action_gather = np.stack(act_g)
+        self._symmetries = np.stack(obs_g), np.stack(act_g)
 
     def config(self) -> dict:
         return {"rows": self.rows, "cols": self.cols,
@@ -217,7 +214,7 @@ class BlackPathGame(Game):
         return out.reshape(n, *self.obs_shape)
 
     def symmetries(self):
-        return self._obs_gather, self._action_gather
+        return self._symmetries
 
     def transform_states(self, states, k: int) -> np.ndarray:
         """States mapped by the k-th symmetry (row k of :meth:`symmetries`): an equivalent position

@@ -124,8 +124,7 @@ class JumpingGame(Game):
             inv[p] = np.arange(self.cells)  # new[j] = old[inv[j]]
             obs_g.append(obs_idx[inv].reshape(-1))
             act_g.append(inv)
-        self._obs_gather = np.stack(obs_g)
-        self._action_gather = np.stack(act_g)
+        self._symmetries = np.stack(obs_g), np.stack(act_g)
 
     def config(self) -> dict:
         return {"n": self.n} if self.value == "result" else {"n": self.n, "value": self.value}
@@ -212,7 +211,7 @@ class JumpingGame(Game):
         return out.reshape(N, *self.obs_shape)
 
     def symmetries(self):
-        return self._obs_gather, self._action_gather
+        return self._symmetries
 
     def transform_states(self, states, k: int) -> np.ndarray:
         """States mapped by the k-th symmetry (row k of :meth:`symmetries`)."""

@@ -79,14 +79,8 @@ def targets(n: int, occ: int, last: int) -> list[tuple[int, int]]:
 
 def jump_length(n: int, a: int, b: int) -> int | None:
     """The distance from square ``a`` to ``b`` if they share a queen line, else None."""
-    ra, ca = divmod(a, n)
-    rb, cb = divmod(b, n)
-    dr, dc = rb - ra, cb - ca
-    if (dr, dc) == (0, 0):
-        return None
-    if dr == 0 or dc == 0 or abs(dr) == abs(dc):
-        return max(abs(dr), abs(dc))
-    return None
+    dr, dc = abs(b // n - a // n), abs(b % n - a % n)
+    return max(dr, dc) if a != b and (dr == 0 or dc == 0 or dr == dc) else None
 
 
 def symmetries(n: int) -> list[tuple[int, ...]]:
@@ -142,8 +136,7 @@ class State:
 
     def action_mask(self) -> np.ndarray:
         mask = np.zeros(self.n * self.n, dtype=np.int8)
-        for sq, _ in self.legal_moves():
-            mask[sq] = 1
+        mask[[sq for sq, _ in self.legal_moves()]] = 1
         return mask
 
     def is_terminal(self) -> bool:
