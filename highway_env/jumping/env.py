@@ -62,21 +62,14 @@ _LAST = (255, 220, 120)
 # ----------------------------------------------------------------------------- rendering
 
 def render_ansi(state: State, numbers, solitaire: bool = False) -> str:
-    n = state.n
-    w = len(str(n * n))
-    lines = []
-    for r in range(n):
-        cells = []
-        for c in range(n):
-            sq = r * n + c
-            v = numbers[sq]
-            txt = ("." if v == 0 else str(v)).rjust(w)
-            cells.append(f"[{txt}]" if sq == state.last else f" {txt} ")
-        lines.append("".join(cells))
-    if solitaire:
-        status = f"score {state.scores[0] + state.scores[1]}"
-    else:
-        status = f"scores player_0 (odd) {state.scores[0]}, player_1 (even) {state.scores[1]}"
+    n, (a, b) = state.n, state.scores
+
+    def cell(sq: int) -> str:
+        txt = str(numbers[sq] or ".").rjust(len(str(n * n)))
+        return f"[{txt}]" if sq == state.last else f" {txt} "
+
+    lines = ["".join(cell(r * n + c) for c in range(n)) for r in range(n)]
+    status = f"score {a + b}" if solitaire else f"scores player_0 (odd) {a}, player_1 (even) {b}"
     if state.is_terminal():
         status += f"; game over after {state.ply}"
     else:

@@ -119,19 +119,16 @@ def _unpack(n: int, entry: int) -> tuple[int, int, int, int]:
     return ((packed >> last) << (last + 1)) | 1 << last | low, last, jump, value - _VALUE_OFFSET
 
 
-def _symmetry_row_tables(n: int) -> np.ndarray:
-    """``tab[s, r, chunk]`` = the occupancy image under symmetry ``s`` of row ``r``'s bits ``chunk``."""
+def symmetry_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """What ``_canon_key`` reads: ``tab[s, r, chunk]``, the occupancy image under symmetry ``s`` of
+    row ``r``'s bits ``chunk``, and the square permutations (8, n*n)."""
     syms = symmetries(n)
     tab = np.zeros((8, n, 1 << n), dtype=np.int64)
     for s, perm in enumerate(syms):
         for r in range(n):
             for chunk in range(1 << n):
-                img = 0
-                for c in range(n):
-                    if chunk >> c & 1:
-                        img |= 1 << perm[r * n + c]
-                tab[s, r, chunk] = img
-    return tab
+                tab[s, r, chunk] = sum(1 << perm[r * n + c] for c in range(n) if chunk >> c & 1)
+    return tab, np.array(syms, dtype=np.int64)
 
 
 @numba.njit(cache=True, inline="always")
@@ -406,11 +403,6 @@ class SolveResult:
             "first_move_values": None if self.first_move_values is None else
             {str(sq): v for sq, v in self.first_move_values.items()},
         }
-
-
-def symmetry_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(row images ``_symmetry_row_tables(n)``, square permutations (8, n*n)): what ``_canon_key`` reads."""
-    return _symmetry_row_tables(n), np.array(symmetries(n), dtype=np.int64)
 
 
 def full_search(n: int, solitaire: bool = False, max_states: int = 0, canonical: bool = True):
