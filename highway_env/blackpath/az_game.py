@@ -85,21 +85,11 @@ def _dihedral(rows: int, cols: int) -> list[tuple[np.ndarray, np.ndarray, np.nda
     for k in range(8):
         if k & 4 and rows != cols:
             continue
-        nr, nc = (cols, rows) if k & 4 else (rows, cols)
-        perm = np.empty(rows * cols, np.int64)
-        for sq in range(rows * cols):
-            r, c = divmod(sq, cols)
-            if k & 4:
-                r, c = c, r
-            if k & 1:
-                r = nr - 1 - r
-            if k & 2:
-                c = nc - 1 - c
-            perm[sq] = r * nc + c
-        side = np.arange(4)
-        for bit in (4, 1, 2):
+        grid, side = np.arange(rows * cols).reshape(rows, cols), np.arange(4)  # grid[new square] = old one
+        for bit, flip in ((4, np.transpose), (1, np.flipud), (2, np.fliplr)):
             if k & bit:
-                side = _SIDE_IMAGE[bit][side]
+                grid, side = flip(grid), _SIDE_IMAGE[bit][side]
+        perm = np.argsort(grid, axis=None)
         tile = np.zeros(4, np.int64)
         for t in range(1, 4):
             for t2 in range(1, 4):

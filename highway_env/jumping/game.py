@@ -84,20 +84,15 @@ def jump_length(n: int, a: int, b: int) -> int | None:
 
 
 def symmetries(n: int) -> list[tuple[int, ...]]:
-    """The 8 dihedral permutations of the squares (they preserve queen lines and distances)."""
+    """The 8 dihedral permutations of the squares, old square -> new (they preserve queen lines and
+    distances): k & 4 transposes the board, k & 1 flips the rows, k & 2 the columns, in that order."""
     perms = []
     for k in range(8):
-        perm = []
-        for sq in range(n * n):
-            r, c = divmod(sq, n)
-            if k & 4:
-                r, c = c, r
-            if k & 1:
-                r = n - 1 - r
-            if k & 2:
-                c = n - 1 - c
-            perm.append(r * n + c)
-        perms.append(tuple(perm))
+        grid = np.arange(n * n).reshape(n, n)  # grid[new square] = old square
+        for bit, flip in ((4, np.transpose), (1, np.flipud), (2, np.fliplr)):
+            if k & bit:
+                grid = flip(grid)
+        perms.append(tuple(np.argsort(grid, axis=None).tolist()))
     return perms
 
 
