@@ -124,9 +124,7 @@ class BlackPathGame(Game):
         for perm, side, tile in self._syms:
             g = np.empty(self.cells * CHANNELS, np.int64)
             chmap = np.concatenate([tile[1:] - 1, NUM_TILES + side])  # old channel -> new channel
-            for sq in range(self.cells):
-                for ch in range(CHANNELS):
-                    g[perm[sq] * CHANNELS + chmap[ch]] = sq * CHANNELS + ch
+            g[(perm[:, None] * CHANNELS + chmap).ravel()] = np.arange(self.cells * CHANNELS)
             obs_g.append(g)
             a = np.empty(NUM_TILES, np.int64)
             a[tile[1:] - 1] = np.arange(NUM_TILES)  # new action tile[t]-1 comes from old action t-1
@@ -154,11 +152,8 @@ class BlackPathGame(Game):
 
     def to_rules_state(self, state) -> bp.State:
         """One state array -> ``blackpath.game.State`` (with this game's start)."""
-        a = np.asarray(state, dtype=np.int64)
-        sq = int(a[self.cells])
-        return bp.State(self.rows, self.cols, self.start_square, self.start_side,
-                        tuple(int(v) for v in a[:self.cells]), sq, int(a[self.cells + 1]),
-                        int(a[self.cells + 2]))
+        *tiles, sq, entry, ply = (int(v) for v in np.asarray(state))
+        return bp.State(self.rows, self.cols, self.start_square, self.start_side, tuple(tiles), sq, entry, ply)
 
     # -- rules
     def initial_states(self, n: int) -> np.ndarray:

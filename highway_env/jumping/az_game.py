@@ -145,10 +145,8 @@ class JumpingGame(Game):
         return super().as_state(state)
 
     def to_rules_state(self, state) -> jg.State:
-        a = [int(v) for v in np.asarray(state)]
-        c = self.cells
-        occ = sum(1 << i for i in range(c) if a[i])
-        return jg.State(n=self.n, occ=occ, last=a[c], jump=a[c + 1], scores=(a[c + 2], a[c + 3]), ply=a[c + 4])
+        *occ, last, jump, score0, score1, ply = (int(v) for v in np.asarray(state))
+        return jg.State(self.n, sum(1 << i for i, f in enumerate(occ) if f), last, jump, (score0, score1), ply)
 
     # -- rules
     def initial_states(self, n: int) -> np.ndarray:
