@@ -71,9 +71,9 @@ from gymnasium.utils import EzPickle
 from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
 from highway_env.blackpath import game
 from highway_env.blackpath.game import BlackPathError, State, to_ansi
+from highway_env.render import A_COLOUR, BACKGROUND, RENDER_MODES, TEXT
 
 AGENTS = ("player_0", "player_1")
-RENDER_MODES = ("human", "ansi", "rgb_array")
 NUM_ACTIONS = 3
 CHANNELS = 7
 
@@ -84,13 +84,10 @@ def env(**kwargs):
 
 # ----------------------------------------------------------------------------- image
 
-_BG = (250, 248, 240)
 _GRID = (90, 90, 90)
 _TILE = (150, 150, 150)
-_PATH = (214, 48, 49)
 _START = (30, 150, 60)
 _CURRENT = (255, 236, 150)
-_TEXT = (20, 20, 20)
 
 
 def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
@@ -101,7 +98,7 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
     m = cell_px // 2  # margin
     caption_h = 20
     w, h = cols * cell_px + 2 * m, rows * cell_px + 2 * m + caption_h
-    img = Image.new("RGB", (w, h), _BG)
+    img = Image.new("RGB", (w, h), BACKGROUND)
     d = ImageDraw.Draw(img)
     font = ImageFont.load_default()
     half = cell_px // 2
@@ -119,9 +116,9 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
     for c in range(cols + 1):
         d.line((m + c * cell_px, m, m + c * cell_px, m + rows * cell_px), fill=_GRID, width=1)
     for c in range(cols):
-        d.text((m + c * cell_px + half - 3, 4), chr(ord("A") + c), fill=_TEXT, font=font)
+        d.text((m + c * cell_px + half - 3, 4), chr(ord("A") + c), fill=TEXT, font=font)
     for r in range(rows):
-        d.text((6, m + r * cell_px + half - 5), str(r + 1), fill=_TEXT, font=font)
+        d.text((6, m + r * cell_px + half - 5), str(r + 1), fill=TEXT, font=font)
 
     on_path = {(s.square, frozenset((s.enter, s.exit))) for s in state.path()}
 
@@ -148,14 +145,14 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
         # draw the off-path segment first so the path stays on top at a crossing
         for pair in sorted(pairs, key=lambda p: (sq, p) in on_path):
             path = (sq, pair) in on_path
-            draw_segment(sq, pair, _PATH if path else _TILE, thick if path else thin)
+            draw_segment(sq, pair, A_COLOUR if path else _TILE, thick if path else thin)
     # the start side
     x0, y0 = corner(state.start_square)
     sx, sy = {game.TOP: (half, 0), game.RIGHT: (cell_px, half), game.BOTTOM: (half, cell_px),
               game.LEFT: (0, half)}[state.start_side]
     rad = max(3, cell_px // 10)
     d.ellipse((x0 + sx - rad, y0 + sy - rad, x0 + sx + rad, y0 + sy + rad), fill=_START)
-    d.text((m, h - caption_h), state.status(), fill=_TEXT, font=font)
+    d.text((m, h - caption_h), state.status(), fill=TEXT, font=font)
     return np.asarray(img, dtype=np.uint8).copy()
 
 

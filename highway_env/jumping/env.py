@@ -50,10 +50,9 @@ from gymnasium.utils import EzPickle
 
 from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers, render_in_mode
 from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state, play
-from highway_env.render import A_COLOUR, B_COLOUR, BACKGROUND, EMPTY, GRID, TEXT, font
+from highway_env.render import A_COLOUR, B_COLOUR, BACKGROUND, EMPTY, GRID, RENDER_MODES, TEXT, font
 
 AGENTS = ("player_0", "player_1")
-RENDER_MODES = ("human", "ansi", "rgb_array")
 
 _COLOURS = (A_COLOUR, B_COLOUR)  # odd (player_0) red, even (player_1) blue
 _LAST = (255, 220, 120)
