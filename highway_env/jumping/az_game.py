@@ -33,35 +33,21 @@ from highway_env.jumping import game as jg
 
 
 @nb.njit(cache=True)
-def _legal_kernel(states, cells, ray_sq, ray_len, out):
+def _lines_kernel(states, cells, ray_sq, ray_len, legal, dist):
+    """legal[g]: the empty squares on the last square's lines (every empty square before the first
+    move); dist[g, sq]: the jump length from the last square to sq on one of its lines, else 0."""
     for g in range(states.shape[0]):
         last = states[g, cells]
         for i in range(cells):
-            out[g, i] = False
+            legal[g, i] = last < 0 and states[g, i] == 0
+            dist[g, i] = 0
         if last < 0:
-            for i in range(cells):
-                out[g, i] = states[g, i] == 0
             continue
         for d in range(8):
             for k in range(ray_len[last, d]):
                 sq = ray_sq[last, d, k]
-                if states[g, sq] == 0:
-                    out[g, sq] = True
-
-
-@nb.njit(cache=True)
-def _dist_kernel(states, cells, ray_sq, ray_len, dist):
-    """dist[g, sq] = jump length from the last square to sq when sq is on one of its lines (0 else,
-    and 0 everywhere before the first move)."""
-    for g in range(states.shape[0]):
-        for i in range(cells):
-            dist[g, i] = 0
-        last = states[g, cells]
-        if last < 0:
-            continue
-        for d in range(8):
-            for k in range(ray_len[last, d]):
-                dist[g, ray_sq[last, d, k]] = k + 1
+                legal[g, sq] = states[g, sq] == 0
+                dist[g, sq] = k + 1
 
 
 @nb.njit(cache=True)
@@ -154,11 +140,13 @@ class JumpingGame(Game):
         s[:, self.cells] = -1
         return s
 
+    def _lines(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        legal, dist = np.empty((len(s), self.cells), np.bool_), np.empty((len(s), self.cells), np.int64)
+        _lines_kernel(s, self.cells, self._ray_sq, self._ray_len, legal, dist)
+        return legal, dist
+
     def legal_masks(self, states):
-        s = self.checked_states(states)
-        out = np.empty((len(s), self.cells), np.bool_)
-        _legal_kernel(s, self.cells, self._ray_sq, self._ray_len, out)
-        return out
+        return self._lines(self.checked_states(states))[0]
 
     def terminal(self, states):
         return ~self.legal_masks(states).any(axis=1)
@@ -197,10 +185,8 @@ class JumpingGame(Game):
         out[:, :, 0] = s[:, :c]
         live = np.flatnonzero(s[:, c] >= 0)
         out[live, s[live, c].astype(np.int64), 1] = 1
-        legal = self.legal_masks(s)
+        legal, dist = self._lines(s)
         out[:, :, 2] = legal
-        dist = np.empty((N, c), np.int64)
-        _dist_kernel(s, c, self._ray_sq, self._ray_len, dist)
         jump = s[:, c + 1].astype(np.int64)
         out[:, :, 3] = legal & (jump[:, None] > 0) & (dist > jump[:, None])
         out[np.arange(N), :, 4 + np.clip(jump, 0, n - 1)] = 1
