@@ -160,7 +160,8 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
 
 class raw_env(TwoPlayerAEC, EzPickle):
     action_error = BlackPathError  # raised by env()'s wrappers for an action of the wrong type
-    metadata = {"render_modes": list(RENDER_MODES), "name": "blackpath_v0", "is_parallelizable": False, "render_fps": 2}
+    metadata = {"render_modes": list(RENDER_MODES), "name": "blackpath_v0", "is_parallelizable": False,
+                "render_fps": 2}
 
     def __init__(self, rows: int = 4, cols: int = 4, start: str = "A1:top", render_mode: str | None = None):
         EzPickle.__init__(self, rows, cols, start, render_mode)
@@ -194,8 +195,9 @@ class raw_env(TwoPlayerAEC, EzPickle):
     def _set_infos(self) -> None:
         s = self._state
         winner = "" if s.winner is None else AGENTS[s.winner - 1]
-        self.infos = {a: {"ply": s.ply, "square": "" if s.is_over else s.square_name(),
-                          "entry": "" if s.is_over else game.SIDES[s.entry], "winner": winner} for a in self.agents}
+        info = {"ply": s.ply, "square": "" if s.is_over else s.square_name(),
+                "entry": "" if s.is_over else game.SIDES[s.entry], "winner": winner}
+        self.infos = {a: dict(info) for a in self.agents}
 
     def step(self, action):
         agent = self.agent_selection

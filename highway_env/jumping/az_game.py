@@ -132,7 +132,8 @@ class JumpingGame(Game):
 
     def to_rules_state(self, state) -> jg.State:
         *occ, last, jump, score0, score1, ply = (int(v) for v in np.asarray(state))
-        return jg.State(self.n, sum(1 << i for i, f in enumerate(occ) if f), last, jump, (score0, score1), ply)
+        occ = sum(1 << i for i, filled in enumerate(occ) if filled)
+        return jg.State(self.n, occ, last, jump, (score0, score1), ply)
 
     # -- rules
     def initial_states(self, n: int) -> np.ndarray:

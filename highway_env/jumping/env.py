@@ -122,7 +122,8 @@ def env(**kwargs):
 
 class raw_env(TwoPlayerAEC, EzPickle):
     action_error = JumpingError  # raised by env()'s wrappers for an action of the wrong type
-    metadata = {"render_modes": list(RENDER_MODES), "name": "jumping_v0", "is_parallelizable": False, "render_fps": 2}
+    metadata = {"render_modes": list(RENDER_MODES), "name": "jumping_v0", "is_parallelizable": False,
+                "render_fps": 2}
 
     def __init__(self, n: int = 4, render_mode: str | None = None):
         EzPickle.__init__(self, n, render_mode)

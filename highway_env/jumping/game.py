@@ -44,19 +44,12 @@ def check_n(n) -> int:
 def rays(n: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
     """``rays(n)[sq][d]`` = the squares from ``sq`` in direction ``DIRECTIONS[d]``, nearest first
     (the k-th one, 0-based, is at distance k + 1)."""
-    out = []
-    for sq in range(n * n):
+    def line(sq: int, dr: int, dc: int) -> tuple[int, ...]:
         r, c = divmod(sq, n)
-        per_dir = []
-        for dr, dc in DIRECTIONS:
-            line = []
-            rr, cc = r + dr, c + dc
-            while 0 <= rr < n and 0 <= cc < n:
-                line.append(rr * n + cc)
-                rr, cc = rr + dr, cc + dc
-            per_dir.append(tuple(line))
-        out.append(tuple(per_dir))
-    return tuple(out)
+        return tuple((r + k * dr) * n + c + k * dc for k in range(1, n)
+                     if 0 <= r + k * dr < n and 0 <= c + k * dc < n)
+
+    return tuple(tuple(line(sq, dr, dc) for dr, dc in DIRECTIONS) for sq in range(n * n))
 
 
 def rays_array(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -159,7 +152,8 @@ class State:
         pts = int(0 < self.jump < d)
         scores = list(self.scores)
         scores[self.to_move] += pts
-        return replace(self, occ=self.occ | 1 << t, last=t, jump=d, scores=tuple(scores), ply=self.ply + 1), pts
+        new = replace(self, occ=self.occ | 1 << t, last=t, jump=d, scores=tuple(scores), ply=self.ply + 1)
+        return new, pts
 
 
 def initial_state(n: int = 4) -> State:

@@ -61,7 +61,8 @@ def decode_action(action: int) -> Move:
     return Move(LETTERS[v], (dist + 1) if d else -(dist + 1))
 
 
-_IDS = {"o": 0, WALL: WALL_ID} | {letter: i + 1 for i, letter in enumerate(LETTERS)}  # Board.grid's characters
+# Board.grid's characters -> the observation's ids
+_IDS = {"o": 0, WALL: WALL_ID} | {letter: i + 1 for i, letter in enumerate(LETTERS)}
 
 
 def board_grid(board: Board) -> np.ndarray:
