@@ -141,12 +141,9 @@ class raw_env(TwoPlayerAEC, EzPickle):
         return self._state
 
     def observe(self, agent):
-        obs = self.state()
-        if agent == self.agent_selection and not self._state.is_terminal():
-            mask = self._state.action_mask()
-        else:
-            mask = np.zeros(self.n * self.n, dtype=np.int8)
-        return {"observation": obs, "action_mask": mask}
+        on = agent == self.agent_selection and not self._state.is_terminal()
+        mask = self._state.action_mask() if on else np.zeros(self.n * self.n, dtype=np.int8)
+        return {"observation": self.state(), "action_mask": mask}
 
     def state(self) -> np.ndarray:
         return np.array(self._numbers, dtype=np.int16).reshape(self.n, self.n)
@@ -169,11 +166,9 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._state = new
         self._numbers[new.last] = new.ply
         self._points = pts
-        final = None
-        if new.is_terminal():
-            diff = new.scores[0] - new.scores[1]
-            sign = (diff > 0) - (diff < 0)
-            final = {AGENTS[0]: sign, AGENTS[1]: -sign}
+        s0, s1 = new.scores
+        sign = (s0 > s1) - (s0 < s1)  # player_0's reward at the end
+        final = {AGENTS[0]: sign, AGENTS[1]: -sign} if new.is_terminal() else None
         self._end_move(AGENTS[new.to_move], final)
 
     def reset(self, seed=None, options=None):
