@@ -121,14 +121,10 @@ class BlackPathGame(Game):
         self.max_game_length = self.cells
         self._syms = _dihedral(rows, cols)
         obs_g, act_g = [], []
-        for perm, side, tile in self._syms:
-            g = np.empty(self.cells * CHANNELS, np.int64)
+        for perm, side, tile in self._syms:  # the gathers: new index -> old, the inverse of old -> new
             chmap = np.concatenate([tile[1:] - 1, NUM_TILES + side])  # old channel -> new channel
-            g[(perm[:, None] * CHANNELS + chmap).ravel()] = np.arange(self.cells * CHANNELS)
-            obs_g.append(g)
-            a = np.empty(NUM_TILES, np.int64)
-            a[tile[1:] - 1] = np.arange(NUM_TILES)  # new action tile[t]-1 comes from old action t-1
-            act_g.append(a)
+            obs_g.append(np.argsort((perm[:, None] * CHANNELS + chmap).ravel()))
+            act_g.append(np.argsort(tile[1:] - 1))
         self._symmetries = np.stack(obs_g), np.stack(act_g)
 
     def config(self) -> dict:

@@ -102,15 +102,10 @@ class JumpingGame(Game):
         self.max_game_length = self.cells
         self.score_scale = float(max(1, self.cells // 4))
         self._ray_sq, self._ray_len = jg.rays_array(n)
-        self._perms = [np.asarray(p, dtype=np.int64) for p in jg.symmetries(n)]  # old sq -> new sq
+        self._perms = np.array(jg.symmetries(n), dtype=np.int64)  # [k, old sq] = new sq
+        inv = np.argsort(self._perms, axis=1)  # new[j] = old[inv[k, j]]
         obs_idx = np.arange(self.cells * self.channels).reshape(self.cells, self.channels)
-        obs_g, act_g = [], []
-        for p in self._perms:
-            inv = np.empty_like(p)
-            inv[p] = np.arange(self.cells)  # new[j] = old[inv[j]]
-            obs_g.append(obs_idx[inv].reshape(-1))
-            act_g.append(inv)
-        self._symmetries = np.stack(obs_g), np.stack(act_g)
+        self._symmetries = obs_idx[inv].reshape(len(inv), -1), inv
 
     def config(self) -> dict:
         return {"n": self.n} if self.value == "result" else {"n": self.n, "value": self.value}
