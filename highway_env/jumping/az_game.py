@@ -164,8 +164,7 @@ class JumpingGame(Game):
         return s[:, self.cells + 2] - s[:, self.cells + 3]
 
     def returns(self, states):
-        # "margin": the value head learns the score difference the accuracy is graded on (the sign is
-        # unchanged, so wins, draws and losses count as before)
+        # "margin": the value head learns the score difference that the accuracy is graded on
         if self.value == "margin":
             return np.tanh(self.scores(states)).astype(np.float32)
         return np.sign(self.margins(states)).astype(np.float32)

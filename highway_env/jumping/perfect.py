@@ -78,8 +78,7 @@ def move_values(game, state) -> np.ndarray:
     illegal moves). ``state``: one state array of ``game``."""
     vals = Oracle.get(game.n).move_values(game.to_rules_state(state))
     out = np.full(game.num_actions, -10**6, np.int64)
-    for sq, v in vals.items():
-        out[sq] = v
+    out[list(vals)] = list(vals.values())
     return out
 
 

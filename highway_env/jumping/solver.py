@@ -334,9 +334,7 @@ class _Bounded:
         self.bound = _static_bounds(n)
         self.symtab, self.symperm = symmetry_tables(n)
         self.table = new_table(capacity)
-        self.stats = np.zeros(5, dtype=np.int64)
-        self.stats[3] = max_states
-        self.stats[4] = _room(self.table)
+        self.stats = np.array([0, 0, 0, max_states, _room(self.table)], dtype=np.int64)
         self.max_table_bytes = max_table_bytes
 
     def reach(self, occ: int, last: int, jump: int, need: int, empty: int) -> int:

@@ -148,12 +148,10 @@ class Board:
             raise RushHourError(
                 f"bad character(s) {''.join(bad)!r} in board; use 'o' or '.' for empty, "
                 "'x' for a wall, 'A'..'Z' for vehicles")
+        walls = [i for i, ch in enumerate(s) if ch == WALL]
         cells: dict[str, list[int]] = {}
-        walls = []
         for i, ch in enumerate(s):
-            if ch == WALL:
-                walls.append(i)
-            elif ch in LETTERS:
+            if ch in LETTERS:
                 cells.setdefault(ch, []).append(i)
         vehicles = []  # Board() checks the lengths and the target car
         for letter, cs in sorted(cells.items()):
