@@ -96,13 +96,6 @@ def parse_square(text: str, rows: int, cols: int) -> int:
     return r * cols + c
 
 
-def parse_tile(text: str) -> int:
-    t = str(text).strip().upper()
-    if t in ("T1", "T2", "T3"):
-        return int(t[1])
-    raise BlackPathError(f"unknown tile {text!r}: expected T1, T2 or T3")
-
-
 def is_boundary(square: int, side: int, rows: int, cols: int) -> bool:
     r, c = divmod(square, cols)
     dr, dc = _DELTA[side]
@@ -147,7 +140,10 @@ def parse_move(text: str, rows: int, cols: int) -> tuple[int, int]:
     parts = str(text).strip().split("-")
     if len(parts) != 2:
         raise BlackPathError(f"bad move {text!r}: expected square-tile, e.g. 'B2-T3'")
-    return parse_square(parts[0], rows, cols), parse_tile(parts[1])
+    square, tile = parse_square(parts[0], rows, cols), parts[1].strip().upper()
+    if tile not in TILE_NAMES.values():
+        raise BlackPathError(f"unknown tile {parts[1]!r}: expected T1, T2 or T3")
+    return square, int(tile[1])
 
 
 # ----------------------------------------------------------------------------- rules
