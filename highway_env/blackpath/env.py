@@ -16,10 +16,8 @@ The Black Path Game (Larry Black, 1960) on an R x C board (default 4x4), as a Pe
 | Observation Shape  | (R, C, 7) plus a (3,) action mask                |
 | Observation Values | [0,1]                                            |
 
-A path starts at a boundary side of a square (default the top of A1). `player_0` (player 1 of
-``highway_env.blackpath.game``) moves first; a move fills the square at the end of the path with
-a tile, the path follows it (and any filled squares beyond) to the next empty square or to the
-edge. Whoever runs the path into the edge loses. Rules: ``highway_env.blackpath.game``.
+`player_0` (player 1 of ``highway_env.blackpath.game``, the rules) moves first; whoever runs the
+path into the edge loses.
 
 ### Observation Space
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numbers
 import re
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Iterable
 
 __all__ = ["BlackPathError", "IllegalMoveError", "SIDES", "TILES", "TILE_NAMES", "EXIT", "State", "Segment",
@@ -209,9 +210,7 @@ class State:
     @property
     def winner(self) -> int | None:
         """1 or 2 once the game is over (the player who did *not* make the last move), else None."""
-        if not self.is_over:
-            return None
-        return 1 + self.ply % 2  # the last mover was player 1 + (ply - 1) % 2 and lost
+        return 1 + self.ply % 2 if self.is_over else None  # the last mover, 1 + (ply - 1) % 2, lost
 
     @property
     def loser(self) -> int | None:
@@ -345,11 +344,7 @@ def to_ansi(state: State) -> str:
             label = f"{r + 1:>2} " if k == 1 else "   "
             lines.append(label + "|" + "|".join("".join(blocks[r * cols + c][k]) for c in range(cols)) + "|")
         lines.append(sep)
-    squares = []
-    for s in path:
-        name = square_name(s.square, cols)
-        if not squares or squares[-1] != name:
-            squares.append(name)
+    squares = [name for name, _ in groupby(square_name(s.square, cols) for s in path)]  # once a visit
     if not state.is_over:
         squares.append(state.square_name())
     lines.append(f"start {state.start}; move {state.ply}; path: {' '.join(squares) or '-'}")

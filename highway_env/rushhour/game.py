@@ -348,14 +348,11 @@ def solve(board: "str | Board") -> Solution:
     n = len(vs)
     shifts = [BITS * i for i in range(n)]
     wall_mask = sum(1 << w for w in b.walls)
-    masks = [[v.mask(p) if p + v.length <= SIZE else 0 for p in range(SIZE)] for v in vs]
-    step = [1 if v.horizontal else SIZE for v in vs]
+    masks = [[v.mask(p) if p + v.length <= SIZE else 0 for p in range(SIZE + 1)] for v in vs]
     maxpos = [SIZE - v.length for v in vs]
-    # bit of the cell just before / just after a vehicle at position p
-    before = [[(1 << (v.cells(p)[0] - step[i])) if p > 0 else 0 for p in range(SIZE)]
-              for i, v in enumerate(vs)]
-    after = [[(1 << (v.cells(p)[-1] + step[i])) if p <= maxpos[i] - 1 else 0
-              for p in range(SIZE)] for i, v in enumerate(vs)]
+    # the cell a vehicle at position p enters one step back / forward
+    before = [[m[p - 1] & ~m[p] if p > 0 else 0 for p in range(SIZE)] for m in masks]
+    after = [[m[p + 1] & ~m[p] for p in range(SIZE)] for m in masks]
     letters = [v.letter for v in vs]
     ia = letters.index(TARGET)
     goal_pos = maxpos[ia]
