@@ -149,8 +149,8 @@ class BlackPathGame(Game):
     def to_rules_state(self, state) -> bp.State:
         """One state array -> ``blackpath.game.State`` (with this game's start)."""
         *tiles, sq, entry, ply = (int(v) for v in np.asarray(state))
-        return bp.State(self.rows, self.cols, self.start_square, self.start_side, tuple(tiles), sq, entry,
-                        ply)
+        return bp.State(self.rows, self.cols, self.start_square, self.start_side,
+                        tuple(tiles), sq, entry, ply)
 
     # -- rules
     def initial_states(self, n: int) -> np.ndarray:
