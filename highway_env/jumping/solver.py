@@ -328,12 +328,12 @@ def _sol_rec(n, occ, last, jump, key, need, empty, ray_sq, ray_len, bound, symta
 class _Bounded:
     """The bounded solitaire search's tables and memo, shared by the iterations and the line."""
 
-    def __init__(self, n: int, max_states: int = 0, capacity: int = 1 << 16, max_table_bytes: int = 16 << 30):
+    def __init__(self, n: int, max_states: int = 0, max_table_bytes: int = 16 << 30):
         self.n = n
         self.ray_sq, self.ray_len = rays_array(n)
         self.bound = _static_bounds(n)
         self.symtab, self.symperm = symmetry_tables(n)
-        self.table = new_table(capacity)
+        self.table = new_table(1 << 16)
         self.stats = np.array([0, 0, 0, max_states, _room(self.table)], dtype=np.int64)
         self.max_table_bytes = max_table_bytes
 
@@ -453,23 +453,21 @@ def _first_move_values(n: int, solitaire: bool, table: np.ndarray) -> dict[int, 
 
 
 def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[int]]:
-    """(max solitaire score, a sequence of squares that scores it), by the bounded search."""
+    """(max solitaire score, a sequence of squares that scores it), by the bounded search; the line
+    reuses its memo (the upper bounds stay valid), each move the first that keeps the score reachable."""
     n = check_n(n)
-    res = solve(n, solitaire=True, max_table_bytes=max_table_bytes)
-    if res.best_first_move is None:
-        return int(res.value or 0), []
-    search = _Bounded(n, capacity=1 << 20, max_table_bytes=max_table_bytes)
-    first = res.best_first_move
-    line, occ, last, jump, need = [first], 1 << first, first, 0, res.value
+    search = _Bounded(n, max_table_bytes=max_table_bytes)
+    value, first = _solve_solitaire_bounded(search)
+    line, occ, last, jump, need = [first], 1 << first, first, 0, value
     while True:
-        for q, d in targets(n, occ, last):  # the first move that keeps ``need`` reachable
+        for q, d in targets(n, occ, last):
             g = int(0 < jump < d)
             if search.reach(occ | 1 << q, q, d, need - g, n * n - len(line) - 1) + g >= need:
                 line.append(q)
                 occ, last, jump, need = occ | 1 << q, q, d, need - g
                 break
         else:
-            return res.value, line
+            return value, line
 
 
 def _future_value(n: int, solitaire: bool, memo: dict):
