@@ -35,6 +35,10 @@ from highway_env.blackpath import game as bp
 
 _EXIT = np.asarray(bp.EXIT, dtype=np.int64)  # (4, 4): tile 0..3, entry side -> exit side
 _DELTA = np.asarray(bp._DELTA, dtype=np.int64)  # (4, 2) (drow, dcol) leaving through each side
+#: each side's image under the transpose (4), the flip of the rows (1), the flip of the columns (2)
+_SIDE_IMAGE = {4: np.array([bp.LEFT, bp.BOTTOM, bp.RIGHT, bp.TOP]),
+               1: np.array([bp.BOTTOM, bp.RIGHT, bp.TOP, bp.LEFT]),
+               2: np.array([bp.TOP, bp.LEFT, bp.BOTTOM, bp.RIGHT])}
 NUM_TILES = 3
 CHANNELS = NUM_TILES + 4
 
@@ -81,27 +85,11 @@ def _dihedral(rows: int, cols: int) -> list[tuple[np.ndarray, np.ndarray, np.nda
     for k in range(8):
         if k & 4 and rows != cols:
             continue
-        nr, nc = (cols, rows) if k & 4 else (rows, cols)
-        perm = np.empty(rows * cols, np.int64)
-        for sq in range(rows * cols):
-            r, c = divmod(sq, cols)
-            if k & 4:
-                r, c = c, r
-            if k & 1:
-                r = nr - 1 - r
-            if k & 2:
-                c = nc - 1 - c
-            perm[sq] = r * nc + c
-        side = np.empty(4, np.int64)
-        for s in range(4):
-            dr, dc = (int(v) for v in _DELTA[s])
-            if k & 4:
-                dr, dc = dc, dr
-            if k & 1:
-                dr = -dr
-            if k & 2:
-                dc = -dc
-            side[s] = [tuple(d) for d in _DELTA.tolist()].index((dr, dc))
+        grid, side = np.arange(rows * cols).reshape(rows, cols), np.arange(4)  # grid[new square] = old one
+        for bit, flip in ((4, np.transpose), (1, np.flipud), (2, np.fliplr)):
+            if k & bit:
+                grid, side = flip(grid), _SIDE_IMAGE[bit][side]
+        perm = np.argsort(grid, axis=None)
         tile = np.zeros(4, np.int64)
         for t in range(1, 4):
             for t2 in range(1, 4):
@@ -118,7 +106,6 @@ class BlackPathGame(Game):
     name = "blackpath"
     title = "Black Path"
     perfect_player = "highway_env.blackpath.perfect:BlackPathPerfect.from_spec"
-    state_dtype = np.int8
 
     def __init__(self, rows: int = 4, cols: int = 4, start="A1:top"):
         s0 = bp.new_game(rows, cols, start)
@@ -134,18 +121,11 @@ class BlackPathGame(Game):
         self.max_game_length = self.cells
         self._syms = _dihedral(rows, cols)
         obs_g, act_g = [], []
-        for perm, side, tile in self._syms:
-            g = np.empty(self.cells * CHANNELS, np.int64)
+        for perm, side, tile in self._syms:  # the gathers: new index -> old, the inverse of old -> new
             chmap = np.concatenate([tile[1:] - 1, NUM_TILES + side])  # old channel -> new channel
-            for sq in range(self.cells):
-                for ch in range(CHANNELS):
-                    g[perm[sq] * CHANNELS + chmap[ch]] = sq * CHANNELS + ch
-            obs_g.append(g)
-            a = np.empty(NUM_TILES, np.int64)
-            a[tile[1:] - 1] = np.arange(NUM_TILES)  # new action tile[t]-1 comes from old action t-1
-            act_g.append(a)
-        self._obs_gather = np.stack(obs_g)
-        self._action_gather = np.stack(act_g)
+            obs_g.append(np.argsort((perm[:, None] * CHANNELS + chmap).ravel()))
+            act_g.append(np.argsort(tile[1:] - 1))
+        self._symmetries = np.stack(obs_g), np.stack(act_g)
 
     def config(self) -> dict:
         return {"rows": self.rows, "cols": self.cols,
@@ -168,11 +148,9 @@ class BlackPathGame(Game):
 
     def to_rules_state(self, state) -> bp.State:
         """One state array -> ``blackpath.game.State`` (with this game's start)."""
-        a = np.asarray(state, dtype=np.int64)
-        sq = int(a[self.cells])
+        *tiles, sq, entry, ply = (int(v) for v in np.asarray(state))
         return bp.State(self.rows, self.cols, self.start_square, self.start_side,
-                        tuple(int(v) for v in a[:self.cells]), sq, int(a[self.cells + 1]),
-                        int(a[self.cells + 2]))
+                        tuple(tiles), sq, entry, ply)
 
     # -- rules
     def initial_states(self, n: int) -> np.ndarray:
@@ -218,7 +196,7 @@ class BlackPathGame(Game):
         return out.reshape(n, *self.obs_shape)
 
     def symmetries(self):
-        return self._obs_gather, self._action_gather
+        return self._symmetries
 
     def transform_states(self, states, k: int) -> np.ndarray:
         """States mapped by the k-th symmetry (row k of :meth:`symmetries`): an equivalent position

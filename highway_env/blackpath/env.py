@@ -16,10 +16,8 @@ The Black Path Game (Larry Black, 1960) on an R x C board (default 4x4), as a Pe
 | Observation Shape  | (R, C, 7) plus a (3,) action mask                |
 | Observation Values | [0,1]                                            |
 
-A path starts at a boundary side of a square (default the top of A1). `player_0` (player 1 of
-``highway_env.blackpath.game``) moves first; a move fills the square at the end of the path with
-a tile, the path follows it (and any filled squares beyond) to the next empty square or to the
-edge. Whoever runs the path into the edge loses. Rules: ``highway_env.blackpath.game``.
+`player_0` (player 1 of ``highway_env.blackpath.game``, the rules) moves first; whoever runs the
+path into the edge loses.
 
 ### Observation Space
 
@@ -71,9 +69,9 @@ from gymnasium.utils import EzPickle
 from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers
 from highway_env.blackpath import game
 from highway_env.blackpath.game import BlackPathError, State, to_ansi
+from highway_env.render import A_COLOUR, BACKGROUND, RENDER_MODES, TEXT
 
 AGENTS = ("player_0", "player_1")
-RENDER_MODES = ("human", "ansi", "rgb_array")
 NUM_ACTIONS = 3
 CHANNELS = 7
 
@@ -84,13 +82,10 @@ def env(**kwargs):
 
 # ----------------------------------------------------------------------------- image
 
-_BG = (250, 248, 240)
 _GRID = (90, 90, 90)
 _TILE = (150, 150, 150)
-_PATH = (214, 48, 49)
 _START = (30, 150, 60)
 _CURRENT = (255, 236, 150)
-_TEXT = (20, 20, 20)
 
 
 def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
@@ -101,7 +96,7 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
     m = cell_px // 2  # margin
     caption_h = 20
     w, h = cols * cell_px + 2 * m, rows * cell_px + 2 * m + caption_h
-    img = Image.new("RGB", (w, h), _BG)
+    img = Image.new("RGB", (w, h), BACKGROUND)
     d = ImageDraw.Draw(img)
     font = ImageFont.load_default()
     half = cell_px // 2
@@ -119,9 +114,9 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
     for c in range(cols + 1):
         d.line((m + c * cell_px, m, m + c * cell_px, m + rows * cell_px), fill=_GRID, width=1)
     for c in range(cols):
-        d.text((m + c * cell_px + half - 3, 4), chr(ord("A") + c), fill=_TEXT, font=font)
+        d.text((m + c * cell_px + half - 3, 4), chr(ord("A") + c), fill=TEXT, font=font)
     for r in range(rows):
-        d.text((6, m + r * cell_px + half - 5), str(r + 1), fill=_TEXT, font=font)
+        d.text((6, m + r * cell_px + half - 5), str(r + 1), fill=TEXT, font=font)
 
     on_path = {(s.square, frozenset((s.enter, s.exit))) for s in state.path()}
 
@@ -148,14 +143,14 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
         # draw the off-path segment first so the path stays on top at a crossing
         for pair in sorted(pairs, key=lambda p: (sq, p) in on_path):
             path = (sq, pair) in on_path
-            draw_segment(sq, pair, _PATH if path else _TILE, thick if path else thin)
+            draw_segment(sq, pair, A_COLOUR if path else _TILE, thick if path else thin)
     # the start side
     x0, y0 = corner(state.start_square)
     sx, sy = {game.TOP: (half, 0), game.RIGHT: (cell_px, half), game.BOTTOM: (half, cell_px),
               game.LEFT: (0, half)}[state.start_side]
     rad = max(3, cell_px // 10)
     d.ellipse((x0 + sx - rad, y0 + sy - rad, x0 + sx + rad, y0 + sy + rad), fill=_START)
-    d.text((m, h - caption_h), state.status(), fill=_TEXT, font=font)
+    d.text((m, h - caption_h), state.status(), fill=TEXT, font=font)
     return np.asarray(img, dtype=np.uint8).copy()
 
 
@@ -163,12 +158,8 @@ def to_rgb(state: State, cell_px: int = 64) -> np.ndarray:
 
 class raw_env(TwoPlayerAEC, EzPickle):
     action_error = BlackPathError  # raised by env()'s wrappers for an action of the wrong type
-    metadata = {
-        "render_modes": list(RENDER_MODES),
-        "name": "blackpath_v0",
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = {"render_modes": list(RENDER_MODES), "name": "blackpath_v0", "is_parallelizable": False,
+                "render_fps": 2}
 
     def __init__(self, rows: int = 4, cols: int = 4, start: str = "A1:top", render_mode: str | None = None):
         EzPickle.__init__(self, rows, cols, start, render_mode)
@@ -202,15 +193,9 @@ class raw_env(TwoPlayerAEC, EzPickle):
     def _set_infos(self) -> None:
         s = self._state
         winner = "" if s.winner is None else AGENTS[s.winner - 1]
-        self.infos = {
-            a: {
-                "ply": s.ply,
-                "square": "" if s.is_over else s.square_name(),
-                "entry": "" if s.is_over else game.SIDES[s.entry],
-                "winner": winner,
-            }
-            for a in self.agents
-        }
+        info = {"ply": s.ply, "square": "" if s.is_over else s.square_name(),
+                "entry": "" if s.is_over else game.SIDES[s.entry], "winner": winner}
+        self.infos = {a: dict(info) for a in self.agents}
 
     def step(self, action):
         agent = self.agent_selection

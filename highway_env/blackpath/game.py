@@ -30,11 +30,12 @@ from __future__ import annotations
 import numbers
 import re
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Iterable
 
 __all__ = ["BlackPathError", "IllegalMoveError", "SIDES", "TILES", "TILE_NAMES", "EXIT", "State", "Segment",
            "new_game", "parse_square", "square_name", "parse_start", "start_name", "parse_move",
-           "parse_moves", "move_name", "replay", "boundary_starts"]
+           "move_name", "replay", "boundary_starts"]
 
 #: The notation's limits: a square is one column letter A..Z and a row number of one or two digits
 #: (``parse_square``). The agents' adapter allows fewer squares (``az_game``: 120, its int8 state).
@@ -96,13 +97,6 @@ def parse_square(text: str, rows: int, cols: int) -> int:
     return r * cols + c
 
 
-def parse_tile(text: str) -> int:
-    t = str(text).strip().upper()
-    if t in ("T1", "T2", "T3"):
-        return int(t[1])
-    raise BlackPathError(f"unknown tile {text!r}: expected T1, T2 or T3")
-
-
 def is_boundary(square: int, side: int, rows: int, cols: int) -> bool:
     r, c = divmod(square, cols)
     dr, dc = _DELTA[side]
@@ -112,15 +106,10 @@ def is_boundary(square: int, side: int, rows: int, cols: int) -> bool:
 def boundary_starts(rows: int, cols: int) -> list[tuple[int, int]]:
     """Every (square, side) with the side on the board's edge, clockwise from A1:top."""
     _check_size(rows, cols)
-    out = []
-    for c in range(cols):
-        out.append((c, TOP))
-    for r in range(rows):
-        out.append((r * cols + cols - 1, RIGHT))
-    for c in reversed(range(cols)):
-        out.append(((rows - 1) * cols + c, BOTTOM))
-    for r in reversed(range(rows)):
-        out.append((r * cols, LEFT))
+    out = [(c, TOP) for c in range(cols)]
+    out += [(r * cols + cols - 1, RIGHT) for r in range(rows)]
+    out += [((rows - 1) * cols + c, BOTTOM) for c in reversed(range(cols))]
+    out += [(r * cols, LEFT) for r in reversed(range(rows))]
     return out
 
 
@@ -152,13 +141,10 @@ def parse_move(text: str, rows: int, cols: int) -> tuple[int, int]:
     parts = str(text).strip().split("-")
     if len(parts) != 2:
         raise BlackPathError(f"bad move {text!r}: expected square-tile, e.g. 'B2-T3'")
-    return parse_square(parts[0], rows, cols), parse_tile(parts[1])
-
-
-def parse_moves(text: str | Iterable[str], rows: int, cols: int) -> list[tuple[int, int]]:
-    """A whitespace/comma separated string (or a list) of moves -> [(square, tile), ...]."""
-    items = text.replace(",", " ").split() if isinstance(text, str) else list(text)
-    return [parse_move(m, rows, cols) for m in items]
+    square, tile = parse_square(parts[0], rows, cols), parts[1].strip().upper()
+    if tile not in TILE_NAMES.values():
+        raise BlackPathError(f"unknown tile {parts[1]!r}: expected T1, T2 or T3")
+    return square, int(tile[1])
 
 
 # ----------------------------------------------------------------------------- rules
@@ -224,9 +210,7 @@ class State:
     @property
     def winner(self) -> int | None:
         """1 or 2 once the game is over (the player who did *not* make the last move), else None."""
-        if not self.is_over:
-            return None
-        return 1 + self.ply % 2  # the last mover was player 1 + (ply - 1) % 2 and lost
+        return 1 + self.ply % 2 if self.is_over else None  # the last mover, 1 + (ply - 1) % 2, lost
 
     @property
     def loser(self) -> int | None:
@@ -254,11 +238,9 @@ class State:
             raise IllegalMoveError("the game is over")
         if tile not in TILES:
             raise BlackPathError(f"unknown tile {tile!r}: expected 1, 2 or 3 (T1..T3)")
-        tiles = list(self.tiles)
-        tiles[self.square] = tile
-        tiles_t = tuple(tiles)
-        sq, entry, _ = follow(tiles_t, self.rows, self.cols, self.square, self.entry)
-        return State(self.rows, self.cols, self.start_square, self.start_side, tiles_t,
+        tiles = self.tiles[:self.square] + (tile,) + self.tiles[self.square + 1:]
+        sq, entry, _ = follow(tiles, self.rows, self.cols, self.square, self.entry)
+        return State(self.rows, self.cols, self.start_square, self.start_side, tiles,
                      sq, entry if sq >= 0 else -1, self.ply + 1)
 
     def play_move(self, move: str | tuple[int, int]) -> "State":
@@ -272,10 +254,7 @@ class State:
 
     def key(self) -> int:
         """The filled board as an int (2 bits a square); with the start it determines the state."""
-        k = 0
-        for i, t in enumerate(self.tiles):
-            k |= t << (2 * i)
-        return k
+        return sum(t << (2 * i) for i, t in enumerate(self.tiles))
 
     def status(self) -> str:
         """One line: whose move and where, or who won."""
@@ -326,19 +305,11 @@ def replay(moves: str | Iterable[str], rows: int = 4, cols: int = 4, start: str 
 # (row, col) of each side's midpoint in a square's 3x3 character block
 _MID = {TOP: (0, 1), RIGHT: (1, 2), BOTTOM: (2, 1), LEFT: (1, 0)}
 _ARROW = {TOP: "v", RIGHT: "<", BOTTOM: "^", LEFT: ">"}
-
-
-def _segment_chars(pair: frozenset, on_path: bool) -> list[tuple[int, int, str]]:
-    """The characters drawing the segment joining the two sides ``pair`` in a 3x3 block."""
-    if pair == {TOP, BOTTOM}:
-        ch = "#" if on_path else "|"
-        return [(0, 1, ch), (1, 1, ch), (2, 1, ch)]
-    if pair == {LEFT, RIGHT}:
-        ch = "#" if on_path else "-"
-        return [(1, 0, ch), (1, 1, ch), (1, 2, ch)]
-    corner = {frozenset((TOP, LEFT)): (0, 0, "/"), frozenset((BOTTOM, RIGHT)): (2, 2, "/"),
-              frozenset((TOP, RIGHT)): (0, 2, "\\"), frozenset((BOTTOM, LEFT)): (2, 0, "\\")}[pair]
-    return [(corner[0], corner[1], "#" if on_path else corner[2])]
+# the segment joining two sides in a square's 3x3 block: its (row, col) cells and character off the path
+_SEGMENT_CHARS = {frozenset((TOP, BOTTOM)): (((0, 1), (1, 1), (2, 1)), "|"),
+                  frozenset((LEFT, RIGHT)): (((1, 0), (1, 1), (1, 2)), "-"),
+                  frozenset((TOP, LEFT)): (((0, 0),), "/"), frozenset((BOTTOM, RIGHT)): (((2, 2),), "/"),
+                  frozenset((TOP, RIGHT)): (((0, 2),), "\\"), frozenset((BOTTOM, LEFT)): (((2, 0),), "\\")}
 
 
 def to_ansi(state: State) -> str:
@@ -354,10 +325,11 @@ def to_ansi(state: State) -> str:
         t = state.tiles[sq]
         if t:
             for pair in {frozenset((a, EXIT[t][a])) for a in range(4)}:
-                for r, c, ch in _segment_chars(pair, (sq, pair) in on_path):
-                    if g[r][c] in "|-" and ch in "|-":
-                        ch = "+"
-                    g[r][c] = ch if g[r][c] != "#" else "#"
+                cells, ch = _SEGMENT_CHARS[pair]
+                ch = "#" if (sq, pair) in on_path else ch
+                for r, c in cells:
+                    mark = "+" if g[r][c] in "|-" and ch in "|-" else ch
+                    g[r][c] = mark if g[r][c] != "#" else "#"
         elif sq == state.square:
             g[1][1] = "@"
             r, c = _MID[state.entry]
@@ -372,11 +344,7 @@ def to_ansi(state: State) -> str:
             label = f"{r + 1:>2} " if k == 1 else "   "
             lines.append(label + "|" + "|".join("".join(blocks[r * cols + c][k]) for c in range(cols)) + "|")
         lines.append(sep)
-    squares = []
-    for s in path:
-        name = square_name(s.square, cols)
-        if not squares or squares[-1] != name:
-            squares.append(name)
+    squares = [name for name, _ in groupby(square_name(s.square, cols) for s in path)]  # once a visit
     if not state.is_over:
         squares.append(state.square_name())
     lines.append(f"start {state.start}; move {state.ply}; path: {' '.join(squares) or '-'}")

@@ -125,7 +125,7 @@ def solve_state(state: State, max_positions: int | None = DEFAULT_MAX_POSITIONS,
     t0 = time.perf_counter()
     if state.is_over:
         return Result(state.rows, state.cols, state.start, state.winner, state.to_move,
-                      states=0, seconds=time.perf_counter() - t0)
+                      seconds=time.perf_counter() - t0)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 4 * state.rows * state.cols + 1000))
     try:

@@ -33,35 +33,21 @@ from highway_env.jumping import game as jg
 
 
 @nb.njit(cache=True)
-def _legal_kernel(states, cells, ray_sq, ray_len, out):
+def _lines_kernel(states, cells, ray_sq, ray_len, legal, dist):
+    """legal[g]: the empty squares on the last square's lines (every empty square before the first
+    move); dist[g, sq]: the jump length from the last square to sq on one of its lines, else 0."""
     for g in range(states.shape[0]):
         last = states[g, cells]
         for i in range(cells):
-            out[g, i] = False
+            legal[g, i] = last < 0 and states[g, i] == 0
+            dist[g, i] = 0
         if last < 0:
-            for i in range(cells):
-                out[g, i] = states[g, i] == 0
             continue
         for d in range(8):
             for k in range(ray_len[last, d]):
                 sq = ray_sq[last, d, k]
-                if states[g, sq] == 0:
-                    out[g, sq] = True
-
-
-@nb.njit(cache=True)
-def _dist_kernel(states, cells, ray_sq, ray_len, dist):
-    """dist[g, sq] = jump length from the last square to sq when sq is on one of its lines (0 else,
-    and 0 everywhere before the first move)."""
-    for g in range(states.shape[0]):
-        for i in range(cells):
-            dist[g, i] = 0
-        last = states[g, cells]
-        if last < 0:
-            continue
-        for d in range(8):
-            for k in range(ray_len[last, d]):
-                dist[g, ray_sq[last, d, k]] = k + 1
+                legal[g, sq] = states[g, sq] == 0
+                dist[g, sq] = k + 1
 
 
 @nb.njit(cache=True)
@@ -100,7 +86,6 @@ class JumpingGame(Game):
     name = "jumping"
     title = "Jumping Farther & Farther"
     perfect_player = "highway_env.jumping.perfect:JumpingPerfect.from_spec"
-    state_dtype = np.int8
     view_options = ("value",)
 
     def __init__(self, n: int = 4, value: str = "result"):
@@ -117,16 +102,10 @@ class JumpingGame(Game):
         self.max_game_length = self.cells
         self.score_scale = float(max(1, self.cells // 4))
         self._ray_sq, self._ray_len = jg.rays_array(n)
-        self._perms = [np.asarray(p, dtype=np.int64) for p in jg.symmetries(n)]  # old sq -> new sq
+        self._perms = np.array(jg.symmetries(n), dtype=np.int64)  # [k, old sq] = new sq
+        inv = np.argsort(self._perms, axis=1)  # new[j] = old[inv[k, j]]
         obs_idx = np.arange(self.cells * self.channels).reshape(self.cells, self.channels)
-        obs_g, act_g = [], []
-        for p in self._perms:
-            inv = np.empty_like(p)
-            inv[p] = np.arange(self.cells)  # new[j] = old[inv[j]]
-            obs_g.append(obs_idx[inv].reshape(-1))
-            act_g.append(inv)
-        self._obs_gather = np.stack(obs_g)
-        self._action_gather = np.stack(act_g)
+        self._symmetries = obs_idx[inv].reshape(len(inv), -1), inv
 
     def config(self) -> dict:
         return {"n": self.n} if self.value == "result" else {"n": self.n, "value": self.value}
@@ -147,10 +126,9 @@ class JumpingGame(Game):
         return super().as_state(state)
 
     def to_rules_state(self, state) -> jg.State:
-        a = [int(v) for v in np.asarray(state)]
-        c = self.cells
-        occ = sum(1 << i for i in range(c) if a[i])
-        return jg.State(n=self.n, occ=occ, last=a[c], jump=a[c + 1], scores=(a[c + 2], a[c + 3]), ply=a[c + 4])
+        *occ, last, jump, score0, score1, ply = (int(v) for v in np.asarray(state))
+        occ = sum(1 << i for i, filled in enumerate(occ) if filled)
+        return jg.State(self.n, occ, last, jump, (score0, score1), ply)
 
     # -- rules
     def initial_states(self, n: int) -> np.ndarray:
@@ -158,11 +136,13 @@ class JumpingGame(Game):
         s[:, self.cells] = -1
         return s
 
+    def _lines(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        legal, dist = np.empty((len(s), self.cells), np.bool_), np.empty((len(s), self.cells), np.int64)
+        _lines_kernel(s, self.cells, self._ray_sq, self._ray_len, legal, dist)
+        return legal, dist
+
     def legal_masks(self, states):
-        s = self.checked_states(states)
-        out = np.empty((len(s), self.cells), np.bool_)
-        _legal_kernel(s, self.cells, self._ray_sq, self._ray_len, out)
-        return out
+        return self._lines(self.checked_states(states))[0]
 
     def terminal(self, states):
         return ~self.legal_masks(states).any(axis=1)
@@ -184,8 +164,7 @@ class JumpingGame(Game):
         return s[:, self.cells + 2] - s[:, self.cells + 3]
 
     def returns(self, states):
-        # "margin": the value head learns the score difference the accuracy is graded on (the sign is
-        # unchanged, so wins, draws and losses count as before)
+        # "margin": the value head learns the score difference that the accuracy is graded on
         if self.value == "margin":
             return np.tanh(self.scores(states)).astype(np.float32)
         return np.sign(self.margins(states)).astype(np.float32)
@@ -201,10 +180,8 @@ class JumpingGame(Game):
         out[:, :, 0] = s[:, :c]
         live = np.flatnonzero(s[:, c] >= 0)
         out[live, s[live, c].astype(np.int64), 1] = 1
-        legal = self.legal_masks(s)
+        legal, dist = self._lines(s)
         out[:, :, 2] = legal
-        dist = np.empty((N, c), np.int64)
-        _dist_kernel(s, c, self._ray_sq, self._ray_len, dist)
         jump = s[:, c + 1].astype(np.int64)
         out[:, :, 3] = legal & (jump[:, None] > 0) & (dist > jump[:, None])
         out[np.arange(N), :, 4 + np.clip(jump, 0, n - 1)] = 1
@@ -213,7 +190,7 @@ class JumpingGame(Game):
         return out.reshape(N, *self.obs_shape)
 
     def symmetries(self):
-        return self._obs_gather, self._action_gather
+        return self._symmetries
 
     def transform_states(self, states, k: int) -> np.ndarray:
         """States mapped by the k-th symmetry (row k of :meth:`symmetries`)."""

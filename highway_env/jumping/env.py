@@ -49,11 +49,10 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
 from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers, render_in_mode
-from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state
-from highway_env.render import A_COLOUR, B_COLOUR, BACKGROUND, EMPTY, GRID, TEXT, font
+from highway_env.jumping.game import IllegalMoveError, JumpingError, State, check_n, initial_state, play
+from highway_env.render import A_COLOUR, B_COLOUR, BACKGROUND, EMPTY, GRID, RENDER_MODES, TEXT, font
 
 AGENTS = ("player_0", "player_1")
-RENDER_MODES = ("human", "ansi", "rgb_array")
 
 _COLOURS = (A_COLOUR, B_COLOUR)  # odd (player_0) red, even (player_1) blue
 _LAST = (255, 220, 120)
@@ -62,21 +61,14 @@ _LAST = (255, 220, 120)
 # ----------------------------------------------------------------------------- rendering
 
 def render_ansi(state: State, numbers, solitaire: bool = False) -> str:
-    n = state.n
-    w = len(str(n * n))
-    lines = []
-    for r in range(n):
-        cells = []
-        for c in range(n):
-            sq = r * n + c
-            v = numbers[sq]
-            txt = ("." if v == 0 else str(v)).rjust(w)
-            cells.append(f"[{txt}]" if sq == state.last else f" {txt} ")
-        lines.append("".join(cells))
-    if solitaire:
-        status = f"score {state.scores[0] + state.scores[1]}"
-    else:
-        status = f"scores player_0 (odd) {state.scores[0]}, player_1 (even) {state.scores[1]}"
+    n, (a, b) = state.n, state.scores
+
+    def cell(sq: int) -> str:
+        txt = str(numbers[sq] or ".").rjust(len(str(n * n)))
+        return f"[{txt}]" if sq == state.last else f" {txt} "
+
+    lines = ["".join(cell(r * n + c) for c in range(n)) for r in range(n)]
+    status = f"score {a + b}" if solitaire else f"scores player_0 (odd) {a}, player_1 (even) {b}"
     if state.is_terminal():
         status += f"; game over after {state.ply}"
     else:
@@ -112,15 +104,13 @@ def render_rgb(state: State, numbers, solitaire: bool = False, cell_px: int = 64
 
 def _replay(n: int, moves) -> tuple[State, list[int]]:
     """A reset's ``options["moves"]``: the position after them and its grid of numbers."""
-    s = initial_state(n)
-    numbers = [0] * (n * n)
-    for sq in moves:
-        if s.is_terminal():
-            raise IllegalMoveError(f"the game is over after {s.ply} integers")
-        s, _ = s.apply(sq)
-        numbers[s.last] = s.ply
-    if s.is_terminal() and s.ply > 0:
+    moves = list(moves)
+    s = play(n, moves)
+    if s.is_terminal():
         raise JumpingError("options['moves'] ends the game: there is no move left to play")
+    numbers = [0] * (n * n)
+    for i, sq in enumerate(moves, 1):
+        numbers[int(sq)] = i
     return s, numbers
 
 
@@ -132,12 +122,8 @@ def env(**kwargs):
 
 class raw_env(TwoPlayerAEC, EzPickle):
     action_error = JumpingError  # raised by env()'s wrappers for an action of the wrong type
-    metadata = {
-        "render_modes": list(RENDER_MODES),
-        "name": "jumping_v0",
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = {"render_modes": list(RENDER_MODES), "name": "jumping_v0", "is_parallelizable": False,
+                "render_fps": 2}
 
     def __init__(self, n: int = 4, render_mode: str | None = None):
         EzPickle.__init__(self, n, render_mode)
@@ -155,29 +141,17 @@ class raw_env(TwoPlayerAEC, EzPickle):
         return self._state
 
     def observe(self, agent):
-        obs = self.state()
-        if agent == self.agent_selection and not self._state.is_terminal():
-            mask = self._state.action_mask()
-        else:
-            mask = np.zeros(self.n * self.n, dtype=np.int8)
-        return {"observation": obs, "action_mask": mask}
+        on = agent == self.agent_selection and not self._state.is_terminal()
+        mask = self._state.action_mask() if on else np.zeros(self.n * self.n, dtype=np.int8)
+        return {"observation": self.state(), "action_mask": mask}
 
     def state(self) -> np.ndarray:
         return np.array(self._numbers, dtype=np.int16).reshape(self.n, self.n)
 
     def _set_infos(self) -> None:
         s = self._state
-        self.infos = {
-            a: {
-                "scores": [s.scores[0], s.scores[1]],
-                "score_diff": s.scores[0] - s.scores[1],
-                "ply": s.ply,
-                "last": s.last,
-                "last_jump": s.jump,
-                "points": self._points,
-            }
-            for a in self.agents
-        }
+        self.infos = {a: {"scores": list(s.scores), "score_diff": s.scores[0] - s.scores[1], "ply": s.ply,
+                          "last": s.last, "last_jump": s.jump, "points": self._points} for a in self.agents}
 
     def step(self, action):
         agent = self.agent_selection
@@ -192,11 +166,9 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._state = new
         self._numbers[new.last] = new.ply
         self._points = pts
-        final = None
-        if new.is_terminal():
-            diff = new.scores[0] - new.scores[1]
-            sign = (diff > 0) - (diff < 0)
-            final = {AGENTS[0]: sign, AGENTS[1]: -sign}
+        s0, s1 = new.scores
+        sign = (s0 > s1) - (s0 < s1)  # player_0's reward at the end
+        final = {AGENTS[0]: sign, AGENTS[1]: -sign} if new.is_terminal() else None
         self._end_move(AGENTS[new.to_move], final)
 
     def reset(self, seed=None, options=None):
@@ -256,15 +228,8 @@ class SolitaireEnv(gymnasium.Env):
 
     def _info(self, points: int = 0, illegal: bool = False) -> dict[str, Any]:
         s = self._state
-        return {
-            "score": self.score,
-            "points": points,
-            "ply": s.ply,
-            "last": s.last,
-            "last_jump": s.jump,
-            "action_mask": self.action_masks().astype(np.int8),
-            "illegal": illegal,
-        }
+        return {"score": self.score, "points": points, "ply": s.ply, "last": s.last, "last_jump": s.jump,
+                "action_mask": self.action_masks().astype(np.int8), "illegal": illegal}
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)

@@ -34,8 +34,7 @@ class IllegalMoveError(JumpingError):
 
 
 def check_n(n) -> int:
-    """``n`` as an int in MIN_N..MAX_N; a bool, float or string is refused, not read as 1, 4 or 5
-    (``{"n": true}`` in a --game-config trained a 1x1 board)."""
+    """``n`` as an int in MIN_N..MAX_N; a bool, float or string is refused, not read as 1, 4 or 5."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or not MIN_N <= n <= MAX_N:
         raise JumpingError(f"n must be an int in {MIN_N}..{MAX_N}, got {n!r}")
     return int(n)
@@ -45,19 +44,12 @@ def check_n(n) -> int:
 def rays(n: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
     """``rays(n)[sq][d]`` = the squares from ``sq`` in direction ``DIRECTIONS[d]``, nearest first
     (the k-th one, 0-based, is at distance k + 1)."""
-    out = []
-    for sq in range(n * n):
+    def line(sq: int, dr: int, dc: int) -> tuple[int, ...]:
         r, c = divmod(sq, n)
-        per_dir = []
-        for dr, dc in DIRECTIONS:
-            line = []
-            rr, cc = r + dr, c + dc
-            while 0 <= rr < n and 0 <= cc < n:
-                line.append(rr * n + cc)
-                rr, cc = rr + dr, cc + dc
-            per_dir.append(tuple(line))
-        out.append(tuple(per_dir))
-    return tuple(out)
+        return tuple((r + k * dr) * n + c + k * dc for k in range(1, n)
+                     if 0 <= r + k * dr < n and 0 <= c + k * dc < n)
+
+    return tuple(tuple(line(sq, dr, dc) for dr, dc in DIRECTIONS) for sq in range(n * n))
 
 
 def rays_array(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -73,33 +65,27 @@ def rays_array(n: int) -> tuple[np.ndarray, np.ndarray]:
     return ray_sq, ray_len
 
 
+def targets(n: int, occ: int, last: int) -> list[tuple[int, int]]:
+    """(empty square, jump length) on the queen lines of square ``last``, by direction, nearest first."""
+    return [(sq, k + 1) for line in rays(n)[last] for k, sq in enumerate(line) if not occ >> sq & 1]
+
+
 def jump_length(n: int, a: int, b: int) -> int | None:
     """The distance from square ``a`` to ``b`` if they share a queen line, else None."""
-    ra, ca = divmod(a, n)
-    rb, cb = divmod(b, n)
-    dr, dc = rb - ra, cb - ca
-    if (dr, dc) == (0, 0):
-        return None
-    if dr == 0 or dc == 0 or abs(dr) == abs(dc):
-        return max(abs(dr), abs(dc))
-    return None
+    dr, dc = abs(b // n - a // n), abs(b % n - a % n)
+    return max(dr, dc) if a != b and (dr == 0 or dc == 0 or dr == dc) else None
 
 
 def symmetries(n: int) -> list[tuple[int, ...]]:
-    """The 8 dihedral permutations of the squares (they preserve queen lines and distances)."""
+    """The 8 dihedral permutations of the squares, old square -> new (they preserve queen lines and
+    distances): k & 4 transposes the board, k & 1 flips the rows, k & 2 the columns, in that order."""
     perms = []
     for k in range(8):
-        perm = []
-        for sq in range(n * n):
-            r, c = divmod(sq, n)
-            if k & 4:
-                r, c = c, r
-            if k & 1:
-                r = n - 1 - r
-            if k & 2:
-                c = n - 1 - c
-            perm.append(r * n + c)
-        perms.append(tuple(perm))
+        grid = np.arange(n * n).reshape(n, n)  # grid[new square] = old square
+        for bit, flip in ((4, np.transpose), (1, np.flipud), (2, np.fliplr)):
+            if k & bit:
+                grid = flip(grid)
+        perms.append(tuple(np.argsort(grid, axis=None).tolist()))
     return perms
 
 
@@ -132,29 +118,17 @@ class State:
 
     def legal_moves(self) -> list[tuple[int, int]]:
         """(target square, jump length) of every legal move, by square."""
-        n = self.n
         if self.last < 0:
-            return [(sq, 0) for sq in range(n * n)]
-        occ = self.occ
-        out = []
-        for line in rays(n)[self.last]:
-            for k, sq in enumerate(line):
-                if not occ >> sq & 1:
-                    out.append((sq, k + 1))
-        out.sort()
-        return out
+            return [(sq, 0) for sq in range(self.n * self.n)]
+        return sorted(targets(self.n, self.occ, self.last))
 
     def action_mask(self) -> np.ndarray:
         mask = np.zeros(self.n * self.n, dtype=np.int8)
-        for sq, _ in self.legal_moves():
-            mask[sq] = 1
+        mask[[sq for sq, _ in self.legal_moves()]] = 1
         return mask
 
     def is_terminal(self) -> bool:
-        if self.last < 0:
-            return self.n * self.n == 0
-        occ = self.occ
-        return not any(not occ >> sq & 1 for line in rays(self.n)[self.last] for sq in line)
+        return self.last >= 0 and not targets(self.n, self.occ, self.last)
 
     def apply(self, target: int) -> tuple["State", int]:
         """Place the next integer on ``target`` -> (new state, points the mover scored)."""
@@ -175,10 +149,10 @@ class State:
                 raise IllegalMoveError(
                     f"square {t} {divmod(t, n)} is not on a queen line of {self.ply} at {divmod(self.last, n)}"
                 )
-        pts = 1 if (self.jump > 0 and d > self.jump) else 0
+        pts = int(0 < self.jump < d)
         scores = list(self.scores)
         scores[self.to_move] += pts
-        new = replace(self, occ=self.occ | 1 << t, last=t, jump=d, scores=(scores[0], scores[1]), ply=self.ply + 1)
+        new = replace(self, occ=self.occ | 1 << t, last=t, jump=d, scores=tuple(scores), ply=self.ply + 1)
         return new, pts
 
 

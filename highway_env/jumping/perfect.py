@@ -3,11 +3,11 @@ exact future score difference, ties broken at random from the seeded generator.
 
 The values come from :class:`Oracle`: a memo of the solver's negamax (no pruning, so exact values)
 keyed on the symmetry-canonical state, shared by every agent of the process and kept across moves
-and games. n <= 4 is solved from the empty board up front (0.05 s, 146k states for n = 4); larger
-boards are searched from each position asked about whose value the memo lacks (its subtree joins
-the memo): the first move of n = 5 solves the whole game once (4-6 minutes and 3.3 GB, measured
-in the README's sibling section), later positions are looked up. Boards above 5 are solved from the
-middle of the game only (:meth:`JumpingPerfect.exact_from_ply`).
+and games. n <= 4 is solved from the empty board up front; larger boards are searched from each
+position asked about whose value the memo lacks (its subtree joins the memo): the first move of
+n = 5 solves the whole game once (its time and memory are in the README's sibling section), later
+positions are looked up. Boards above 5 are solved from the middle of the game only
+(:meth:`JumpingPerfect.exact_from_ply`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import functools
 import numpy as np
 
 from agents.base import BestValueAgent
+from highway_env.jumping import game as jg
 
 
 #: boards solved from the empty board when the oracle is built (n = 4: 0.05 s, 146k states)
@@ -33,12 +34,9 @@ class Oracle:
     """Exact two-player move values for n x n Jumping (see the module docstring)."""
 
     def __init__(self, n: int):
-        from highway_env.jumping import game as jg
         from highway_env.jumping.solver import full_search, new_table, symmetry_tables
 
         self.n = n
-        self.cells = n * n
-        self.rays = jg.rays(n)
         self.ray_sq, self.ray_len = jg.rays_array(n)
         self.symtab, self.symperm = symmetry_tables(n)
         if n <= UPFRONT_MAX_N:
@@ -60,7 +58,7 @@ class Oracle:
         got = _lookup(self.table, key)
         if got != _ABSENT:  # a hit: terminal states are never stored, so this one has moves
             return int(got)
-        moves = [(sq, k + 1) for line in self.rays[last] for k, sq in enumerate(line) if not occ >> sq & 1]
+        moves = jg.targets(self.n, occ, last)
         if not moves:
             return 0  # no move left
         sq, d = (np.array(c, dtype=np.int64) for c in zip(*moves))
@@ -80,8 +78,7 @@ def move_values(game, state) -> np.ndarray:
     illegal moves). ``state``: one state array of ``game``."""
     vals = Oracle.get(game.n).move_values(game.to_rules_state(state))
     out = np.full(game.num_actions, -10**6, np.int64)
-    for sq, v in vals.items():
-        out[sq] = v
+    out[list(vals)] = list(vals.values())
     return out
 
 

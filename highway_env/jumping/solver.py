@@ -7,17 +7,13 @@
 Both search the game tree depth first with a memo keyed on ``(occupancy, last square, last jump)``
 (the side to move is the parity of the occupancy, so it is implied), taken at its smallest over
 the 8 board symmetries (``_canon_key``): the game is invariant under them, so the 8 images of a
-state share one entry (n = 4: 146k entries instead of 930k, 5x faster;
-``bench/bench_jumping_solve.py``). The value stored is the *future* score (difference) from that
-state: the score so far is not part of it. The memo is an open-addressing hash table (uint64
-entries = ``key << 7 | (value + 64)``, 0 = empty; exact up to n = 7, see ``_pack_key``) over
-reachable states only, grown by doubling inside the numba kernel. The first move is restricted to
-one square per orbit of the symmetries.
+state share one entry (``bench/bench_jumping_solve.py``). The value stored is the *future* score
+(difference) from that state: the score so far is not part of it. The memo is an open-addressing
+hash table over reachable states only, grown by doubling inside the numba kernel. The first move
+is restricted to one square per orbit of the symmetries.
 
-Solitaire instead runs a bounded search by default (see ``_sol_rec``): "can the future score reach
->= need" with a memo of proved upper bounds keyed on the symmetry-canonical state, iterated from a
-static upper bound downwards (``exhaustive=True``: the plain full-memo search). A plain-Python
-reference, :func:`solve_reference`, cross-checks both in the tests.
+Solitaire instead runs a bounded search by default (``_sol_rec``; ``exhaustive=True``: the plain
+full-memo search). :func:`solve_reference`, in plain Python, cross-checks both in the tests.
 """
 
 from __future__ import annotations
@@ -28,8 +24,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from highway_env.jumping.game import (MAX_N, check_n, initial_state, orbit_representatives, rays, rays_array,
-                                      symmetries)
+from highway_env.jumping.game import (MAX_N, check_n, initial_state, orbit_representatives, rays_array,
+                                      symmetries, targets)
 
 # A memo entry is ``key << 7 | (value + 64)``. The key (``_pack_key``) drops the last square's
 # occupancy bit (always set), so key < 2^(cells - 1) * cells * n: for n = 7, 2^48 * 343 < 2^56.5,
@@ -103,7 +99,7 @@ def _grow(table):
 
 def new_table(capacity: int) -> np.ndarray:
     """An empty memo table of at least ``capacity`` entries (a power of two, at least 16)."""
-    return np.zeros(_capacity(capacity), dtype=np.uint64)
+    return np.zeros(1 << max(4, int(capacity - 1).bit_length()), dtype=np.uint64)
 
 
 @numba.njit(cache=True, inline="always")
@@ -123,19 +119,16 @@ def _unpack(n: int, entry: int) -> tuple[int, int, int, int]:
     return ((packed >> last) << (last + 1)) | 1 << last | low, last, jump, value - _VALUE_OFFSET
 
 
-def _symmetry_row_tables(n: int) -> np.ndarray:
-    """``tab[s, r, chunk]`` = the occupancy image under symmetry ``s`` of row ``r``'s bits ``chunk``."""
+def symmetry_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """What ``_canon_key`` reads: ``tab[s, r, chunk]``, the occupancy image under symmetry ``s`` of
+    row ``r``'s bits ``chunk``, and the square permutations (8, n*n)."""
     syms = symmetries(n)
     tab = np.zeros((8, n, 1 << n), dtype=np.int64)
     for s, perm in enumerate(syms):
         for r in range(n):
             for chunk in range(1 << n):
-                img = 0
-                for c in range(n):
-                    if chunk >> c & 1:
-                        img |= 1 << perm[r * n + c]
-                tab[s, r, chunk] = img
-    return tab
+                tab[s, r, chunk] = sum(1 << perm[r * n + c] for c in range(n) if chunk >> c & 1)
+    return tab, np.array(syms, dtype=np.int64)
 
 
 @numba.njit(cache=True, inline="always")
@@ -276,11 +269,7 @@ def _static_bounds(n: int) -> np.ndarray:
     b = np.zeros((cells + 1, n), dtype=np.int64)
     for e in range(1, cells + 1):
         for j in range(n):
-            best = 0
-            for d in range(1, n):
-                v = (1 if (j > 0 and d > j) else 0) + b[e - 1, d]
-                best = max(best, v)
-            b[e, j] = best
+            b[e, j] = max([int(0 < j < d) + b[e - 1, d] for d in range(1, n)], default=0)
     return b
 
 
@@ -339,15 +328,13 @@ def _sol_rec(n, occ, last, jump, key, need, empty, ray_sq, ray_len, bound, symta
 class _Bounded:
     """The bounded solitaire search's tables and memo, shared by the iterations and the line."""
 
-    def __init__(self, n: int, max_states: int = 0, capacity: int = 1 << 16, max_table_bytes: int = 16 << 30):
+    def __init__(self, n: int, max_states: int = 0, max_table_bytes: int = 16 << 30):
         self.n = n
         self.ray_sq, self.ray_len = rays_array(n)
         self.bound = _static_bounds(n)
         self.symtab, self.symperm = symmetry_tables(n)
-        self.table = new_table(capacity)
-        self.stats = np.zeros(5, dtype=np.int64)
-        self.stats[3] = max_states
-        self.stats[4] = _room(self.table)
+        self.table = new_table(1 << 16)
+        self.stats = np.array([0, 0, 0, max_states, _room(self.table)], dtype=np.int64)
         self.max_table_bytes = max_table_bytes
 
     def reach(self, occ: int, last: int, jump: int, need: int, empty: int) -> int:
@@ -364,11 +351,6 @@ class _Bounded:
                                   f"({int(self.stats[0])} states stored); raise max_table_bytes")
             self.table = _grow(self.table)
             self.stats[4] = _room(self.table)
-
-
-def _capacity(initial_capacity: int) -> int:
-    """A power of two >= ``initial_capacity`` (at least 16): the memo table's size."""
-    return 1 << max(4, int(initial_capacity - 1).bit_length())
 
 
 def _solve_solitaire_bounded(search: _Bounded) -> tuple[int | None, int | None]:
@@ -421,27 +403,21 @@ class SolveResult:
         }
 
 
-def symmetry_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(row images ``_symmetry_row_tables(n)``, square permutations (8, n*n)): what ``_canon_key`` reads."""
-    return _symmetry_row_tables(n), np.array(symmetries(n), dtype=np.int64)
-
-
-def full_search(n: int, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16,
-                canonical: bool = True):
+def full_search(n: int, solitaire: bool = False, max_states: int = 0, canonical: bool = True):
     """The plain full-memo search from the empty board: (value, best first square or None, memo
     table, stats [states stored, nodes expanded, aborted]). ``canonical``: the memo keyed on the
     symmetry-canonical state (up to 8x fewer entries); else on the state itself."""
     ray_sq, ray_len = rays_array(n)
     roots = np.array(orbit_representatives(n), dtype=np.int64)
     stats = np.zeros(3, dtype=np.int64)
-    table = new_table(initial_capacity)
+    table = new_table(1 << 16)
     v, bi, table = _search(n, ray_sq, ray_len, roots, np.zeros_like(roots), 0, 0, bool(solitaire), table,
                            int(max_states), stats, *symmetry_tables(n), bool(canonical))
     return int(v), (None if bi < 0 else int(roots[bi])), table, stats
 
 
-def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capacity: int = 1 << 16,
-          exhaustive: bool = False, max_table_bytes: int = 16 << 30) -> SolveResult:
+def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, exhaustive: bool = False,
+          max_table_bytes: int = 16 << 30) -> SolveResult:
     """Solve the game from the empty ``n x n`` board (see the module doc).
 
     Solitaire uses the bounded, symmetry-canonical search (``states`` = upper-bound memo entries)
@@ -450,12 +426,12 @@ def solve(n: int = 4, solitaire: bool = False, max_states: int = 0, initial_capa
     n = check_n(n)
     t0 = time.perf_counter()
     if solitaire and not exhaustive:
-        search = _Bounded(n, int(max_states), initial_capacity, max_table_bytes)
+        search = _Bounded(n, int(max_states), max_table_bytes=max_table_bytes)
         v, best = _solve_solitaire_bounded(search)
         stats = search.stats
         firsts = None
     else:
-        v, best, table, stats = full_search(n, solitaire, max_states, initial_capacity)
+        v, best, table, stats = full_search(n, solitaire, max_states)
         firsts = None if stats[2] else _first_move_values(n, solitaire, table)
     aborted = bool(stats[2])
     return SolveResult(n=n, solitaire=bool(solitaire), value=None if aborted else int(v),
@@ -477,53 +453,31 @@ def _first_move_values(n: int, solitaire: bool, table: np.ndarray) -> dict[int, 
 
 
 def solitaire_line(n: int, max_table_bytes: int = 16 << 30) -> tuple[int, list[int]]:
-    """(max solitaire score, a sequence of squares that scores it), by the bounded search."""
+    """(max solitaire score, a sequence of squares that scores it), by the bounded search; the line
+    reuses its memo (the upper bounds stay valid), each move the first that keeps the score reachable."""
     n = check_n(n)
-    res = solve(n, solitaire=True, max_table_bytes=max_table_bytes)
-    if res.best_first_move is None:
-        return int(res.value or 0), []
-    search = _Bounded(n, capacity=1 << 20, max_table_bytes=max_table_bytes)
-    rs = rays(n)
-    first = res.best_first_move
-    line, occ, last, jump, need = [first], 1 << first, first, 0, res.value
+    search = _Bounded(n, max_table_bytes=max_table_bytes)
+    value, first = _solve_solitaire_bounded(search)
+    line, occ, last, jump, need = [first], 1 << first, first, 0, value
     while True:
-        moved = False
-        for ray in rs[last]:
-            for k, q in enumerate(ray):
-                if occ >> q & 1:
-                    continue
-                d = k + 1
-                g = 1 if (jump > 0 and d > jump) else 0
-                if search.reach(occ | 1 << q, q, d, need - g, n * n - len(line) - 1) + g >= need:
-                    line.append(q)
-                    occ, last, jump, need = occ | 1 << q, q, d, need - g
-                    moved = True
-                    break
-            if moved:
+        for q, d in targets(n, occ, last):
+            g = int(0 < jump < d)
+            if search.reach(occ | 1 << q, q, d, need - g, n * n - len(line) - 1) + g >= need:
+                line.append(q)
+                occ, last, jump, need = occ | 1 << q, q, d, need - g
                 break
-        if not moved:
-            return res.value, line
+        else:
+            return value, line
 
 
 def _future_value(n: int, solitaire: bool, memo: dict):
     """value(occ, last, jump): the mover's exact future score (solitaire) or score difference from a
     state, memoised in ``memo`` (pure Python, all moves, no symmetry)."""
-    rs = rays(n)
 
     def value(occ: int, last: int, jump: int) -> int:
         key = (occ, last, jump)
         if key not in memo:
-            best = None
-            for line in rs[last]:
-                for k, sq in enumerate(line):
-                    if occ >> sq & 1:
-                        continue
-                    gain = 1 if (jump > 0 and k + 1 > jump) else 0
-                    child = value(occ | 1 << sq, sq, k + 1)
-                    tot = gain + child if solitaire else gain - child
-                    if best is None or tot > best:
-                        best = tot
-            memo[key] = 0 if best is None else best
+            memo[key] = max(_values(targets(n, occ, last), occ, jump, solitaire, value).values(), default=0)
         return memo[key]
 
     return value
@@ -541,9 +495,13 @@ def move_values(state, solitaire: bool = False, future=None) -> dict[int, int]:
     future (solitaire), or own minus opponent's future (two-player). ``future(occ, last, jump)``
     gives the future values (default: pure Python, small boards)."""
     value = future or _future_value(state.n, solitaire, {})
+    return _values(state.legal_moves(), state.occ, state.jump, solitaire, value)
+
+
+def _values(moves, occ: int, jump: int, solitaire: bool, future) -> dict[int, int]:
+    """{square: the move's points plus (solitaire) or minus (two-player) ``future`` after it}."""
     out = {}
-    for sq, d in state.legal_moves():
-        gain = 1 if (state.jump > 0 and d > state.jump) else 0
-        c = value(state.occ | 1 << sq, sq, d)
+    for sq, d in moves:
+        gain, c = int(0 < jump < d), future(occ | 1 << sq, sq, d)
         out[sq] = gain + c if solitaire else gain - c
     return out

@@ -32,7 +32,7 @@ import numpy as np
 
 from highway_env.aec import render_in_mode
 from highway_env.core import HighwayError, integral
-from highway_env.rushhour.game import LETTERS, SIZE, Board, Move, RushHourError, parse_board
+from highway_env.rushhour.game import LETTERS, SIZE, WALL, Board, Move, RushHourError, parse_board
 from highway_env.rushhour.game import level as get_level
 
 MAX_DISTANCE = SIZE - 2
@@ -61,22 +61,18 @@ def decode_action(action: int) -> Move:
     return Move(LETTERS[v], (dist + 1) if d else -(dist + 1))
 
 
+# Board.grid's characters -> the observation's ids
+_IDS = {"o": 0, WALL: WALL_ID} | {letter: i + 1 for i, letter in enumerate(LETTERS)}
+
+
 def board_grid(board: Board) -> np.ndarray:
-    g = np.zeros((SIZE, SIZE), dtype=np.int8)
-    for w in board.walls:
-        g[w // SIZE, w % SIZE] = WALL_ID
-    for v in board.vehicles:
-        for c in v.cells():
-            g[c // SIZE, c % SIZE] = LETTERS.index(v.letter) + 1
-    return g
+    return np.array([[_IDS[ch] for ch in row] for row in board.grid()], dtype=np.int8)
 
 
 def action_mask(board: Board) -> np.ndarray:
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    if board.is_solved():
-        return mask
-    for m in board.legal_moves():
-        mask[encode_action(m)] = 1
+    if not board.is_solved():
+        mask[[encode_action(m) for m in board.legal_moves()]] = 1
     return mask
 
 

@@ -12,14 +12,13 @@ A *move* slides one vehicle any number of cells in one direction along its axis;
 vehicles) or down (vertical ones), or as a string ``"B+2"`` / ``"A-1"`` (``str(move)``,
 :func:`parse_move`).
 
-Solver: :func:`solve` runs a breadth-first search over the whole reachable component; a state is the
-tuple of the vehicles' positions packed into one int (3 bits per vehicle). It returns a minimal
-solution (list of moves) and the number of reachable states (the size of the component, the
-"cluster size" of the database format).
+Solver: :func:`solve`, a breadth-first search over the whole reachable component (its size is the
+"cluster size" of the database format); a state is the vehicles' positions packed into one int.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import deque
 from dataclasses import dataclass
@@ -91,10 +90,7 @@ class Vehicle:
         return [(p + i) * SIZE + self.line for i in range(self.length)]
 
     def mask(self, pos: int | None = None) -> int:
-        m = 0
-        for c in self.cells(pos):
-            m |= 1 << c
-        return m
+        return sum(1 << c for c in self.cells(pos))
 
 
 class Board:
@@ -152,12 +148,10 @@ class Board:
             raise RushHourError(
                 f"bad character(s) {''.join(bad)!r} in board; use 'o' or '.' for empty, "
                 "'x' for a wall, 'A'..'Z' for vehicles")
+        walls = [i for i, ch in enumerate(s) if ch == WALL]
         cells: dict[str, list[int]] = {}
-        walls = []
         for i, ch in enumerate(s):
-            if ch == WALL:
-                walls.append(i)
-            elif ch in LETTERS:
+            if ch in LETTERS:
                 cells.setdefault(ch, []).append(i)
         vehicles = []  # Board() checks the lengths and the target car
         for letter, cs in sorted(cells.items()):
@@ -210,9 +204,7 @@ class Board:
         return f"Board.from_string({self.to_string()!r})"
 
     def occupancy(self, exclude: str | None = None) -> int:
-        m = 0
-        for w in self.walls:
-            m |= 1 << w
+        m = sum(1 << w for w in self.walls)
         for v in self.vehicles:
             if v.letter != exclude:
                 m |= v.mask()
@@ -311,22 +303,18 @@ class Card(NamedTuple):
 
 CARDS_FILE = "rushhour_cards40.txt"
 NUM_LEVELS = 40
-_CARDS: list[Card] | None = None
+
+
+@functools.cache
+def _cards() -> tuple[Card, ...]:
+    text = resources.files("highway_env").joinpath("data", CARDS_FILE).read_text()
+    rows = [ln.split()[:3] for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return tuple(Card(int(num), int(moves), Board.from_string(board)) for num, moves, board in rows)
 
 
 def load_cards() -> list[Card]:
     """The 40 original cards (= Traffic! levels 1..40) with their published minimal move counts."""
-    global _CARDS
-    if _CARDS is None:
-        text = resources.files("highway_env").joinpath("data", CARDS_FILE).read_text()
-        cards = []
-        for ln in text.splitlines():
-            if not ln.strip() or ln.lstrip().startswith("#"):
-                continue
-            num, moves, board = ln.split()[:3]
-            cards.append(Card(int(num), int(moves), Board.from_string(board)))
-        _CARDS = cards
-    return list(_CARDS)
+    return list(_cards())
 
 
 def level(n: int) -> Card:
@@ -360,14 +348,11 @@ def solve(board: "str | Board") -> Solution:
     n = len(vs)
     shifts = [BITS * i for i in range(n)]
     wall_mask = sum(1 << w for w in b.walls)
-    masks = [[v.mask(p) if p + v.length <= SIZE else 0 for p in range(SIZE)] for v in vs]
-    step = [1 if v.horizontal else SIZE for v in vs]
+    masks = [[v.mask(p) if p + v.length <= SIZE else 0 for p in range(SIZE + 1)] for v in vs]
     maxpos = [SIZE - v.length for v in vs]
-    # bit of the cell just before / just after a vehicle at position p
-    before = [[(1 << (v.cells(p)[0] - step[i])) if p > 0 else 0 for p in range(SIZE)]
-              for i, v in enumerate(vs)]
-    after = [[(1 << (v.cells(p)[-1] + step[i])) if p <= maxpos[i] - 1 else 0
-              for p in range(SIZE)] for i, v in enumerate(vs)]
+    # the cell a vehicle at position p enters one step back / forward
+    before = [[m[p - 1] & ~m[p] if p > 0 else 0 for p in range(SIZE)] for m in masks]
+    after = [[m[p + 1] & ~m[p] for p in range(SIZE)] for m in masks]
     letters = [v.letter for v in vs]
     ia = letters.index(TARGET)
     goal_pos = maxpos[ia]
