@@ -23,19 +23,14 @@ import datetime
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from agents.config import ConfigError, TrainConfig  # torch-free: --help needs no torch
 from highway_env.atomic_files import check_writable
 from highway_env.cli_args import OneLineErrorParser
 from highway_env.extras import require_torch
 
-if TYPE_CHECKING:
-    from agents.config import TrainConfig
-
 
 def build_parser() -> argparse.ArgumentParser:
-    from agents.config import TrainConfig  # here: without PyTorch, main() names the extra instead
-
     p = OneLineErrorParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
         argument_default=argparse.SUPPRESS)  # only flags given explicitly override the config
@@ -60,7 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
     from agents.checkpoint import CheckpointError, load_checkpoint
-    from agents.config import TrainConfig
 
     given = {k: v for k, v in vars(args).items() if k not in ("config", "resume")}
     base = {}
@@ -97,7 +91,6 @@ def _without_unused_ray_settings(saved: dict, explicit: dict) -> dict:
     ``explicit``: the options of --config and the command line, which stay as given."""
     if explicit.get("ray_address", saved.get("ray_address")):
         return saved
-    from agents.config import TrainConfig
 
     defaults = TrainConfig()
     unused = {k: saved[k] for k in RAY_ONLY if k in saved and k not in explicit and saved[k] != getattr(defaults, k)}
@@ -125,14 +118,13 @@ def keep_previous_run(run_dir: Path) -> Path | None:
 
 
 def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)  # first: --help and an unknown flag need no torch
     try:
         require_torch("train.py (AlphaZero self-play)")
     except ImportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    args = build_parser().parse_args(argv)
     from agents.checkpoint import CheckpointError
-    from agents.network import ConfigError
 
     try:
         cfg = config_from_args(args).validate()

@@ -12,8 +12,8 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from agents.mcts import SearchConfig
-from agents.network import ConfigError, NetConfig
+from agents.mcts import ConfigError, SearchConfig
+from agents.net_config import NetConfig
 from highway_env.cli_args import MAX_SIMULATIONS, MAX_TIME_LIMIT, check_run_name
 from highway_env.core import HighwayError
 from highway_env.ray_tasks import (NODE_WAIT_HELP, NODE_WAIT_SECONDS, RUNTIME_ENV_HELP, check_ray_only,

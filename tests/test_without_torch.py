@@ -74,6 +74,15 @@ def test_evaluate_grades_agents_without_torch(tmp_path):
     assert (tmp_path / "summary.json").is_file() and (tmp_path / "report.md").is_file()
 
 
+def test_train_py_explains_its_flags_and_refuses_an_unknown_one_without_torch():
+    """--help and an unknown flag need no torch: a user reads the options before installing the extra."""
+    out = run_script_without_torch("train.py", "--help")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "--simulations" in out.stdout and "--minutes" in out.stdout
+    out = run_script_without_torch("train.py", "--no-such-flag")
+    assert out.returncode == 2 and "--no-such-flag" in out.stderr and EXTRA_HINT not in out.stderr, out.stderr[-3000:]
+
+
 def test_alphazero_paths_name_the_torch_extra(tmp_path):
     code = f"""
 import agents
