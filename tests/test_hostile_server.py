@@ -290,6 +290,18 @@ def test_chunked_and_bad_lengths_close_the_connection(server):
     assert statuses(out) == [400] and b"smuggled" not in out, out
 
 
+@pytest.mark.parametrize("length", [b"\xb9", b"0\r\nContent-Length: LEN", b"LEN\r\nContent-Length: LEN"],
+                         ids=["superscript-one", "two-lengths", "two-equal-lengths"])
+def test_a_length_that_is_not_one_ascii_number_is_a_400_that_closes(server, length):
+    """A digit str.isdigit() takes but int() refuses was a 500 on a kept connection, and of two
+    Content-Length headers the first was read: either way the body ran as the next request."""
+    hidden = _smuggled("127.0.0.1")
+    head = (b"POST /api/nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + length.replace(b"LEN", str(len(hidden)).encode()) + b"\r\n\r\n")
+    out = raw_exchange(server, head + hidden)
+    assert statuses(out) == [400] and b"smuggled" not in out and b"Connection: close" in out, out
+
+
 # ----------------------------------------------------------------------------- 4. resources, JSON, flags
 
 def test_a_stalled_connection_is_closed(server):

@@ -109,12 +109,17 @@ class PlayHandler(BaseHTTPRequestHandler):
             self._pending = -1
             raise PlayError("chunked request bodies are not supported: send a Content-Length",
                             HTTPStatus.LENGTH_REQUIRED)
-        length = self.headers.get("Content-Length")
-        if length is None:
+        lengths = self.headers.get_all("Content-Length", [])
+        if not lengths:
             return 0
-        if not length.strip().isdigit() or len(length) > 12:
+        if len(lengths) > 1:  # which one delimits the body? neither: the next request could hide in it
             self._pending = -1
-            raise BadRequest(f"Content-Length must be a number of bytes, got {length!r}")
+            raise BadRequest(f"a request needs one Content-Length header, got {len(lengths)}: {lengths[:4]!r}")
+        length = lengths[0]
+        # ASCII digits only: str.isdigit() takes '\xb9' ('1' superscript), which int() then refuses
+        if not re.fullmatch(r"[0-9]{1,12}", length.strip()):
+            self._pending = -1
+            raise BadRequest(f"Content-Length must be a number of bytes, got {length[:40]!r}")
         return int(length)
 
     def _body(self) -> dict:
