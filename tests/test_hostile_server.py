@@ -207,6 +207,13 @@ def test_a_foreign_host_or_origin_is_refused(server):
     assert request(server, "POST", "/api/games", {"opponent": "random"}, ok)[0] == 201
 
 
+@pytest.mark.parametrize("origin", ["http://[::1", "http://[zz]"])
+def test_an_origin_that_does_not_parse_is_a_403(server, origin):
+    """urlsplit raises on these: they were a 500 ("internal error: ValueError")."""
+    status, err = request(server, "GET", "/api/opponents", headers={"Origin": origin})
+    assert status == 403 and "is not this server" in err["error"], err
+
+
 def test_allow_host_adds_a_name():
     srv, thread = start_server(sessions=SessionManager(build=build_opponent), allow_hosts=["box.lan"])
     try:

@@ -72,6 +72,15 @@ def host_name(value: str) -> str:
     return value.rstrip(".")
 
 
+def _origin_host(origin: str) -> str:
+    """The host name of an ``Origin`` header value; '' when it has none or cannot be parsed
+    (``http://[::1`` makes urlsplit raise)."""
+    try:
+        return urlsplit(origin.strip()).hostname or ""
+    except ValueError:
+        return ""
+
+
 def _no_constants(name: str):
     raise ValueError(f"{name} is not a JSON value")
 
@@ -159,7 +168,7 @@ class PlayHandler(BaseHTTPRequestHandler):
             raise PlayError(f"host {host[:100]!r} is not a name of this server (start it with "
                             "--allow-host NAME to answer to that name)", HTTPStatus.FORBIDDEN)
         origin = self.headers.get("Origin")
-        if origin is not None and (urlsplit(origin.strip()).hostname or "") not in allowed:
+        if origin is not None and _origin_host(origin) not in allowed:
             raise PlayError(f"origin {origin[:100]!r} is not this server (start it with --allow-host "
                             "NAME to accept requests from pages at that name)", HTTPStatus.FORBIDDEN)
 
