@@ -139,10 +139,13 @@ class PlayHandler(BaseHTTPRequestHandler):
         if length > MAX_BODY:
             raise PlayError(f"request body of {length} bytes is too large (at most {MAX_BODY})",
                             HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
+        # -1 while reading: after a read that times out the socket reads nothing more, so
+        # _finish_body must not try again (an OSError, answered as an internal error)
+        self._pending = -1
         raw = self.rfile.read(length)
-        self._pending = 0
         if len(raw) < length:
             raise ConnectionError("the client closed the connection in the middle of its body")
+        self._pending = 0
         if ctype != "application/json":
             raise PlayError(f"Content-Type must be application/json, got {ctype or 'none'!r}",
                             HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
