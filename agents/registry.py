@@ -85,7 +85,7 @@ def _int_arg(spec_name, value, what, minimum=0, maximum=MAX_SIMULATIONS):
     try:
         v = int(value)
     except ValueError:
-        if not value.lstrip("+-").isdigit():
+        if not value.lstrip("+-").isdecimal():  # int() refuses '\xb9', which isdigit takes
             raise AgentSpecError(f"{spec_name}: {what} must be an integer, got {shown!r}") from None
         v = minimum - 1 if value.startswith("-") else maximum + 1  # more digits than int() reads: out of range
     if not minimum <= v <= maximum:
@@ -112,7 +112,7 @@ def split_az_args(rest: str) -> tuple[str, str | None]:
     """(PATH, SIMS or None) from what follows ``az:`` in an ``az:PATH[:SIMS]`` spec (PATH may
     contain ':'; SIMS is the text of the last part if it is all digits, checked by the caller)."""
     args = rest.split(":") if rest else []
-    if len(args) > 1 and args[-1].isdigit():
+    if len(args) > 1 and args[-1].isdecimal():  # what int() reads (isdigit also takes '\xb9')
         return ":".join(args[:-1]), args[-1]
     return ":".join(args), None
 

@@ -342,6 +342,16 @@ def test_a_body_that_stalls_drops_the_connection_without_a_reply(server, path):
     assert out == b"", out
 
 
+@pytest.mark.parametrize("opponent", ["mcts:\u00b9", "az:az:\u00b9"])
+def test_a_digit_that_int_refuses_is_a_400_in_a_spec_and_a_query(server, opponent):
+    """str.isdigit() takes '\u00b9' (a superscript one), int() does not: these were 500s."""
+    status, err = request(server, "POST", "/api/games", {"opponent": opponent})
+    assert status == 400 and "internal error" not in err["error"], err
+    game = request(server, "POST", "/api/games", {"opponent": "greedy"})[1]
+    status, err = request(server, "GET", f"/api/games/{game['id']}/hint?number=%C2%B9")
+    assert status == 400 and "number must be in 1..16" in err["error"], err
+
+
 @pytest.mark.parametrize("body", [
     b"[" * 30000 + b"]" * 30000,
     b'{"side": ' + b"[" * 30000 + b"]" * 30000 + b"}",

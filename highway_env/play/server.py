@@ -265,7 +265,7 @@ class PlayHandler(BaseHTTPRequestHandler):
         if "number" not in query:
             return None
         text = query["number"][-1]
-        if not text.isdigit() or not 1 <= int(text) <= 16:
+        if not text.isdecimal() or not 1 <= int(text) <= 16:  # isdigit takes '\xb9', which int() refuses
             raise BadRequest(f"number must be in 1..16, got {text!r}")
         return int(text)
 
