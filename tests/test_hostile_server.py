@@ -208,10 +208,12 @@ def test_a_foreign_host_or_origin_is_refused(server):
 
 
 @pytest.mark.parametrize("origin", ["http://[::1", "http://[zz]"])
-def test_an_origin_that_does_not_parse_is_a_403(server, origin):
+def test_an_origin_or_target_that_does_not_parse_is_a_4xx(server, origin):
     """urlsplit raises on these: they were a 500 ("internal error: ValueError")."""
     status, err = request(server, "GET", "/api/opponents", headers={"Origin": origin})
     assert status == 403 and "is not this server" in err["error"], err
+    out = raw_exchange(server, f"GET {origin}/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    assert statuses(out) == [400] and b"is not a URL path" in out, out  # the same as a request target
 
 
 def test_allow_host_adds_a_name():

@@ -216,7 +216,10 @@ class PlayHandler(BaseHTTPRequestHandler):
 
     # -- routes
     def _route(self, method: str):
-        url = urlsplit(self.path)
+        try:
+            url = urlsplit(self.path)
+        except ValueError:  # an absolute URL with a broken host: "http://[::1/"
+            raise BadRequest(f"the request target {self.path[:100]!r} is not a URL path") from None
         path, query = url.path, parse_qs(url.query)
         games = self.server.sessions
         if method == "GET" and path in ("/", "/index.html"):
