@@ -23,7 +23,7 @@ from highway_env.core import encode_action
 from highway_env.play.limits import ServerLimits
 from highway_env.play.opponents import build_opponent
 from highway_env.play.server import MAX_BODY, host_name, start_server
-from highway_env.play.session import BadRequest, SessionManager, TooBusy
+from highway_env.play.session import BadRequest, NotFound, SessionManager, TooBusy
 from agent_kinds import builtin_agent_kinds
 
 
@@ -171,6 +171,24 @@ def test_a_replaced_or_deleted_game_stops_its_engine():
     assert engines[0].closed.wait(5) and len(engines) == 2
     games.delete(game.id)
     assert engines[1].closed.wait(5)
+
+
+def test_an_engine_started_for_a_game_deleted_meanwhile_is_stopped():
+    """A DELETE (or an eviction) while a new game's engine process starts: the restart installed the
+    engine in the ended game, where nothing would ever stop it (nor count it against --max-engines)."""
+    engines, games = [], None
+
+    def build(spec, seed):
+        if engines:  # the restart's engine: the game is deleted while it starts
+            games.delete(game.id)
+        engines.append(FakeEngine())
+        return engines[-1]
+
+    games = SessionManager(build=build)
+    game = games.create("A", "mcts:10")
+    with pytest.raises(NotFound, match="it was ended"):
+        games.restart(game.id, opponent="mcts:20")
+    assert engines[0].closed.is_set() and engines[1].closed.is_set()
 
 
 def test_a_real_search_process_ends_when_its_game_is_replaced(server):
