@@ -12,6 +12,7 @@ name (a list of strings), the game and the seed.
 from __future__ import annotations
 
 import os
+import re
 from typing import Callable
 
 from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
@@ -82,12 +83,14 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
 
 def _int_arg(spec_name, value, what, minimum=0, maximum=MAX_SIMULATIONS):
     shown = value if len(value) <= 40 else value[:40] + "..."
+    # plain digits only: int() also reads ' 5', '+5' and '5_000', which the play server's caps
+    # (limits.py, by the digits) would let through, and '\xb9' passes isdigit but not int()
+    if not re.fullmatch(r"-?[0-9]+", value):
+        raise AgentSpecError(f"{spec_name}: {what} must be an integer, got {shown!r}")
     try:
         v = int(value)
-    except ValueError:
-        if not value.lstrip("+-").isdecimal():  # int() refuses '\xb9', which isdigit takes
-            raise AgentSpecError(f"{spec_name}: {what} must be an integer, got {shown!r}") from None
-        v = minimum - 1 if value.startswith("-") else maximum + 1  # more digits than int() reads: out of range
+    except ValueError:  # more digits than int() reads: out of range
+        v = minimum - 1 if value.startswith("-") else maximum + 1
     if not minimum <= v <= maximum:
         raise AgentSpecError(f"{spec_name}: {what} must be >= {minimum} and <= {maximum}, got {shown}")
     return v

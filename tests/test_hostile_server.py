@@ -98,6 +98,14 @@ def statuses(raw: bytes) -> list[int]:
 
 # ----------------------------------------------------------------------------- 1. search sizes
 
+@pytest.mark.parametrize("count", ["999_999", " 999999", "+999999", "999999 ", "\u0669\u0669\u0669\u0669\u0669\u0669"])
+def test_a_count_written_other_than_in_digits_cannot_pass_the_cap(count):
+    """int() reads these as 999999, the cap compares digits: mcts:999_999 ran 50 times the server's
+    limit of simulations a move."""
+    with pytest.raises(BadRequest, match="N must be an integer|more than this server's limit"):
+        SessionManager(build=build_opponent).create("A", f"mcts:{count}")
+
+
 @pytest.mark.parametrize("spec, value, flag", [
     ("mcts:2000000", "2000000", "--max-mcts-sims"),
     ("az:agents/pretrained/highway_az.pt:100000", "100000", "--max-az-sims"),
