@@ -344,30 +344,15 @@ def test_a_stalled_connection_is_closed(server):
     try:
         s.sendall(b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                   b"Content-Length: 100\r\n\r\n{")  # then nothing
-        start = time.monotonic()
-        while s.recv(4096):
-            pass
+        start, out = time.monotonic(), b""
+        while chunk := s.recv(4096):
+            out += chunk
         assert time.monotonic() - start < 8  # closed after the 2 s socket timeout
     finally:
         s.close()
-    assert request(server, "GET", "/api/opponents")[0] == 200
-
-
-@pytest.mark.parametrize("path", ["/api/games", "/api/nothing"])
-def test_a_body_that_stalls_drops_the_connection_without_a_reply(server, path):
-    """Whether the route reads the body or it is drained after the route: the connection is closed
-    with nothing sent. A route reading it read again after the timeout and answered 500 "internal
-    error: OSError: cannot read from timed out object"."""
-    s = socket.create_connection(server.server_address[:2], timeout=10)
-    try:
-        s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                  "Content-Length: 100\r\n\r\n{".encode())  # then nothing
-        out = b""
-        while chunk := s.recv(4096):
-            out += chunk
-    finally:
-        s.close()
+    # with no reply: the body was read again after the timeout, a 500 "cannot read from timed out object"
     assert out == b"", out
+    assert request(server, "GET", "/api/opponents")[0] == 200
 
 
 @pytest.mark.parametrize("opponent", ["mcts:\u00b9", "az:az:\u00b9"])
