@@ -12,6 +12,7 @@ name (a list of strings), the game and the seed.
 from __future__ import annotations
 
 import os
+import re
 from typing import Callable
 
 from agents.base import Agent, GreedyAgent, MCTSAgent, RandomAgent
@@ -82,12 +83,14 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
 
 def _int_arg(spec_name, value, what, minimum=0, maximum=MAX_SIMULATIONS):
     shown = value if len(value) <= 40 else value[:40] + "..."
+    # plain digits only: int() also reads ' 5', '+5' and '5_000', which the play server's caps
+    # (limits.py, by the digits) would let through, and '\xb9' passes isdigit but not int()
+    if not re.fullmatch(r"-?[0-9]+", value):
+        raise AgentSpecError(f"{spec_name}: {what} must be an integer, got {shown!r}")
     try:
         v = int(value)
-    except ValueError:
-        if not value.lstrip("+-").isdigit():
-            raise AgentSpecError(f"{spec_name}: {what} must be an integer, got {shown!r}") from None
-        v = minimum - 1 if value.startswith("-") else maximum + 1  # more digits than int() reads: out of range
+    except ValueError:  # more digits than int() reads: out of range
+        v = minimum - 1 if value.startswith("-") else maximum + 1
     if not minimum <= v <= maximum:
         raise AgentSpecError(f"{spec_name}: {what} must be >= {minimum} and <= {maximum}, got {shown}")
     return v
@@ -112,7 +115,7 @@ def split_az_args(rest: str) -> tuple[str, str | None]:
     """(PATH, SIMS or None) from what follows ``az:`` in an ``az:PATH[:SIMS]`` spec (PATH may
     contain ':'; SIMS is the text of the last part if it is all digits, checked by the caller)."""
     args = rest.split(":") if rest else []
-    if len(args) > 1 and args[-1].isdigit():
+    if len(args) > 1 and args[-1].isdecimal():  # what int() reads (isdigit also takes '\xb9')
         return ":".join(args[:-1]), args[-1]
     return ":".join(args), None
 

@@ -211,6 +211,7 @@ def test_perfect_is_the_player_each_game_names():
 
 @pytest.mark.parametrize("spec, error, detail", [
     ("mcts:abc", AgentSpecError, "mcts: N must be an integer, got 'abc'"),
+    ("mcts:\u00b9", AgentSpecError, "mcts: N must be an integer, got '\u00b9'"),  # isdigit, not int()
     ("az:", AgentSpecError, "az spec is az:PATH[:SIMS]"),
     ("random:1", AgentSpecError, "agent 'random' takes no arguments, got '1'"),
     ("perfect:nosuch", AgentSpecError, "tie-break must be one of"),

@@ -23,7 +23,7 @@ from highway_env.core import encode_action
 from highway_env.play.limits import ServerLimits
 from highway_env.play.opponents import build_opponent
 from highway_env.play.server import MAX_BODY, host_name, start_server
-from highway_env.play.session import BadRequest, SessionManager, TooBusy
+from highway_env.play.session import BadRequest, NotFound, SessionManager, TooBusy
 from agent_kinds import builtin_agent_kinds
 
 
@@ -97,6 +97,14 @@ def statuses(raw: bytes) -> list[int]:
 
 
 # ----------------------------------------------------------------------------- 1. search sizes
+
+@pytest.mark.parametrize("count", ["999_999", " 999999", "+999999", "999999 ", "\u0669\u0669\u0669\u0669\u0669\u0669"])
+def test_a_count_written_other_than_in_digits_cannot_pass_the_cap(count):
+    """int() reads these as 999999, the cap compares digits: mcts:999_999 ran 50 times the server's
+    limit of simulations a move."""
+    with pytest.raises(BadRequest, match="N must be an integer|more than this server's limit"):
+        SessionManager(build=build_opponent).create("A", f"mcts:{count}")
+
 
 @pytest.mark.parametrize("spec, value, flag", [
     ("mcts:2000000", "2000000", "--max-mcts-sims"),
@@ -173,6 +181,24 @@ def test_a_replaced_or_deleted_game_stops_its_engine():
     assert engines[1].closed.wait(5)
 
 
+def test_an_engine_started_for_a_game_deleted_meanwhile_is_stopped():
+    """A DELETE (or an eviction) while a new game's engine process starts: the restart installed the
+    engine in the ended game, where nothing would ever stop it (nor count it against --max-engines)."""
+    engines, games = [], None
+
+    def build(spec, seed):
+        if engines:  # the restart's engine: the game is deleted while it starts
+            games.delete(game.id)
+        engines.append(FakeEngine())
+        return engines[-1]
+
+    games = SessionManager(build=build)
+    game = games.create("A", "mcts:10")
+    with pytest.raises(NotFound, match="it was ended"):
+        games.restart(game.id, opponent="mcts:20")
+    assert engines[0].closed.is_set() and engines[1].closed.is_set()
+
+
 def test_a_real_search_process_ends_when_its_game_is_replaced(server):
     status, state = request(server, "POST", "/api/games", {"side": "B", "opponent": "mcts:20000"})
     assert status == 201 and state["thinking"], state
@@ -205,6 +231,15 @@ def test_a_foreign_host_or_origin_is_refused(server):
         assert request(server, "GET", "/api/opponents", headers={"Host": host})[0] == 200
     ok = {"Origin": f"http://127.0.0.1:{port}"}
     assert request(server, "POST", "/api/games", {"opponent": "random"}, ok)[0] == 201
+
+
+@pytest.mark.parametrize("origin", ["http://[::1", "http://[zz]"])
+def test_an_origin_or_target_that_does_not_parse_is_a_4xx(server, origin):
+    """urlsplit raises on these: they were a 500 ("internal error: ValueError")."""
+    status, err = request(server, "GET", "/api/opponents", headers={"Origin": origin})
+    assert status == 403 and "is not this server" in err["error"], err
+    out = raw_exchange(server, f"GET {origin}/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    assert statuses(out) == [400] and b"is not a URL path" in out, out  # the same as a request target
 
 
 def test_allow_host_adds_a_name():
@@ -290,6 +325,18 @@ def test_chunked_and_bad_lengths_close_the_connection(server):
     assert statuses(out) == [400] and b"smuggled" not in out, out
 
 
+@pytest.mark.parametrize("length", [b"\xb9", b"0\r\nContent-Length: LEN", b"LEN\r\nContent-Length: LEN"],
+                         ids=["superscript-one", "two-lengths", "two-equal-lengths"])
+def test_a_length_that_is_not_one_ascii_number_is_a_400_that_closes(server, length):
+    """A digit str.isdigit() takes but int() refuses was a 500 on a kept connection, and of two
+    Content-Length headers the first was read: either way the body ran as the next request."""
+    hidden = _smuggled("127.0.0.1")
+    head = (b"POST /api/nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + length.replace(b"LEN", str(len(hidden)).encode()) + b"\r\n\r\n")
+    out = raw_exchange(server, head + hidden)
+    assert statuses(out) == [400] and b"smuggled" not in out and b"Connection: close" in out, out
+
+
 # ----------------------------------------------------------------------------- 4. resources, JSON, flags
 
 def test_a_stalled_connection_is_closed(server):
@@ -297,13 +344,25 @@ def test_a_stalled_connection_is_closed(server):
     try:
         s.sendall(b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                   b"Content-Length: 100\r\n\r\n{")  # then nothing
-        start = time.monotonic()
-        while s.recv(4096):
-            pass
+        start, out = time.monotonic(), b""
+        while chunk := s.recv(4096):
+            out += chunk
         assert time.monotonic() - start < 8  # closed after the 2 s socket timeout
     finally:
         s.close()
+    # with no reply: the body was read again after the timeout, a 500 "cannot read from timed out object"
+    assert out == b"", out
     assert request(server, "GET", "/api/opponents")[0] == 200
+
+
+@pytest.mark.parametrize("opponent", ["mcts:\u00b9", "az:az:\u00b9"])
+def test_a_digit_that_int_refuses_is_a_400_in_a_spec_and_a_query(server, opponent):
+    """str.isdigit() takes '\u00b9' (a superscript one), int() does not: these were 500s."""
+    status, err = request(server, "POST", "/api/games", {"opponent": opponent})
+    assert status == 400 and "internal error" not in err["error"], err
+    game = request(server, "POST", "/api/games", {"opponent": "greedy"})[1]
+    status, err = request(server, "GET", f"/api/games/{game['id']}/hint?number=%C2%B9")
+    assert status == 400 and "number must be in 1..16" in err["error"], err
 
 
 @pytest.mark.parametrize("body", [

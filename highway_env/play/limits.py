@@ -71,8 +71,9 @@ class ServerLimits:
 
     @staticmethod
     def _simulations(spec: str, text: str, cap: int, flag: str) -> None:
-        # compared as text first: int() of thousands of digits is refused (and slow)
-        if text.isdigit() and (len(text.lstrip("0")) > len(str(cap)) or int(text) > cap):
+        # compared as text first: int() of thousands of digits is refused (and slow); isdecimal, as
+        # int() reads: isdigit also takes '\xb9' (a superscript one)
+        if text.isdecimal() and (len(text.lstrip("0")) > len(str(cap)) or int(text) > cap):
             shown = text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
             raise LimitError(f"opponent {spec[:40]!r} asks for {shown} simulations, more than this server's "
                              f"limit of {cap} (start it with {flag} N to raise it)")

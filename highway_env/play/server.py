@@ -72,6 +72,15 @@ def host_name(value: str) -> str:
     return value.rstrip(".")
 
 
+def _origin_host(origin: str) -> str:
+    """The host name of an ``Origin`` header value; '' when it has none or cannot be parsed
+    (``http://[::1`` makes urlsplit raise)."""
+    try:
+        return urlsplit(origin.strip()).hostname or ""
+    except ValueError:
+        return ""
+
+
 def _no_constants(name: str):
     raise ValueError(f"{name} is not a JSON value")
 
@@ -109,12 +118,17 @@ class PlayHandler(BaseHTTPRequestHandler):
             self._pending = -1
             raise PlayError("chunked request bodies are not supported: send a Content-Length",
                             HTTPStatus.LENGTH_REQUIRED)
-        length = self.headers.get("Content-Length")
-        if length is None:
+        lengths = self.headers.get_all("Content-Length", [])
+        if not lengths:
             return 0
-        if not length.strip().isdigit() or len(length) > 12:
+        if len(lengths) > 1:  # which one delimits the body? neither: the next request could hide in it
             self._pending = -1
-            raise BadRequest(f"Content-Length must be a number of bytes, got {length!r}")
+            raise BadRequest(f"a request needs one Content-Length header, got {len(lengths)}: {lengths[:4]!r}")
+        length = lengths[0]
+        # ASCII digits only: str.isdigit() takes '\xb9' ('1' superscript), which int() then refuses
+        if not re.fullmatch(r"[0-9]{1,12}", length.strip()):
+            self._pending = -1
+            raise BadRequest(f"Content-Length must be a number of bytes, got {length[:40]!r}")
         return int(length)
 
     def _body(self) -> dict:
@@ -125,10 +139,13 @@ class PlayHandler(BaseHTTPRequestHandler):
         if length > MAX_BODY:
             raise PlayError(f"request body of {length} bytes is too large (at most {MAX_BODY})",
                             HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
+        # -1 while reading: after a read that times out the socket reads nothing more, so
+        # _finish_body must not try again (an OSError, answered as an internal error)
+        self._pending = -1
         raw = self.rfile.read(length)
-        self._pending = 0
         if len(raw) < length:
             raise ConnectionError("the client closed the connection in the middle of its body")
+        self._pending = 0
         if ctype != "application/json":
             raise PlayError(f"Content-Type must be application/json, got {ctype or 'none'!r}",
                             HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
@@ -154,7 +171,7 @@ class PlayHandler(BaseHTTPRequestHandler):
             raise PlayError(f"host {host[:100]!r} is not a name of this server (start it with "
                             "--allow-host NAME to answer to that name)", HTTPStatus.FORBIDDEN)
         origin = self.headers.get("Origin")
-        if origin is not None and (urlsplit(origin.strip()).hostname or "") not in allowed:
+        if origin is not None and _origin_host(origin) not in allowed:
             raise PlayError(f"origin {origin[:100]!r} is not this server (start it with --allow-host "
                             "NAME to accept requests from pages at that name)", HTTPStatus.FORBIDDEN)
 
@@ -199,7 +216,10 @@ class PlayHandler(BaseHTTPRequestHandler):
 
     # -- routes
     def _route(self, method: str):
-        url = urlsplit(self.path)
+        try:
+            url = urlsplit(self.path)
+        except ValueError:  # an absolute URL with a broken host: "http://[::1/"
+            raise BadRequest(f"the request target {self.path[:100]!r} is not a URL path") from None
         path, query = url.path, parse_qs(url.query)
         games = self.server.sessions
         if method == "GET" and path in ("/", "/index.html"):
@@ -248,7 +268,7 @@ class PlayHandler(BaseHTTPRequestHandler):
         if "number" not in query:
             return None
         text = query["number"][-1]
-        if not text.isdigit() or not 1 <= int(text) <= 16:
+        if not text.isdecimal() or not 1 <= int(text) <= 16:  # isdigit takes '\xb9', which int() refuses
             raise BadRequest(f"number must be in 1..16, got {text!r}")
         return int(text)
 

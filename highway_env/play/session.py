@@ -118,6 +118,7 @@ class Session:
         self.opponent_seconds: float | None = None
         self.generation = 0
         self.last_used = time.monotonic()
+        self.closed = False  # deleted, dropped or the server stopping: no agent may be installed after it
         with self.lock:
             self._start_opponent_if_due()
 
@@ -190,25 +191,31 @@ class Session:
     def restart(self, human: int | None = None, opponent: str | None = None, agent=None,
                 seed: int | None = None) -> dict:
         """A new game in this session; the opponent (``agent`` built for ``opponent``) is kept
-        unless a new one is given."""
+        unless a new one is given. NotFound once the session is closed (``agent`` is closed then)."""
         with self.lock:
-            old_agent = None
-            if human is not None:
-                self.human = human
-            if agent is not None:
-                old_agent = self.agent
-                self.agent, self.opponent, self.seed = agent, opponent, seed
-            self.board = Board()
-            self.history = []
-            self._abandon_opponent_move()
-            self._start_opponent_if_due()
-            state = self.state()
+            if self.closed:  # ended while ``agent`` started (a DELETE, an eviction): no one else closes it
+                state, old_agent = None, agent
+            else:
+                old_agent = None
+                if human is not None:
+                    self.human = human
+                if agent is not None:
+                    old_agent = self.agent
+                    self.agent, self.opponent, self.seed = agent, opponent, seed
+                self.board = Board()
+                self.history = []
+                self._abandon_opponent_move()
+                self._start_opponent_if_due()
+                state = self.state()
         _close_agent(old_agent)  # a reply it may still be computing is dropped anyway
+        if state is None:
+            raise NotFound(f"unknown game id {self.id!r} (it was ended)")
         return state
 
     def close(self) -> None:
         """End the session: drop a pending reply and stop the agent (its process, if any)."""
         with self.lock:
+            self.closed = True
             self._abandon_opponent_move()
             agent = self.agent
         _close_agent(agent)
