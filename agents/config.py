@@ -149,11 +149,11 @@ class TrainConfig:
                    "random_opening", "grade_every", "grade_simulations", "learner_threads")
         for f in fields(self):  # an int option is a count (>= 1 unless 0 means "none"), a float one >= 0
             v = getattr(self, f.name)
-            if f.type == "int":
+            if f.type in (int, "int"):  # a string under `from __future__ import annotations`
                 minimum = 0 if f.name in zero_ok else 1
                 check(f.name, isinstance(v, int) and not isinstance(v, bool) and v >= minimum,
                       f"an integer >= {minimum}")
-            elif f.type == "float":
+            elif f.type in (float, "float"):
                 check(f.name, isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                       and v >= 0, "a finite number >= 0")
         for name in ("simulations", "eval_simulations", "play_simulations", "grade_simulations"):
