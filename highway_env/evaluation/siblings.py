@@ -1,28 +1,20 @@
 """``evaluate.py --game blackpath|jumping|module:Class``: agents of a two-player game other than
-Highway against its exact solver: the ``move_values`` of the player its ``Game.perfect_player``
+Highway against its exact solver, the ``move_values`` of the player its ``Game.perfect_player``
 names (:mod:`highway_env.blackpath.perfect`, :mod:`highway_env.jumping.perfect`, or a researcher's
-own game such as ``examples/tictactoe_game.py``). Scored games (with ``Game.margins``, as Jumping)
-also get the points given away; ``Game.plies`` gives the by-ply breakdown.
+own game such as ``examples/tictactoe_game.py``).
 
-Per agent:
-
-- **move accuracy**: on positions sampled from varied play (each game mixes random moves and the
-  perfect player's with a per-game share of random moves of 100 %, 50 %, 25 % or 10 %; distinct live
-  positions, sampled uniformly), labelled on the fly by the solver (every legal move's exact value
-  for the mover: win/loss for Black Path, future score difference for Jumping). A move is correct
-  when it keeps the position's value (its value is the best). Counted on *critical* positions
-  (some legal move does not keep the value), by ply and by side; also on all positions.
-  For Jumping also the value given away (best - chosen, in points), as ``margin_loss``.
-- **games against the perfect player** from the start, as first player (A) and as second (B).
-- a **round robin** between the agents (colours alternating) and its Elo with bootstrap CIs.
-
-The games run in this process (``--workers`` is not used); sizes are small enough for that on the
-default boards (Black Path 4x4 from A1:top, Jumping n = 4) and on Black Path 5x5; the board is
-``args.game_options`` (``evaluate.py --game-config``, or the az: agents' checkpoints).
+Per agent: **move accuracy** on positions sampled from varied play (each game mixes random and
+perfect moves, with a per-game share of random moves from RANDOM_SHARES; distinct live positions,
+sampled uniformly) and labelled on the fly by the solver, counted as in
+:func:`~highway_env.evaluation.metrics.accuracy`; for scored games (``Game.margins``, as Jumping)
+also the points given away as ``margin_loss``; **games against the perfect player** from the start
+on each side; a **round robin** between the agents and its Elo. Everything runs in this process
+(``--workers`` is not used), on the board ``args.game_options``.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -53,22 +45,16 @@ def _plies(game, states) -> np.ndarray:
     return np.zeros(len(states), np.int64) if plies is None else np.asarray(plies, np.int64)
 
 
-def _final_margins(game, states) -> np.ndarray:
-    """Final result from A's side: the score margin (Jumping) or +-1 (Black Path)."""
-    if hasattr(game, "margins"):
-        return game.margins(states).astype(np.int64)
-    return game.returns(states).astype(np.int64)
-
-
 def play_games(game, agent_a, agent_b, games: int, seed) -> np.ndarray:
-    """``games`` games from the start, ``agent_a`` first; -> final margins from A's side."""
+    """``games`` games from the start, ``agent_a`` first; -> final results from A's side: the score
+    margin (Jumping) or +-1 (Black Path)."""
     if games == 0:
         return np.zeros(0, np.int64)
     from agents.arena import play_out
 
     rngs = [np.random.default_rng([*np.atleast_1d(seed).tolist(), k]) for k in (0, 1)]
     states = play_out(game, game.initial_states(games), (agent_a, agent_b), np.zeros(games, np.int64), rngs)
-    return _final_margins(game, states)
+    return (game.margins if hasattr(game, "margins") else game.returns)(states).astype(np.int64)
 
 
 def sample_positions(game, n: int, seed: int, from_ply: int = 0) -> np.ndarray:
@@ -146,11 +132,10 @@ def evaluate(args, log=print) -> dict:
     values, legal = label(game, states)
     start_value = int(move_values_fn(game)(game, game.initial_states(1)[0]).max()) if not from_ply else None
     agents = {}
-    steps = len(args.agent) * 3
     rr = list(args.agent) + (["perfect"] if args.rr_perfect else [])
     pairs_n = len(rr) * (len(rr) - 1) // 2 if args.rr_games else 0
-    bar = tqdm(total=steps + pairs_n, desc=f"{args.game} evaluation", unit="step",
-               disable=args.no_progress, file=__import__("sys").stderr)
+    bar = tqdm(total=3 * len(args.agent) + pairs_n, desc=f"{args.game} evaluation", unit="step",
+               disable=args.no_progress, file=sys.stderr)
     for k, spec in enumerate(args.agent):
         a: dict = {}
         agent = make_agent(spec, game, seed=args.seed)
