@@ -1,17 +1,13 @@
 """Any policy as an agent (``act_batch(states, rng)``): what the benchmark plays and grades.
 
-A policy may be a callable on one PettingZoo observation dict (``{"observation": (4, 4, 16) int8,
-"action_mask": (256,) int8}``) returning an action, a batched callable (the same keys with a leading
-batch axis, returning N actions), an ``agents.Agent``, a Stable-Baselines3 / sb3-contrib model
-(anything with ``predict(obs, deterministic=True)``, given ``action_masks=`` when it takes them,
-as MaskablePPO), an OpenSpiel bot (a
-``pyspiel.Bot`` or anything with ``step(state)`` and ``restart_at(state)``; one per seat as a pair
-``(bot_for_a, bot_for_b)``; asked on ``python_highway`` states, see
-:mod:`highway_env.openspiel.grading`), or an ``agents.make_agent`` spec string. Observations are
-built for whole batches, in ``highway_v0``'s ``"absolute"`` (default) or ``"player"`` frame. An
-action that is not an integer, out of range or illegal raises :class:`PolicyError` naming the
-position and the action: it is never replaced by a legal one. A policy that raises is a
-PolicyError too, naming the policy and its error (its traceback chained).
+:func:`as_agent` takes a callable on one PettingZoo observation dict (``{"observation": (4, 4, 16)
+int8, "action_mask": (256,) int8}``, in ``highway_v0``'s ``"absolute"`` or ``"player"`` frame) or,
+batched, on the same keys with a leading batch axis; an ``agents.Agent``; an SB3 / sb3-contrib model
+(``predict(obs, deterministic=True)``, given ``action_masks=`` where it takes them); an OpenSpiel bot
+or a pair of them, one per seat (asked on ``python_highway`` states, see
+:mod:`highway_env.openspiel.grading`); or an ``agents.make_agent`` spec string. An action that is
+not an integer, out of range or illegal raises :class:`PolicyError` naming the position and the
+action: it is never replaced by a legal one. So does a policy that raises (its traceback chained).
 """
 
 from __future__ import annotations

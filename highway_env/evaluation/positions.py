@@ -1,21 +1,15 @@
 """Building the held-out position sets, v1 and v2 (the CLI; the reader is :mod:`.position_set`, the
 drawing :mod:`.positions_draw`, the labelling :mod:`.positions_label`).
 
-``build`` plays games from the empty board with four kinds of players and takes every position as
-a candidate: ``random`` (uniform legal moves), ``mcts`` (``mcts:64``, 10 % random moves), ``az``
-(the shipped AlphaZero policy, argmax, 15 % random moves) and ``perfect`` (the AlphaZero policy with
-30 % random moves up to ply 6, then the solver's move with 20 % random moves; fewer games).
-Candidates are deduplicated modulo symmetry; per ply up to ``--per-ply`` are taken, balanced across
-the sources, and each is labelled by the exact solver (every move's value; margins from
-``margin_min_ply``). It covers plies 4-15, and ply 0 when ``--first-moves`` is complete.
-
-``add-early`` fills plies 0-3, where one position needs ~200 solves of the next ply: ply 0 from the
-first-moves table, plies 1-3 from the opening book (its positions and the children of the positions
-after its ply-1 replies), labelled from the book, its parent bounds, or the solver (a few per ply).
-
-Set v2 (``build --strong``, ``meta["version"]`` 2): the same format drawn from strong play
-(STRONG_SOURCES: the shipped AlphaZero with search against itself and against the perfect player,
-10 % random moves), plies 5-11, without v1's positions: a harder yardstick, never used in training.
+``build`` plays games from the empty board with four kinds of players (``SOURCES``: random, noisy
+``mcts:64``, the shipped AlphaZero policy with noise, and a noisy perfect player) and takes every
+position as a candidate; candidates are deduplicated modulo symmetry, up to ``--per-ply`` per ply
+are taken, balanced across the sources, and each is labelled by the exact solver (every move's
+value; margins from ``margin_min_ply``). It covers plies 4-15, and ply 0 when ``--first-moves`` is
+complete. ``add-early`` fills plies 0-3 (one position there needs ~200 solves of the next ply) from
+the first-moves table and the opening book. Set v2 (``build --strong``, ``meta["version"]`` 2) is
+drawn the same way from strong play (``STRONG_SOURCES``), plies 5-11, without v1's positions: a
+harder yardstick, never used in training.
 
 Commands (``--help`` explains each flag)::
 
@@ -53,10 +47,8 @@ from highway_env.evaluation.positions_label import (_label_chunk, check, early_c
 from highway_env.evaluation.tasks import pool_worker_init
 from highway_env.shipped import check_output, note_missing_input
 
-#: Positions per ply (plies 4..15) of the shipped set; chosen so that the labelling fits ~30 min on
-#: 2 busy cores (measured wall cost per played position on the shared machine: ply 3 ~10 min,
-#: ply 4 ~1 min, ply 6 ~2 s, ply 8 ~0.1 s, later plies milliseconds; margins add ~3-5x). Plies 2-3
-#: are left out for cost.
+#: Positions per ply (plies 4..15) of the shipped set, so that the labelling fits ~30 min on 2 cores
+#: (a position costs ~1 min at ply 4, ~2 s at ply 6, ~0.1 s at ply 8; margins add ~3-5x)
 DEFAULT_PER_PLY = {4: 6, 5: 40, 6: 300, 7: 800, 8: 2500, 9: 2800, 10: 3000, 11: 3000, 12: 3200,
                    13: 2600, 14: 1500, 15: 400}
 DEFAULT_MARGIN_MIN_PLY = 9
