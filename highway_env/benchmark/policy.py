@@ -1,13 +1,9 @@
 """Any policy as an agent (``act_batch(states, rng)``): what the benchmark plays and grades.
 
-:func:`as_agent` takes a callable on one PettingZoo observation dict (``{"observation": (4, 4, 16)
-int8, "action_mask": (256,) int8}``, in ``highway_v0``'s ``"absolute"`` or ``"player"`` frame) or,
-batched, on the same keys with a leading batch axis; an ``agents.Agent``; an SB3 / sb3-contrib model
-(``predict(obs, deterministic=True)``, given ``action_masks=`` where it takes them); an OpenSpiel bot
-or a pair of them, one per seat (asked on ``python_highway`` states, see
-:mod:`highway_env.openspiel.grading`); or an ``agents.make_agent`` spec string. An action that is
-not an integer, out of range or illegal raises :class:`PolicyError` naming the position and the
-action: it is never replaced by a legal one. So does a policy that raises (its traceback chained).
+:func:`as_agent` takes each kind of policy :func:`highway_env.benchmark.evaluate` lists; observations
+are built for whole batches (:func:`observations`). An action that is not an integer, out of range or
+illegal raises :class:`PolicyError` naming the position and the action: it is never replaced by a
+legal one. So does a policy that raises (its traceback chained).
 """
 
 from __future__ import annotations
@@ -352,7 +348,7 @@ def observation_settings(agent) -> dict:
 
 def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect: dict | None = None,
              name: str | None = None):
-    """``policy`` (any kind in the module docstring) as an Agent."""
+    """``policy`` (any kind :func:`highway_env.benchmark.evaluate` takes) as an Agent."""
     check_frame(frame)
     if isinstance(policy, str):
         from agents.registry import AgentSpecError, spec_error_message

@@ -62,10 +62,9 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     on stacked observations, returning N actions), an ``agents.Agent``, an SB3 / sb3-contrib model,
     an OpenSpiel bot (``pyspiel.Bot`` or anything with ``step`` and ``restart_at``, or a pair
     ``(bot_for_a, bot_for_b)``; it plays ``python_highway`` states, whatever ``frame``), or an agent
-    spec string (``agents.make_agent`` specs, ``module:attr``, ``sb3:PATH.zip``); see
-    :mod:`highway_env.benchmark.policy`. ``frame``: ``"absolute"`` (``highway_v0.env()``'s
-    observations) or ``"player"`` (``highway_v0.env(frame="player")``'s, actions in the mover's
-    frame too). An illegal action raises :class:`PolicyError` naming the position and the action.
+    spec string (``agents.make_agent`` specs, ``module:attr``, ``sb3:PATH.zip``). ``frame``:
+    ``"absolute"`` (``highway_v0.env()``'s observations) or ``"player"``
+    (``highway_v0.env(frame="player")``'s, actions in the mover's frame too). An illegal action raises :class:`PolicyError` naming the position and the action.
 
     Measures (as ``evaluate.py``): move accuracy on the critical positions among ``positions``
     rows sampled from the report part of the position set (``positions_file``, default set v1; the
