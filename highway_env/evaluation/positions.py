@@ -37,8 +37,9 @@ import numpy as np
 from highway_env.atomic_files import atomic_write_bytes
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
-from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH, VERSION,  # noqa: F401
-                                                  PositionSet, PositionSetError, load_positions, save_positions)
+from highway_env.evaluation.position_set import (ARRAYS, DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH,  # noqa: F401
+                                                  VERSION, PositionSet, PositionSetError, load_positions,
+                                                  save_positions)
 from highway_env.evaluation.positions_draw import (SOURCES, STRONG_SOURCES, _play, _strong_games,  # noqa: F401
                                                    canonical_array, draw_candidates, draw_strong_candidates, select)
 from highway_env.evaluation.positions_label import (_label_chunk, check, early_candidates, label_early,  # noqa: F401
@@ -158,8 +159,7 @@ def _values_only(boards: list, values: list, source: int, sources) -> PositionSe
 
 def _joined(first: PositionSet, second: PositionSet, sources, meta: dict) -> PositionSet:
     """The positions of both sets, ordered by ply (stable)."""
-    fields = ("boards", "ply", "values", "margins", "value", "margin", "source")
-    both = PositionSet(*(np.concatenate([getattr(first, f), getattr(second, f)]) for f in fields),
+    both = PositionSet(*(np.concatenate([getattr(first, f), getattr(second, f)]) for f in ARRAYS),
                        sources, meta)
     return both.subset(np.lexsort((np.arange(len(both)), both.ply)))
 

@@ -14,6 +14,7 @@ on each side; a **round robin** between the agents and its Elo. Everything runs 
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -155,13 +156,11 @@ def evaluate(args, log=print) -> dict:
     pairs, rr_out = [], {}
     if args.rr_games and len(rr) > 1:
         built = {s: make_agent(s, game, seed=args.seed + 2) for s in rr}
-        for i in range(len(rr)):
-            for j in range(i + 1, len(rr)):
-                r = play_match(built[rr[i]], built[rr[j]], game, args.rr_games, seed=args.seed * 1000 + 7 * i + j)
-                w = metrics.wdl([1] * r.wins + [0] * r.draws + [-1] * r.losses)
-                rr_out[f"{rr[i]} vs {rr[j]}"] = w
-                pairs.append((i, j, r.wins, r.draws, r.losses))
-                bar.update(1)
+        for i, j in itertools.combinations(range(len(rr)), 2):
+            r = play_match(built[rr[i]], built[rr[j]], game, args.rr_games, seed=args.seed * 1000 + 7 * i + j)
+            rr_out[f"{rr[i]} vs {rr[j]}"] = metrics.wdl([1] * r.wins + [0] * r.draws + [-1] * r.losses)
+            pairs.append((i, j, r.wins, r.draws, r.losses))
+            bar.update(1)
     bar.close()
     anchor = "random" if "random" in rr else (rr[0] if rr else None)
     elo = elo_with_ci(rr, pairs, anchor=anchor, seed=args.seed) if pairs else {}
