@@ -684,40 +684,29 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     summary["wall_seconds"] = round(time.monotonic() - t0, 1)
-    plots = []
-    if not args.no_plots:
-        from highway_env.evaluation.plots import plot_all
-
-        plots = plot_all(summary, out_dir)
-    from highway_env.evaluation.report import table, write_all
-
-    write_all(out_dir, summary, plots)
-    text = table(summary)
-    if args.json:
-        print(text, file=sys.stderr)
-        print(f"report: {out_dir / 'report.md'}", file=sys.stderr)
-        print(json.dumps(summary))
-    else:
-        print(text)
-        print(f"report: {out_dir / 'report.md'}")
-    return 0
+    return write_outputs(args, out_dir, summary)
 
 
 def _main_sibling(args, out_dir: Path) -> int:
     """``--game blackpath|jumping|module:Class`` (see highway_env/evaluation/siblings.py)."""
     from highway_env.evaluation import siblings
-    from highway_env.evaluation.report import table
 
-    summary = siblings.evaluate(args)
+    return write_outputs(args, out_dir, siblings.evaluate(args), siblings.markdown)
+
+
+def write_outputs(args, out_dir: Path, summary: dict, markdown=None) -> int:
+    """The report files (report.md by ``markdown``, default Highway's) and the table on stdout; with
+    --json the table goes to stderr and the summary, as one JSON object, to stdout."""
+    from highway_env.evaluation import report
+
     plots = []
     if not args.no_plots:
         from highway_env.evaluation.plots import plot_all
 
         plots = plot_all(summary, out_dir)
-    siblings.write_all(out_dir, summary, plots)
-    text = table(summary)
+    report.write_all(out_dir, summary, plots, markdown=markdown or report.markdown)
     stream = sys.stderr if args.json else sys.stdout
-    print(text, file=stream)
+    print(report.table(summary), file=stream)
     print(f"report: {out_dir / 'report.md'}", file=stream)
     if args.json:
         print(json.dumps(summary))

@@ -278,11 +278,8 @@ def main(argv=None) -> int:
                        description="Print a position set's size, per-ply counts and build metadata as JSON.")
     i.add_argument("file", nargs="?", default=str(DEFAULT_PATH), help="position set .npz (default: set v1, %(default)s)")
     e = sub.add_parser("add-early", help="replace plies 0-3 of a set by the first moves and book positions",
-                       description="Plies 0-3 cannot be drawn and labelled like the others (one position at "
-                                   "ply 2 needs ~196 solves of minutes each). This takes ply 0 from the "
-                                   "first-moves table and plies 1-3 from the opening book: its positions and "
-                                   "the children of the positions after its ply-1 replies, labelled from the "
-                                   "book where it settles them, else by the solver (a few per ply).")
+                       description="Ply 0 from the first-moves table, plies 1-3 from the opening book, labelled "
+                                   "from the book where it settles them, else by the solver (a few per ply).")
     e.add_argument("file", nargs="?", help=f"set to extend in place (default: {DEFAULT_PATH}, a shipped file: "
                                            f"extended in place only with --force or --out elsewhere)")
     e.add_argument("--force", action="store_true", help="allow extending the shipped default set in place")

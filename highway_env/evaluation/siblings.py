@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -223,10 +222,3 @@ def markdown(summary: dict, plots: list[str]) -> str:
     lines += ["Files: `summary.json` (everything), `agents.csv`, `accuracy_by_ply.csv`.", "",
               provenance_line(summary.get("provenance")), ""]
     return "\n".join(lines)
-
-
-def write_all(out_dir: Path, summary: dict, plots: list[str]) -> None:
-    """The Highway evaluation's files, with this module's report.md."""
-    from highway_env.evaluation import report
-
-    report.write_all(out_dir, summary, plots, markdown=markdown)
