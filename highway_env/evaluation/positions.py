@@ -25,6 +25,7 @@ The shipped sets are replaced only with ``--force`` (or written elsewhere with `
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -72,8 +73,7 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
     work.mkdir(parents=True, exist_ok=True)
     t_start = time.monotonic()
     ctx = mp.get_context("spawn")
-    pool = ctx.Pool(workers, initializer=pool_worker_init) if workers > 1 else None
-    try:
+    with ctx.Pool(workers, initializer=pool_worker_init) if workers > 1 else contextlib.nullcontext() as pool:
         sel_path = work / "selection.npz"
         if sel_path.exists():
             with np.load(sel_path) as z:
@@ -112,10 +112,6 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
         for _, n, _ in mapper(_label_chunk, todo):
             bar.update(n)
         bar.close()
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
     values, margins, value, margin = empty_labels(len(boards))
     label_seconds: dict[int, float] = {}
     for path, bs, _ in jobs:

@@ -253,12 +253,10 @@ def execute(task: dict) -> dict:
                                             [[*task["seed"], int(i)] for i in idx])
             margins = np.where(seats == 0, m, -m)  # from A's side
             res.update(index=[int(i) for i in idx], margins=[int(x) for x in margins])
-        elif task["kind"] == "reply_tree":
+        else:  # reply_tree
             first, replies, starts = reply_starts(_game(), agent, task["first_seed"], task["r0"], task["r1"])
             m, moves, unproven = play((agent, opp), starts, [[*task["seed"], int(r)] for r in replies])
             res.update(first_move=first, replies=[int(r) for r in replies], margins=[int(x) for x in m])
-        else:  # pragma: no cover
-            raise ValueError(f"unknown task kind {task['kind']!r}")
         res.update(perfect_moves=moves, unproven_perfect_moves=unproven)
     res["seconds"] = round(time.monotonic() - t0, 3)
     res["pid"] = os.getpid()
