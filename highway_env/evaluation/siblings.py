@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from highway_env.evaluation import metrics
-from highway_env.evaluation.provenance import provenance, provenance_line
+from highway_env.evaluation.provenance import provenance
 
 RANDOM_SHARES = (1.0, 0.5, 0.25, 0.1)
 
@@ -180,7 +180,7 @@ def evaluate(args, log=print) -> dict:
 
 
 def markdown(summary: dict, plots: list[str]) -> str:
-    from highway_env.evaluation.report import table
+    from highway_env.evaluation.report import document
 
     c = summary["config"]
     title, scored = summary["title"], summary["scored"]
@@ -193,32 +193,26 @@ def markdown(summary: dict, plots: list[str]) -> str:
     else:
         outcome = (f"with perfect play the {'first' if sv > 0 else 'second'} player ({'A' if sv > 0 else 'B'}) wins"
                    + (f" by {abs(sv)} point(s)" if scored else ""))
-    lines = [f"# {title} ({summary['board']}): evaluation against the exact solver: {c.get('name')}", "",
-             f"Agents: {', '.join('`' + a + '`' for a in summary['agents'])}. Seed {c['seed']}; "
-             f"{c['games']} games per side against the perfect player, {c['rr_games']} games per pair in "
-             f"the round robin, {c['positions']} positions ({c['critical_positions']} critical). "
-             f"From the start {outcome}. Wall time {summary.get('wall_seconds', 0):.0f} s.", "",
-             "```", table(summary), "```", "",
-             "- **perfect player**: the solver's player; it plays a move of the best exact value for the "
-             f"mover ({val}), at random among ties.",
-             "- **accuracy**: share of value-keeping moves (the move's exact value is the best the mover "
-             "has) on *critical* positions, where some legal move has a worse value; acc A / acc B by side "
-             "to move. Positions: distinct live positions from games mixing random and perfect moves "
-             f"(share of random moves per game cycling through {c['random_shares']}), sampled uniformly "
-             "and labelled by the solver" + (f"; only plies {c['label_from_ply']} and later (the moves before "
-                                             "them random)." if c.get("label_from_ply") else "."),
-             "- **margin lost** (scored games): mean points given away, best move's value - chosen move's, "
-             "over all sampled positions." if scored else
-             f"- **margin lost**: not applicable ({title} has no score).",
-             "- **as A / as B W/D/L**: games from the start against the perfect player (W/D/L from the "
-             "agent's side). The best possible result against it is the game's value: a side that loses "
-             "with perfect play loses every game whatever it does.",
-             "- **conversion**: not measured for this game.",
-             "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per "
-             f"pair), anchored at `{summary.get('elo_anchor')}` = 0, 95 % CI from 500 bootstrap resamples.",
-             ""]
-    for p in plots:
-        lines += [f"![{p}]({p})", ""]
-    lines += ["Files: `summary.json` (everything), `agents.csv`, `accuracy_by_ply.csv`.", "",
-              provenance_line(summary.get("provenance")), ""]
-    return "\n".join(lines)
+    return document(
+        summary, f"{title} ({summary['board']}): evaluation against the exact solver: {c.get('name')}",
+        f"{c['games']} games per side against the perfect player, {c['rr_games']} games per pair in "
+        f"the round robin, {c['positions']} positions ({c['critical_positions']} critical). "
+        f"From the start {outcome}. Wall time {summary.get('wall_seconds', 0):.0f} s.",
+        ["- **perfect player**: the solver's player; it plays a move of the best exact value for the "
+        f"mover ({val}), at random among ties.",
+        "- **accuracy**: share of value-keeping moves (the move's exact value is the best the mover "
+        "has) on *critical* positions, where some legal move has a worse value; acc A / acc B by side "
+        "to move. Positions: distinct live positions from games mixing random and perfect moves "
+        f"(share of random moves per game cycling through {c['random_shares']}), sampled uniformly "
+        "and labelled by the solver" + (f"; only plies {c['label_from_ply']} and later (the moves before "
+                                        "them random)." if c.get("label_from_ply") else "."),
+        "- **margin lost** (scored games): mean points given away, best move's value - chosen move's, "
+        "over all sampled positions." if scored else
+        f"- **margin lost**: not applicable ({title} has no score).",
+        "- **as A / as B W/D/L**: games from the start against the perfect player (W/D/L from the "
+        "agent's side). The best possible result against it is the game's value: a side that loses "
+        "with perfect play loses every game whatever it does.",
+        "- **conversion**: not measured for this game.",
+        "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per "
+        f"pair), anchored at `{summary.get('elo_anchor')}` = 0, 95 % CI from 500 bootstrap resamples."],
+        plots, "`summary.json` (everything), `agents.csv`, `accuracy_by_ply.csv`")
