@@ -129,7 +129,6 @@ class PolicyAgent:
         self.batched = bool(batched) or on_boards
         self.on_boards = on_boards
         self.name = name or getattr(policy, "__name__", type(policy).__name__)
-        self.calls = 0  # policy calls made (a batched policy: one per batch)
 
     def act(self, state, rng=None) -> int:
         return int(self.act_batch(state, rng)[0])
@@ -137,14 +136,11 @@ class PolicyAgent:
     def act_batch(self, states, rng=None) -> np.ndarray:
         states = as_boards(states)
         if self.on_boards:
-            self.calls += 1
             return to_absolute_actions(states, self._ask(states), self.frame)
         obs = observations(states, self.frame)
         if self.batched:
-            self.calls += 1
             actions = self._ask(obs)
         else:
-            self.calls += len(states)
             actions = [self._ask({"observation": o, "action_mask": m})
                        for o, m in zip(obs["observation"], obs["action_mask"])]
             _one_action_each(states, actions)
@@ -173,7 +169,6 @@ class CheckedAgent(PolicyAgent):
 
     def act_batch(self, states, rng=None) -> np.ndarray:
         states = as_boards(states)
-        self.calls += 1
         return to_absolute_actions(states, self._ask(states, rng), self.frame)
 
     def __repr__(self) -> str:

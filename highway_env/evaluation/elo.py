@@ -22,7 +22,7 @@ def fit_bt(n_players: int, results, prior: float = 1.0, iters: int = 200) -> np.
         s[i, j] += w + 0.5 * d
         s[j, i] += l + 0.5 * d
         g[i, j] += w + d + l
-        g[j, i] += w + d + l
+    g = g + g.T
     played = g > 0
     s = s + 0.5 * prior * played
     g = g + prior * played

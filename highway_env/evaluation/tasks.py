@@ -188,30 +188,32 @@ def run_task(args) -> dict:
 _AGENT_KEYS = ("agent", "a", "b")
 
 
+def _checkpoints(task: dict) -> dict:
+    """Field -> (checkpoint file, rest of the spec) of the task's az: agents."""
+    from agents.registry import az_checkpoint
+
+    return {k: ckpt for k in _AGENT_KEYS if k in task and (ckpt := az_checkpoint(task[k]))}
+
+
 def task_files(task: dict) -> list[str]:
     """The files on this machine that ``task`` reads: its position set (None: the packaged one)
     and the checkpoints of its az: agents."""
-    from agents.registry import az_checkpoint
-
-    ckpts = [az_checkpoint(task[k]) for k in _AGENT_KEYS if k in task]
-    return ([task["positions_file"]] if task.get("positions_file") else []) + [c[0] for c in ckpts if c]
+    files = [task["positions_file"]] if task.get("positions_file") else []
+    return files + [path for path, _ in _checkpoints(task).values()]
 
 
 def run_shipped(task: dict, files: dict) -> dict:
     """Ray task entry: ``task`` with its files (:func:`task_files`, shipped by
     :meth:`highway_env.ray_tasks.RayCluster.ship_files`) read from copies on this node; returns the
     result, which the driver writes (the node may not see the output folder)."""
-    from agents.registry import az_checkpoint
     from highway_env.ray_tasks import node_local_copy
 
     worker_init(torch_now=False)
     local = dict(task)
     if task.get("positions_file"):
         local["positions_file"] = node_local_copy(files[task["positions_file"]])
-    for k in _AGENT_KEYS:
-        ckpt = az_checkpoint(task[k]) if k in task else None
-        if ckpt:
-            local[k] = f"az:{node_local_copy(files[ckpt[0]])}{ckpt[1]}"
+    for k, (path, rest) in _checkpoints(task).items():
+        local[k] = f"az:{node_local_copy(files[path])}{rest}"
     return execute(local)
 
 
