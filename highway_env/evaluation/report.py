@@ -80,8 +80,7 @@ def write_csv(path: Path, summary: dict) -> None:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rs[0]) if rs else ["agent"])
     w.writeheader()
-    for r in rs:
-        w.writerow(r)
+    w.writerows(rs)
     atomic_write_text(path, buf.getvalue())
 
 
