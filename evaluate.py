@@ -548,25 +548,25 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
             a["margin_loss"] = metrics.margin_loss(sub, actions)
         vs_perfect = [(t, r) for t, r in done if t["kind"] == "vs_perfect"]
         for seat, key in ((0, "as_A_vs_perfect"), (1, "as_B_vs_perfect")):
-            a[key] = metrics.games_vs_perfect([m if seat == 0 else -m for t, r in vs_perfect
-                                               if t["seat"] == seat and "purpose" not in t for m in r["margins"]])
-        a["as_B_vs_perfect_margin"] = held_to_value(m for t, r in vs_perfect if t.get("purpose") == "held_to_value"
-                                                    for m in r["margins"])
-        a["conversion"] = metrics.conversion([m if ps.ply[i] % 2 == 0 else -m for t, r in done
-                                              if t["kind"] == "conversion" for i, m in zip(r["index"], r["margins"])])
+            games = [r["margins"] for t, r in vs_perfect if t["seat"] == seat and "purpose" not in t]
+            a[key] = metrics.games_vs_perfect([m if seat == 0 else -m for ms in games for m in ms])
+        held = [r["margins"] for t, r in vs_perfect if t.get("purpose") == "held_to_value"]
+        a["as_B_vs_perfect_margin"] = held_to_value([m for ms in held for m in ms])
+        conv = [(i, m) for t, r in done if t["kind"] == "conversion" for i, m in zip(r["index"], r["margins"])]
+        a["conversion"] = metrics.conversion([m if ps.ply[i] % 2 == 0 else -m for i, m in conv])
         if args.reply_tree:
             a["reply_tree"] = reply_tree_summary(args, mine, results)
         # the perfect player's moves in the games from the empty board (the conversions' are not counted)
-        games = [r for t, r in done if t["kind"] in ("vs_perfect", "reply_tree")]
-        pm += sum(r["perfect_moves"] for r in games)
-        pu += sum(r["unproven_perfect_moves"] for r in games)
+        played = [r for t, r in done if t["kind"] in ("vs_perfect", "reply_tree")]
+        pm += sum(r["perfect_moves"] for r in played)
+        pu += sum(r["unproven_perfect_moves"] for r in played)
         agents[spec] = a
     names = info["rr_agents"]
     pairs = []
     rr = {}
     for i, j in itertools.combinations(range(len(names)), 2):
-        w = metrics.wdl([m for t in tasks if t["kind"] == "match" and t["a"] == names[i] and t["b"] == names[j]
-                         for m in results[t["id"]]["margins_for_a"]])
+        pair = [t for t in tasks if t["kind"] == "match" and (t["a"], t["b"]) == (names[i], names[j])]
+        w = metrics.wdl([m for t in pair for m in results[t["id"]]["margins_for_a"]])
         rr[f"{names[i]} vs {names[j]}"] = w
         pairs.append((i, j, w["win"], w["draw"], w["loss"]))
     anchor = "random" if "random" in names else (names[0] if names else None)

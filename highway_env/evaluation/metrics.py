@@ -105,5 +105,5 @@ def conversion(outcomes) -> dict:
     """From positions the agent's side wins: the share it actually won against perfect defence."""
     w = wdl(outcomes)
     r = _rate(w["win"], w["games"])
-    return {"positions": w["games"], "won": w["win"], "drawn": w["draw"], "lost": w["loss"], "rate": r["rate"],
-            "ci95": r["ci95"]}
+    return {"positions": w["games"], "won": w["win"], "drawn": w["draw"], "lost": w["loss"],
+            "rate": r["rate"], "ci95": r["ci95"]}
