@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import sys
@@ -533,11 +534,11 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
     for spec in registry_agents(args):
         a: dict = {}
         mine = [t for t in tasks if t.get("agent") == spec]
+        done = [(t, results[t["id"]]) for t in mine]
         acts, acts2 = {}, {}
-        for t in mine:
+        for t, r in done:
             if t["kind"] == "moves":
-                for i, x in zip(t["index"], results[t["id"]]["actions"]):
-                    (acts2 if t.get("yardstick") == "v2" else acts)[i] = x
+                (acts2 if t.get("yardstick") == "v2" else acts).update(zip(t["index"], r["actions"]))
         if ps2 is not None:
             a["accuracy_v2"] = metrics.accuracy(ps2, np.array([acts2[i] for i in range(len(ps2))], np.int64))
         if len(plan["sample"]):
@@ -545,49 +546,29 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
             actions = np.array([acts[int(i)] for i in plan["sample"]], np.int64)
             a["accuracy"] = metrics.accuracy(sub, actions)
             a["margin_loss"] = metrics.margin_loss(sub, actions)
+        vs_perfect = [(t, r) for t, r in done if t["kind"] == "vs_perfect"]
         for seat, key in ((0, "as_A_vs_perfect"), (1, "as_B_vs_perfect")):
-            outcomes = []
-            for t in mine:
-                if t["kind"] == "vs_perfect" and t["seat"] == seat and "purpose" not in t:
-                    r = results[t["id"]]
-                    outcomes += [m if seat == 0 else -m for m in r["margins"]]
-                    pm += r["perfect_moves"]
-                    pu += r["unproven_perfect_moves"]
-            a[key] = metrics.wdl(outcomes)
-            a[key]["mean_margin"] = float(np.mean(outcomes)) if outcomes else None
-        margins = []
-        for t in mine:
-            if t.get("purpose") == "held_to_value":
-                r = results[t["id"]]
-                margins += r["margins"]
-                pm += r["perfect_moves"]
-                pu += r["unproven_perfect_moves"]
-        a["as_B_vs_perfect_margin"] = held_to_value(margins)
-        conv = []
-        for t in mine:
-            if t["kind"] == "conversion":
-                r = results[t["id"]]
-                conv += [m if ps.ply[i] % 2 == 0 else -m for i, m in zip(r["index"], r["margins"])]
-        a["conversion"] = metrics.conversion(conv)
+            games = [r["margins"] for t, r in vs_perfect if t["seat"] == seat and "purpose" not in t]
+            a[key] = metrics.games_vs_perfect([m if seat == 0 else -m for ms in games for m in ms])
+        held = [r["margins"] for t, r in vs_perfect if t.get("purpose") == "held_to_value"]
+        a["as_B_vs_perfect_margin"] = held_to_value([m for ms in held for m in ms])
+        conv = [(i, m) for t, r in done if t["kind"] == "conversion" for i, m in zip(r["index"], r["margins"])]
+        a["conversion"] = metrics.conversion([m if ps.ply[i] % 2 == 0 else -m for i, m in conv])
         if args.reply_tree:
             a["reply_tree"] = reply_tree_summary(args, mine, results)
-            for t in mine:
-                if t["kind"] == "reply_tree":
-                    pm += results[t["id"]]["perfect_moves"]
-                    pu += results[t["id"]]["unproven_perfect_moves"]
+        # the perfect player's moves in the games from the empty board (the conversions' are not counted)
+        played = [r for t, r in done if t["kind"] in ("vs_perfect", "reply_tree")]
+        pm += sum(r["perfect_moves"] for r in played)
+        pu += sum(r["unproven_perfect_moves"] for r in played)
         agents[spec] = a
     names = info["rr_agents"]
     pairs = []
     rr = {}
-    for i in range(len(names)):
-        for j in range(i + 1, len(names)):
-            ms = []
-            for t in tasks:
-                if t["kind"] == "match" and t["a"] == names[i] and t["b"] == names[j]:
-                    ms += results[t["id"]]["margins_for_a"]
-            w = metrics.wdl(ms)
-            rr[f"{names[i]} vs {names[j]}"] = w
-            pairs.append((i, j, w["win"], w["draw"], w["loss"]))
+    for i, j in itertools.combinations(range(len(names)), 2):
+        pair = [t for t in tasks if t["kind"] == "match" and (t["a"], t["b"]) == (names[i], names[j])]
+        w = metrics.wdl([m for t in pair for m in results[t["id"]]["margins_for_a"]])
+        rr[f"{names[i]} vs {names[j]}"] = w
+        pairs.append((i, j, w["win"], w["draw"], w["loss"]))
     anchor = "random" if "random" in names else (names[0] if names else None)
     elo = elo_with_ci(names, pairs, anchor=anchor, seed=args.seed) if len(names) > 1 and args.rr_games else {}
     for spec in registry_agents(args):
@@ -703,40 +684,29 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     summary["wall_seconds"] = round(time.monotonic() - t0, 1)
-    plots = []
-    if not args.no_plots:
-        from highway_env.evaluation.plots import plot_all
-
-        plots = plot_all(summary, out_dir)
-    from highway_env.evaluation.report import table, write_all
-
-    write_all(out_dir, summary, plots)
-    text = table(summary)
-    if args.json:
-        print(text, file=sys.stderr)
-        print(f"report: {out_dir / 'report.md'}", file=sys.stderr)
-        print(json.dumps(summary))
-    else:
-        print(text)
-        print(f"report: {out_dir / 'report.md'}")
-    return 0
+    return write_outputs(args, out_dir, summary)
 
 
 def _main_sibling(args, out_dir: Path) -> int:
     """``--game blackpath|jumping|module:Class`` (see highway_env/evaluation/siblings.py)."""
     from highway_env.evaluation import siblings
-    from highway_env.evaluation.report import table
 
-    summary = siblings.evaluate(args)
+    return write_outputs(args, out_dir, siblings.evaluate(args), siblings.markdown)
+
+
+def write_outputs(args, out_dir: Path, summary: dict, markdown=None) -> int:
+    """The report files (report.md by ``markdown``, default Highway's) and the table on stdout; with
+    --json the table goes to stderr and the summary, as one JSON object, to stdout."""
+    from highway_env.evaluation import report
+
     plots = []
     if not args.no_plots:
         from highway_env.evaluation.plots import plot_all
 
         plots = plot_all(summary, out_dir)
-    siblings.write_all(out_dir, summary, plots)
-    text = table(summary)
+    report.write_all(out_dir, summary, plots, markdown=markdown or report.markdown)
     stream = sys.stderr if args.json else sys.stdout
-    print(text, file=stream)
+    print(report.table(summary), file=stream)
     print(f"report: {out_dir / 'report.md'}", file=stream)
     if args.json:
         print(json.dumps(summary))

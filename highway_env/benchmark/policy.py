@@ -1,17 +1,9 @@
 """Any policy as an agent (``act_batch(states, rng)``): what the benchmark plays and grades.
 
-A policy may be a callable on one PettingZoo observation dict (``{"observation": (4, 4, 16) int8,
-"action_mask": (256,) int8}``) returning an action, a batched callable (the same keys with a leading
-batch axis, returning N actions), an ``agents.Agent``, a Stable-Baselines3 / sb3-contrib model
-(anything with ``predict(obs, deterministic=True)``, given ``action_masks=`` when it takes them,
-as MaskablePPO), an OpenSpiel bot (a
-``pyspiel.Bot`` or anything with ``step(state)`` and ``restart_at(state)``; one per seat as a pair
-``(bot_for_a, bot_for_b)``; asked on ``python_highway`` states, see
-:mod:`highway_env.openspiel.grading`), or an ``agents.make_agent`` spec string. Observations are
-built for whole batches, in ``highway_v0``'s ``"absolute"`` (default) or ``"player"`` frame. An
-action that is not an integer, out of range or illegal raises :class:`PolicyError` naming the
-position and the action: it is never replaced by a legal one. A policy that raises is a
-PolicyError too, naming the policy and its error (its traceback chained).
+:func:`as_agent` takes each kind of policy :func:`highway_env.benchmark.evaluate` lists; observations
+are built for whole batches (:func:`observations`). An action that is not an integer, out of range or
+illegal raises :class:`PolicyError` naming the position and the action: it is never replaced by a
+legal one. So does a policy that raises (its traceback chained).
 """
 
 from __future__ import annotations
@@ -137,7 +129,6 @@ class PolicyAgent:
         self.batched = bool(batched) or on_boards
         self.on_boards = on_boards
         self.name = name or getattr(policy, "__name__", type(policy).__name__)
-        self.calls = 0  # policy calls made (a batched policy: one per batch)
 
     def act(self, state, rng=None) -> int:
         return int(self.act_batch(state, rng)[0])
@@ -145,14 +136,11 @@ class PolicyAgent:
     def act_batch(self, states, rng=None) -> np.ndarray:
         states = as_boards(states)
         if self.on_boards:
-            self.calls += 1
             return to_absolute_actions(states, self._ask(states), self.frame)
         obs = observations(states, self.frame)
         if self.batched:
-            self.calls += 1
             actions = self._ask(obs)
         else:
-            self.calls += len(states)
             actions = [self._ask({"observation": o, "action_mask": m})
                        for o, m in zip(obs["observation"], obs["action_mask"])]
             _one_action_each(states, actions)
@@ -181,7 +169,6 @@ class CheckedAgent(PolicyAgent):
 
     def act_batch(self, states, rng=None) -> np.ndarray:
         states = as_boards(states)
-        self.calls += 1
         return to_absolute_actions(states, self._ask(states, rng), self.frame)
 
     def __repr__(self) -> str:
@@ -356,7 +343,7 @@ def observation_settings(agent) -> dict:
 
 def as_agent(policy, *, frame: str = "absolute", batched: bool = False, perfect: dict | None = None,
              name: str | None = None):
-    """``policy`` (any kind in the module docstring) as an Agent."""
+    """``policy`` (any kind :func:`highway_env.benchmark.evaluate` takes) as an Agent."""
     check_frame(frame)
     if isinstance(policy, str):
         from agents.registry import AgentSpecError, spec_error_message

@@ -62,27 +62,24 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
     on stacked observations, returning N actions), an ``agents.Agent``, an SB3 / sb3-contrib model,
     an OpenSpiel bot (``pyspiel.Bot`` or anything with ``step`` and ``restart_at``, or a pair
     ``(bot_for_a, bot_for_b)``; it plays ``python_highway`` states, whatever ``frame``), or an agent
-    spec string (``agents.make_agent`` specs, ``module:attr``, ``sb3:PATH.zip``); see
-    :mod:`highway_env.benchmark.policy`. ``frame``: ``"absolute"`` (``highway_v0.env()``'s
-    observations) or ``"player"`` (``highway_v0.env(frame="player")``'s, actions in the mover's
-    frame too). An illegal action raises :class:`PolicyError` naming the position and the action.
+    spec string (``agents.make_agent`` specs, ``module:attr``, ``sb3:PATH.zip``). ``frame``:
+    ``"absolute"`` (``highway_v0.env()``'s observations) or ``"player"`` (``env(frame="player")``'s,
+    actions in the mover's frame too). An illegal action raises :class:`PolicyError` naming the
+    position and the action.
 
     Measures (as ``evaluate.py``): move accuracy on the critical positions among ``positions``
-    rows sampled from the report part of the position set (``positions_file``, default set v1; the
-    part training never grades on; 0 = all), with 95 % intervals, by ply and side; margin given
-    away and the margin-optimal rate (positions labelled with margins); ``games`` games from the
+    rows sampled from the report part of the position set (``positions_file``, default set v1; 0 =
+    all), by ply and side; margin given away and the margin-optimal rate; ``games`` games from the
     empty board against the perfect player on each side; ``conversion`` won positions played out
     against perfect defence; ``margin_games`` (default ``games``) games as B against a
     margin-maximising perfect A, and the share held to the game value (margin 2).
 
-    ``perfect_tiebreak`` and ``perfect_options`` (keys of :data:`PERFECT`: ``budget_nodes``,
-    ``budget``, ``exact_from_ply``, ``early_budget_nodes``, ``early_budget``, ``store``) set the
-    perfect opponent as ``evaluate.py``'s ``--perfect-*`` options do. ``workers`` must be 1: the
-    policy, the solver and the perfect player all run in this process (the perfect player's solved
-    positions persist in the solver store between runs). ``seed`` seeds the samples, the games and the
-    ``rng`` handed to an ``agents.Agent``: the same seed and a reproducible policy give the same report. ``name`` titles the
-    report (default: the spec string, the agent's name, or ``"policy"``); ``progress`` shows a tqdm bar
-    on stderr. OpenSpiel is needed only for bots; the set v2 of ``evaluate.py`` is not graded here.
+    ``perfect_tiebreak`` and ``perfect_options`` (keys of :data:`PERFECT`) set the perfect opponent
+    as ``evaluate.py``'s ``--perfect-*`` options do. ``workers`` must be 1: the policy, the solver
+    and the perfect player all run in this process. ``seed`` seeds the samples, the games and the
+    ``rng`` handed to an ``agents.Agent``: the same seed and a reproducible policy give the same
+    report. ``name`` titles the report (default: the spec string, the agent's name, or
+    ``"policy"``); ``progress`` shows a tqdm bar on stderr. Set v2 is not graded here.
     """
     from highway_env.evaluation import metrics
     from highway_env.evaluation.position_set import load_positions

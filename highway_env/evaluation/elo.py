@@ -22,7 +22,7 @@ def fit_bt(n_players: int, results, prior: float = 1.0, iters: int = 200) -> np.
         s[i, j] += w + 0.5 * d
         s[j, i] += l + 0.5 * d
         g[i, j] += w + d + l
-        g[j, i] += w + d + l
+    g = g + g.T
     played = g > 0
     s = s + 0.5 * prior * played
     g = g + prior * played
@@ -59,16 +59,14 @@ def elo_with_ci(names, results, anchor: str | None = "random", bootstrap: int = 
             ww, dd, ll = rng.multinomial(tot, np.array([w, d, l]) / tot)
             res.append((i, j, ww, dd, ll))
         samples[b] = fit_bt(n, res, prior)
-    a = names.index(anchor) if anchor in names else None
-    shift = base[a] if a is not None else 0.0
-    sshift = samples[:, a][:, None] if a is not None else 0.0
-    samples = samples - sshift
+    if anchor in names:
+        a = names.index(anchor)
+        base, samples = base - base[a], samples - samples[:, a][:, None]
     games = np.zeros(n, int)
     for i, j, w, d, l in results:
-        games[i] += w + d + l
-        games[j] += w + d + l
+        games[[i, j]] += w + d + l
     out = {}
     for k, name in enumerate(names):
         lo, hi = np.percentile(samples[:, k], [2.5, 97.5]) if bootstrap else (np.nan, np.nan)
-        out[name] = {"elo": float(base[k] - shift), "ci95": [float(lo), float(hi)], "games": int(games[k])}
+        out[name] = {"elo": float(base[k]), "ci95": [float(lo), float(hi)], "games": int(games[k])}
     return out

@@ -103,9 +103,7 @@ def games_vs_perfect(margins) -> dict:
 
 def conversion(outcomes) -> dict:
     """From positions the agent's side wins: the share it actually won against perfect defence."""
-    o = np.sign(np.asarray(list(outcomes), np.int64))
-    n = len(o)
-    k = int((o > 0).sum())
-    r = _rate(k, n)
-    return {"positions": n, "won": k, "drawn": int((o == 0).sum()), "lost": int((o < 0).sum()),
+    w = wdl(outcomes)
+    r = _rate(w["win"], w["games"])
+    return {"positions": w["games"], "won": w["win"], "drawn": w["draw"], "lost": w["loss"],
             "rate": r["rate"], "ci95": r["ci95"]}

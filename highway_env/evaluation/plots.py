@@ -8,10 +8,15 @@ from pathlib import Path
 from highway_env.atomic_files import atomic_write_bytes
 
 
-def _save(fig, path: Path) -> None:
+def _save(fig, out_dir: Path, name: str) -> str:
+    """Write ``fig`` to ``out_dir / name`` and close it; its name."""
+    import matplotlib.pyplot as plt
+
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    atomic_write_bytes(path, buf.getvalue())
+    plt.close(fig)
+    atomic_write_bytes(out_dir / name, buf.getvalue())
+    return name
 
 
 def plot_all(summary: dict, out_dir: Path) -> list[str]:
@@ -40,9 +45,7 @@ def plot_all(summary: dict, out_dir: Path) -> list[str]:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title("Move accuracy by ply")
-    _save(fig, out_dir / "accuracy_by_ply.png")
-    plt.close(fig)
-    written.append("accuracy_by_ply.png")
+    written.append(_save(fig, out_dir, "accuracy_by_ply.png"))
 
     # W/D/L against the perfect player
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.5 + 0.5 * len(names) + 1), sharey=True)
@@ -63,9 +66,7 @@ def plot_all(summary: dict, out_dir: Path) -> list[str]:
         ax.set_title(title)
         ax.set_xlabel("share of games")
     axes[0].legend(loc="lower right", fontsize=8)
-    _save(fig, out_dir / "wdl_vs_perfect.png")
-    plt.close(fig)
-    written.append("wdl_vs_perfect.png")
+    written.append(_save(fig, out_dir, "wdl_vs_perfect.png"))
 
     # Elo ladder
     elo = summary.get("elo") or {}
@@ -81,7 +82,5 @@ def plot_all(summary: dict, out_dir: Path) -> list[str]:
         ax.set_xlabel(f"Elo (anchor: {summary.get('elo_anchor')} = 0; 95 % bootstrap CI)")
         ax.grid(axis="x", alpha=0.3)
         ax.set_title("Round robin Elo ladder")
-        _save(fig, out_dir / "elo_ladder.png")
-        plt.close(fig)
-        written.append("elo_ladder.png")
+        written.append(_save(fig, out_dir, "elo_ladder.png"))
     return written

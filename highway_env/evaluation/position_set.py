@@ -51,6 +51,10 @@ UNKNOWN = -127
 SELECTION_SHARE = 8
 
 
+#: the per-position arrays of a set, in file and constructor order (all int8)
+ARRAYS = ("boards", "ply", "values", "margins", "value", "margin", "source")
+
+
 class PositionSetError(HighwayError):
     """A position set file that cannot be read (the message names the file)."""
 
@@ -86,8 +90,7 @@ class PositionSet:
 
     def subset(self, idx) -> "PositionSet":
         idx = np.asarray(idx)
-        return PositionSet(self.boards[idx], self.ply[idx], self.values[idx], self.margins[idx],
-                           self.value[idx], self.margin[idx], self.source[idx], self.sources, self.meta)
+        return PositionSet(*(getattr(self, f)[idx] for f in ARRAYS), self.sources, self.meta)
 
     def counts(self) -> dict:
         crit = self.critical()
@@ -120,10 +123,8 @@ def load_positions(path: str | os.PathLike | None = None) -> PositionSet:
     try:
         with np.load(path, allow_pickle=False) as z:
             d = {k: z[k] for k in z.files}
-        ps = PositionSet(d["boards"].astype(np.int8), d["ply"].astype(np.int8), d["values"].astype(np.int8),
-                         d["margins"].astype(np.int8), d["value"].astype(np.int8),
-                         d["margin"].astype(np.int8), d["source"].astype(np.int8),
-                         tuple(str(s) for s in d["sources"]), json.loads(str(d["meta"])))
+        ps = PositionSet(*(d[f].astype(np.int8) for f in ARRAYS), tuple(str(s) for s in d["sources"]),
+                         json.loads(str(d["meta"])))
     except FileNotFoundError:
         raise PositionSetError(f"position set {str(path)!r} not found (build it with "
                                f"'python -m highway_env.evaluation.positions build --out {path}')") from None
@@ -137,7 +138,6 @@ def load_positions(path: str | os.PathLike | None = None) -> PositionSet:
 
 def save_positions(path, ps: PositionSet) -> None:
     buf = io.BytesIO()
-    np.savez_compressed(buf, boards=ps.boards, ply=ps.ply, values=ps.values, margins=ps.margins,
-                        value=ps.value, margin=ps.margin, source=ps.source,
-                        sources=np.array(ps.sources), meta=np.array(json.dumps(ps.meta, sort_keys=True)))
+    np.savez_compressed(buf, **{f: getattr(ps, f) for f in ARRAYS}, sources=np.array(ps.sources),
+                        meta=np.array(json.dumps(ps.meta, sort_keys=True)))
     atomic_write_bytes(path, buf.getvalue())

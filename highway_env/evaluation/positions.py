@@ -1,21 +1,15 @@
 """Building the held-out position sets, v1 and v2 (the CLI; the reader is :mod:`.position_set`, the
 drawing :mod:`.positions_draw`, the labelling :mod:`.positions_label`).
 
-``build`` plays games from the empty board with four kinds of players and takes every position as
-a candidate: ``random`` (uniform legal moves), ``mcts`` (``mcts:64``, 10 % random moves), ``az``
-(the shipped AlphaZero policy, argmax, 15 % random moves) and ``perfect`` (the AlphaZero policy with
-30 % random moves up to ply 6, then the solver's move with 20 % random moves; fewer games).
-Candidates are deduplicated modulo symmetry; per ply up to ``--per-ply`` are taken, balanced across
-the sources, and each is labelled by the exact solver (every move's value; margins from
-``margin_min_ply``). It covers plies 4-15, and ply 0 when ``--first-moves`` is complete.
-
-``add-early`` fills plies 0-3, where one position needs ~200 solves of the next ply: ply 0 from the
-first-moves table, plies 1-3 from the opening book (its positions and the children of the positions
-after its ply-1 replies), labelled from the book, its parent bounds, or the solver (a few per ply).
-
-Set v2 (``build --strong``, ``meta["version"]`` 2): the same format drawn from strong play
-(STRONG_SOURCES: the shipped AlphaZero with search against itself and against the perfect player,
-10 % random moves), plies 5-11, without v1's positions: a harder yardstick, never used in training.
+``build`` plays games from the empty board with four kinds of players (``SOURCES``: random, noisy
+``mcts:64``, the shipped AlphaZero policy with noise, and a noisy perfect player) and takes every
+position as a candidate; candidates are deduplicated modulo symmetry, up to ``--per-ply`` per ply
+are taken, balanced across the sources, and each is labelled by the exact solver (every move's
+value; margins from ``margin_min_ply``). It covers plies 4-15, and ply 0 when ``--first-moves`` is
+complete. ``add-early`` fills plies 0-3 (one position there needs ~200 solves of the next ply) from
+the first-moves table and the opening book. Set v2 (``build --strong``, ``meta["version"]`` 2) is
+drawn the same way from strong play (``STRONG_SOURCES``), plies 5-11, without v1's positions: a
+harder yardstick, never used in training.
 
 Commands (``--help`` explains each flag)::
 
@@ -31,6 +25,7 @@ The shipped sets are replaced only with ``--force`` (or written elsewhere with `
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -43,8 +38,9 @@ import numpy as np
 from highway_env.atomic_files import atomic_write_bytes
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
-from highway_env.evaluation.position_set import (DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH, VERSION,  # noqa: F401
-                                                  PositionSet, PositionSetError, load_positions, save_positions)
+from highway_env.evaluation.position_set import (ARRAYS, DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH,  # noqa: F401
+                                                  VERSION, PositionSet, PositionSetError, load_positions,
+                                                  save_positions)
 from highway_env.evaluation.positions_draw import (SOURCES, STRONG_SOURCES, _play, _strong_games,  # noqa: F401
                                                    canonical_array, draw_candidates, draw_strong_candidates, select)
 from highway_env.evaluation.positions_label import (_label_chunk, check, early_candidates, label_early,  # noqa: F401
@@ -53,10 +49,8 @@ from highway_env.evaluation.positions_label import (_label_chunk, check, early_c
 from highway_env.evaluation.tasks import pool_worker_init
 from highway_env.shipped import check_output, note_missing_input
 
-#: Positions per ply (plies 4..15) of the shipped set; chosen so that the labelling fits ~30 min on
-#: 2 busy cores (measured wall cost per played position on the shared machine: ply 3 ~10 min,
-#: ply 4 ~1 min, ply 6 ~2 s, ply 8 ~0.1 s, later plies milliseconds; margins add ~3-5x). Plies 2-3
-#: are left out for cost.
+#: Positions per ply (plies 4..15) of the shipped set, so that the labelling fits ~30 min on 2 cores
+#: (a position costs ~1 min at ply 4, ~2 s at ply 6, ~0.1 s at ply 8; margins add ~3-5x)
 DEFAULT_PER_PLY = {4: 6, 5: 40, 6: 300, 7: 800, 8: 2500, 9: 2800, 10: 3000, 11: 3000, 12: 3200,
                    13: 2600, 14: 1500, 15: 400}
 DEFAULT_MARGIN_MIN_PLY = 9
@@ -79,8 +73,7 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
     work.mkdir(parents=True, exist_ok=True)
     t_start = time.monotonic()
     ctx = mp.get_context("spawn")
-    pool = ctx.Pool(workers, initializer=pool_worker_init) if workers > 1 else None
-    try:
+    with ctx.Pool(workers, initializer=pool_worker_init) if workers > 1 else contextlib.nullcontext() as pool:
         sel_path = work / "selection.npz"
         if sel_path.exists():
             with np.load(sel_path) as z:
@@ -119,10 +112,6 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
         for _, n, _ in mapper(_label_chunk, todo):
             bar.update(n)
         bar.close()
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
     values, margins, value, margin = empty_labels(len(boards))
     label_seconds: dict[int, float] = {}
     for path, bs, _ in jobs:
@@ -166,8 +155,7 @@ def _values_only(boards: list, values: list, source: int, sources) -> PositionSe
 
 def _joined(first: PositionSet, second: PositionSet, sources, meta: dict) -> PositionSet:
     """The positions of both sets, ordered by ply (stable)."""
-    fields = ("boards", "ply", "values", "margins", "value", "margin", "source")
-    both = PositionSet(*(np.concatenate([getattr(first, f), getattr(second, f)]) for f in fields),
+    both = PositionSet(*(np.concatenate([getattr(first, f), getattr(second, f)]) for f in ARRAYS),
                        sources, meta)
     return both.subset(np.lexsort((np.arange(len(both)), both.ply)))
 
@@ -286,11 +274,8 @@ def main(argv=None) -> int:
                        description="Print a position set's size, per-ply counts and build metadata as JSON.")
     i.add_argument("file", nargs="?", default=str(DEFAULT_PATH), help="position set .npz (default: set v1, %(default)s)")
     e = sub.add_parser("add-early", help="replace plies 0-3 of a set by the first moves and book positions",
-                       description="Plies 0-3 cannot be drawn and labelled like the others (one position at "
-                                   "ply 2 needs ~196 solves of minutes each). This takes ply 0 from the "
-                                   "first-moves table and plies 1-3 from the opening book: its positions and "
-                                   "the children of the positions after its ply-1 replies, labelled from the "
-                                   "book where it settles them, else by the solver (a few per ply).")
+                       description="Ply 0 from the first-moves table, plies 1-3 from the opening book, labelled "
+                                   "from the book where it settles them, else by the solver (a few per ply).")
     e.add_argument("file", nargs="?", help=f"set to extend in place (default: {DEFAULT_PATH}, a shipped file: "
                                            f"extended in place only with --force or --out elsewhere)")
     e.add_argument("--force", action="store_true", help="allow extending the shipped default set in place")

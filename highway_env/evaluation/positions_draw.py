@@ -13,10 +13,9 @@ SOURCES = ("random", "mcts", "az", "perfect")
 #: The noisy-perfect games use the solver from this ply on (before: the AlphaZero policy + noise).
 PERFECT_SOLVER_FROM = 7
 
-#: Set v2: positions from strong play, where v1's critical positions are easier than the ones a
-#: strong opponent creates. The shipped AlphaZero with search against itself (``az_self``) and
-#: against the perfect player (``az_perfect``, each side in half the games), every move replaced by
-#: a random one with probability STRONG_NOISE so that lines diverge.
+#: Set v2: positions from strong play (v1's critical positions are easier than a strong opponent's):
+#: the shipped AlphaZero with search against itself (``az_self``) and against the perfect player
+#: (``az_perfect``, on each side in half the games); lines diverge by STRONG_NOISE random moves.
 STRONG_SOURCES = ("az_self", "az_perfect")
 STRONG_NOISE = 0.1
 STRONG_SIMULATIONS = 100
@@ -56,7 +55,8 @@ def _play(game, n, policy, rng) -> np.ndarray:
 
 
 def _perfect_games(args):
-    """Worker: ``n`` noisy-perfect games (see :mod:`.positions`); returns (n, 17, 16)."""
+    """Worker: ``n`` noisy-perfect games, the AlphaZero policy with 30 % random moves before ply
+    ``solver_from``, then the solver's move with 20 % random moves; returns (n, 17, 16)."""
     n, seed, solver_from = args
     import agents
     from agents.game import sample_legal

@@ -101,8 +101,7 @@ def load_first_moves(path) -> dict[int, int] | None:
 def root_row(first_moves: dict[int, int]) -> np.ndarray:
     """The empty board's move values (256,) from :func:`load_first_moves`."""
     row = np.full(NUM_ACTIONS, ILLEGAL, np.int8)
-    for a, v in first_moves.items():
-        row[a] = v
+    row[list(first_moves)] = list(first_moves.values())
     return row
 
 

@@ -80,8 +80,7 @@ def write_csv(path: Path, summary: dict) -> None:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rs[0]) if rs else ["agent"])
     w.writeheader()
-    for r in rs:
-        w.writerow(r)
+    w.writerows(rs)
     atomic_write_text(path, buf.getvalue())
 
 
@@ -95,56 +94,62 @@ def write_accuracy_csv(path: Path, summary: dict) -> None:
     atomic_write_text(path, buf.getvalue())
 
 
+def document(summary: dict, title: str, intro: str, notes: list[str], plots: list[str], files: str) -> str:
+    """A report.md: ``title``, the agents and ``intro``, the table and the ``notes`` on it, the plots,
+    the ``files`` written and where the figures came from."""
+    agents = ", ".join(f"`{a}`" for a in summary["agents"])
+    lines = [f"# {title}", "", f"Agents: {agents}. Seed {summary['config']['seed']}; {intro}", "",
+             "```", table(summary), "```", "", *notes, ""]
+    for p in plots:
+        lines += [f"![{p}]({p})", ""]
+    lines += [f"Files: {files}.", "", provenance_line(summary.get("provenance")), ""]
+    return "\n".join(lines)
+
+
 def markdown(summary: dict, plots: list[str]) -> str:
     c = summary["config"]
     ps = summary.get("position_set", {})
-    lines = [f"# Evaluation against the perfect player: {c.get('name')}", "",
-             f"Agents: {', '.join('`' + a + '`' for a in summary['agents'])}. Seed {c['seed']}; "
-             f"{c['games']} games per side against the perfect player (`perfect:{c['perfect_tiebreak']}`), "
-             f"{c['rr_games']} games per pair in the round robin, {c['positions']} positions sampled from "
-             f"`{ps.get('file')}` (v{ps.get('version')}, {ps.get('size')} positions), "
-             f"{c['conversion']} conversion play-outs. Wall time {summary.get('wall_seconds', 0):.0f} s "
-             f"on {c['workers']} worker(s).", "",
-             "```", table(summary), "```", "",
-             "- **accuracy**: share of value-keeping moves (the position after the move has the game value "
-             "the mover could get) on *critical* positions, where some legal move loses value; acc A / acc B "
-             "by side to move. Solver labels: every legal move's exact value.",
-             "- **margin lost**: mean of (best exact margin - chosen move's margin) from the mover's side, "
-             "on positions whose move margins are labelled (late plies); **margin-opt**: the share of those "
-             "moves that keep the exact margin.",
-             "- **B held to 2**: games as B from the empty board against the margin-maximising perfect A "
-             "(`perfect:margin`): the share where A won by at most 2, the margin of perfect play.",
-             "- **as A / as B W/D/L**: full games from the empty board against the perfect player "
-             f"(tie-break `{c['perfect_tiebreak']}`: among value-keeping moves the one leaving the fewest "
-             f"value-keeping replies, exact within {_budget(c)} a move). A wins Highway with perfect play, so as B the best possible is a loss "
-             "in every game, and as A a win needs every move to keep the win.",
-             *([f"- **tree vs TB W/D/L**: the ply-1 tree (`--reply-tree`): the agent's first move as A on the "
-                "empty board, then one game per legal B reply (225) played out against `perfect:TB` (exact "
-                f"within {_budget(c)} a move); every game won = no reply refutes the agent's play. First move "
-                "(action id), replies and mean margin in `summary.json` (`reply_tree`) and `agents.csv` (`tree_*`)."]
-              if c.get("reply_tree_tiebreaks") else []),
-             "- **conversion**: from set positions the agent's side wins, the share it actually wins when "
-             "the perfect player defends.",
-             "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per pair), "
-             f"anchored at `{summary.get('elo_anchor')}` = 0, 95 % CI from 500 bootstrap resamples of the games.",
-             ""]
     un = summary.get("perfect_unproven_moves", 0)
     tot = summary.get("perfect_moves", 0)
     if un:
-        lines.append(f"The perfect player made {tot} moves in these games; {un} of them (before ply "
-                     f"{c['perfect_exact_from_ply']}, where the solver needs minutes and no book/first-move "
-                     f"table answered within {_budget(c, 'early_')}) were its solver's static first move, "
-                     "not proven value-keeping.")
+        moves = (f"The perfect player made {tot} moves in these games; {un} of them (before ply "
+                 f"{c['perfect_exact_from_ply']}, where the solver needs minutes and no book/first-move "
+                 f"table answered within {_budget(c, 'early_')}) were its solver's static first move, "
+                 "not proven value-keeping.")
     else:
-        lines.append(f"The perfect player made {tot} moves in these games, every one proven value-keeping "
-                     "(opening book, then the solver).")
-    lines.append("")
-    for p in plots:
-        lines += [f"![{p}]({p})", ""]
-    lines += ["Files: `summary.json` (everything), `agents.csv` (one row per agent), `accuracy_by_ply.csv`, "
-              "`tasks/` (per-task cache; rerun the same command to resume).", "",
-              provenance_line(summary.get("provenance")), ""]
-    return "\n".join(lines)
+        moves = (f"The perfect player made {tot} moves in these games, every one proven value-keeping "
+                 "(opening book, then the solver).")
+    return document(
+        summary, f"Evaluation against the perfect player: {c.get('name')}",
+        f"{c['games']} games per side against the perfect player (`perfect:{c['perfect_tiebreak']}`), "
+        f"{c['rr_games']} games per pair in the round robin, {c['positions']} positions sampled from "
+        f"`{ps.get('file')}` (v{ps.get('version')}, {ps.get('size')} positions), "
+        f"{c['conversion']} conversion play-outs. Wall time {summary.get('wall_seconds', 0):.0f} s "
+        f"on {c['workers']} worker(s).",
+        ["- **accuracy**: share of value-keeping moves (the position after the move has the game value "
+        "the mover could get) on *critical* positions, where some legal move loses value; acc A / acc B "
+        "by side to move. Solver labels: every legal move's exact value.",
+        "- **margin lost**: mean of (best exact margin - chosen move's margin) from the mover's side, "
+        "on positions whose move margins are labelled (late plies); **margin-opt**: the share of those "
+        "moves that keep the exact margin.",
+        "- **B held to 2**: games as B from the empty board against the margin-maximising perfect A "
+        "(`perfect:margin`): the share where A won by at most 2, the margin of perfect play.",
+        "- **as A / as B W/D/L**: full games from the empty board against the perfect player "
+        f"(tie-break `{c['perfect_tiebreak']}`: among value-keeping moves the one leaving the fewest "
+        f"value-keeping replies, exact within {_budget(c)} a move). A wins Highway with perfect play, so as B the best possible is a loss "
+        "in every game, and as A a win needs every move to keep the win.",
+        *([f"- **tree vs TB W/D/L**: the ply-1 tree (`--reply-tree`): the agent's first move as A on the "
+           "empty board, then one game per legal B reply (225) played out against `perfect:TB` (exact "
+           f"within {_budget(c)} a move); every game won = no reply refutes the agent's play. First move "
+           "(action id), replies and mean margin in `summary.json` (`reply_tree`) and `agents.csv` (`tree_*`)."]
+         if c.get("reply_tree_tiebreaks") else []),
+        "- **conversion**: from set positions the agent's side wins, the share it actually wins when "
+        "the perfect player defends.",
+        "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per pair), "
+        f"anchored at `{summary.get('elo_anchor')}` = 0, 95 % CI from 500 bootstrap resamples of the games.",
+        "", moves], plots,
+        "`summary.json` (everything), `agents.csv` (one row per agent), `accuracy_by_ply.csv`, "
+        "`tasks/` (per-task cache; rerun the same command to resume)")
 
 
 def write_all(out_dir: Path, summary: dict, plots: list[str], markdown=markdown) -> None:

@@ -1,35 +1,27 @@
 """``evaluate.py --game blackpath|jumping|module:Class``: agents of a two-player game other than
-Highway against its exact solver: the ``move_values`` of the player its ``Game.perfect_player``
+Highway against its exact solver, the ``move_values`` of the player its ``Game.perfect_player``
 names (:mod:`highway_env.blackpath.perfect`, :mod:`highway_env.jumping.perfect`, or a researcher's
-own game such as ``examples/tictactoe_game.py``). Scored games (with ``Game.margins``, as Jumping)
-also get the points given away; ``Game.plies`` gives the by-ply breakdown.
+own game such as ``examples/tictactoe_game.py``).
 
-Per agent:
-
-- **move accuracy**: on positions sampled from varied play (each game mixes random moves and the
-  perfect player's with a per-game share of random moves of 100 %, 50 %, 25 % or 10 %; distinct live
-  positions, sampled uniformly), labelled on the fly by the solver (every legal move's exact value
-  for the mover: win/loss for Black Path, future score difference for Jumping). A move is correct
-  when it keeps the position's value (its value is the best). Counted on *critical* positions
-  (some legal move does not keep the value), by ply and by side; also on all positions.
-  For Jumping also the value given away (best - chosen, in points), as ``margin_loss``.
-- **games against the perfect player** from the start, as first player (A) and as second (B).
-- a **round robin** between the agents (colours alternating) and its Elo with bootstrap CIs.
-
-The games run in this process (``--workers`` is not used); sizes are small enough for that on the
-default boards (Black Path 4x4 from A1:top, Jumping n = 4) and on Black Path 5x5; the board is
-``args.game_options`` (``evaluate.py --game-config``, or the az: agents' checkpoints).
+Per agent: **move accuracy** on positions sampled from varied play (each game mixes random and
+perfect moves, with a per-game share of random moves from RANDOM_SHARES; distinct live positions,
+sampled uniformly) and labelled on the fly by the solver, counted as in
+:func:`~highway_env.evaluation.metrics.accuracy`; for scored games (``Game.margins``, as Jumping)
+also the points given away as ``margin_loss``; **games against the perfect player** from the start
+on each side; a **round robin** between the agents and its Elo. Everything runs in this process
+(``--workers`` is not used), on the board ``args.game_options``.
 """
 
 from __future__ import annotations
 
+import itertools
+import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from highway_env.evaluation import metrics
-from highway_env.evaluation.provenance import provenance, provenance_line
+from highway_env.evaluation.provenance import provenance
 
 RANDOM_SHARES = (1.0, 0.5, 0.25, 0.1)
 
@@ -53,22 +45,16 @@ def _plies(game, states) -> np.ndarray:
     return np.zeros(len(states), np.int64) if plies is None else np.asarray(plies, np.int64)
 
 
-def _final_margins(game, states) -> np.ndarray:
-    """Final result from A's side: the score margin (Jumping) or +-1 (Black Path)."""
-    if hasattr(game, "margins"):
-        return game.margins(states).astype(np.int64)
-    return game.returns(states).astype(np.int64)
-
-
 def play_games(game, agent_a, agent_b, games: int, seed) -> np.ndarray:
-    """``games`` games from the start, ``agent_a`` first; -> final margins from A's side."""
+    """``games`` games from the start, ``agent_a`` first; -> final results from A's side: the score
+    margin (Jumping) or +-1 (Black Path)."""
     if games == 0:
         return np.zeros(0, np.int64)
     from agents.arena import play_out
 
     rngs = [np.random.default_rng([*np.atleast_1d(seed).tolist(), k]) for k in (0, 1)]
     states = play_out(game, game.initial_states(games), (agent_a, agent_b), np.zeros(games, np.int64), rngs)
-    return _final_margins(game, states)
+    return (game.margins if hasattr(game, "margins") else game.returns)(states).astype(np.int64)
 
 
 def sample_positions(game, n: int, seed: int, from_ply: int = 0) -> np.ndarray:
@@ -146,11 +132,10 @@ def evaluate(args, log=print) -> dict:
     values, legal = label(game, states)
     start_value = int(move_values_fn(game)(game, game.initial_states(1)[0]).max()) if not from_ply else None
     agents = {}
-    steps = len(args.agent) * 3
     rr = list(args.agent) + (["perfect"] if args.rr_perfect else [])
     pairs_n = len(rr) * (len(rr) - 1) // 2 if args.rr_games else 0
-    bar = tqdm(total=steps + pairs_n, desc=f"{args.game} evaluation", unit="step",
-               disable=args.no_progress, file=__import__("sys").stderr)
+    bar = tqdm(total=3 * len(args.agent) + pairs_n, desc=f"{args.game} evaluation", unit="step",
+               disable=args.no_progress, file=sys.stderr)
     for k, spec in enumerate(args.agent):
         a: dict = {}
         agent = make_agent(spec, game, seed=args.seed)
@@ -170,13 +155,11 @@ def evaluate(args, log=print) -> dict:
     pairs, rr_out = [], {}
     if args.rr_games and len(rr) > 1:
         built = {s: make_agent(s, game, seed=args.seed + 2) for s in rr}
-        for i in range(len(rr)):
-            for j in range(i + 1, len(rr)):
-                r = play_match(built[rr[i]], built[rr[j]], game, args.rr_games, seed=args.seed * 1000 + 7 * i + j)
-                w = metrics.wdl([1] * r.wins + [0] * r.draws + [-1] * r.losses)
-                rr_out[f"{rr[i]} vs {rr[j]}"] = w
-                pairs.append((i, j, r.wins, r.draws, r.losses))
-                bar.update(1)
+        for i, j in itertools.combinations(range(len(rr)), 2):
+            r = play_match(built[rr[i]], built[rr[j]], game, args.rr_games, seed=args.seed * 1000 + 7 * i + j)
+            rr_out[f"{rr[i]} vs {rr[j]}"] = metrics.wdl([1] * r.wins + [0] * r.draws + [-1] * r.losses)
+            pairs.append((i, j, r.wins, r.draws, r.losses))
+            bar.update(1)
     bar.close()
     anchor = "random" if "random" in rr else (rr[0] if rr else None)
     elo = elo_with_ci(rr, pairs, anchor=anchor, seed=args.seed) if pairs else {}
@@ -197,7 +180,7 @@ def evaluate(args, log=print) -> dict:
 
 
 def markdown(summary: dict, plots: list[str]) -> str:
-    from highway_env.evaluation.report import table
+    from highway_env.evaluation.report import document
 
     c = summary["config"]
     title, scored = summary["title"], summary["scored"]
@@ -210,39 +193,26 @@ def markdown(summary: dict, plots: list[str]) -> str:
     else:
         outcome = (f"with perfect play the {'first' if sv > 0 else 'second'} player ({'A' if sv > 0 else 'B'}) wins"
                    + (f" by {abs(sv)} point(s)" if scored else ""))
-    lines = [f"# {title} ({summary['board']}): evaluation against the exact solver: {c.get('name')}", "",
-             f"Agents: {', '.join('`' + a + '`' for a in summary['agents'])}. Seed {c['seed']}; "
-             f"{c['games']} games per side against the perfect player, {c['rr_games']} games per pair in "
-             f"the round robin, {c['positions']} positions ({c['critical_positions']} critical). "
-             f"From the start {outcome}. Wall time {summary.get('wall_seconds', 0):.0f} s.", "",
-             "```", table(summary), "```", "",
-             "- **perfect player**: the solver's player; it plays a move of the best exact value for the "
-             f"mover ({val}), at random among ties.",
-             "- **accuracy**: share of value-keeping moves (the move's exact value is the best the mover "
-             "has) on *critical* positions, where some legal move has a worse value; acc A / acc B by side "
-             "to move. Positions: distinct live positions from games mixing random and perfect moves "
-             f"(share of random moves per game cycling through {c['random_shares']}), sampled uniformly "
-             "and labelled by the solver" + (f"; only plies {c['label_from_ply']} and later (the moves before "
-                                             "them random)." if c.get("label_from_ply") else "."),
-             "- **margin lost** (scored games): mean points given away, best move's value - chosen move's, "
-             "over all sampled positions." if scored else
-             f"- **margin lost**: not applicable ({title} has no score).",
-             "- **as A / as B W/D/L**: games from the start against the perfect player (W/D/L from the "
-             "agent's side). The best possible result against it is the game's value: a side that loses "
-             "with perfect play loses every game whatever it does.",
-             "- **conversion**: not measured for this game.",
-             "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per "
-             f"pair), anchored at `{summary.get('elo_anchor')}` = 0, 95 % CI from 500 bootstrap resamples.",
-             ""]
-    for p in plots:
-        lines += [f"![{p}]({p})", ""]
-    lines += ["Files: `summary.json` (everything), `agents.csv`, `accuracy_by_ply.csv`.", "",
-              provenance_line(summary.get("provenance")), ""]
-    return "\n".join(lines)
-
-
-def write_all(out_dir: Path, summary: dict, plots: list[str]) -> None:
-    """The Highway evaluation's files, with this module's report.md."""
-    from highway_env.evaluation import report
-
-    report.write_all(out_dir, summary, plots, markdown=markdown)
+    return document(
+        summary, f"{title} ({summary['board']}): evaluation against the exact solver: {c.get('name')}",
+        f"{c['games']} games per side against the perfect player, {c['rr_games']} games per pair in "
+        f"the round robin, {c['positions']} positions ({c['critical_positions']} critical). "
+        f"From the start {outcome}. Wall time {summary.get('wall_seconds', 0):.0f} s.",
+        ["- **perfect player**: the solver's player; it plays a move of the best exact value for the "
+        f"mover ({val}), at random among ties.",
+        "- **accuracy**: share of value-keeping moves (the move's exact value is the best the mover "
+        "has) on *critical* positions, where some legal move has a worse value; acc A / acc B by side "
+        "to move. Positions: distinct live positions from games mixing random and perfect moves "
+        f"(share of random moves per game cycling through {c['random_shares']}), sampled uniformly "
+        "and labelled by the solver" + (f"; only plies {c['label_from_ply']} and later (the moves before "
+                                        "them random)." if c.get("label_from_ply") else "."),
+        "- **margin lost** (scored games): mean points given away, best move's value - chosen move's, "
+        "over all sampled positions." if scored else
+        f"- **margin lost**: not applicable ({title} has no score).",
+        "- **as A / as B W/D/L**: games from the start against the perfect player (W/D/L from the "
+        "agent's side). The best possible result against it is the game's value: a side that loses "
+        "with perfect play loses every game whatever it does.",
+        "- **conversion**: not measured for this game.",
+        "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per "
+        f"pair), anchored at `{summary.get('elo_anchor')}` = 0, 95 % CI from 500 bootstrap resamples."],
+        plots, "`summary.json` (everything), `agents.csv`, `accuracy_by_ply.csv`")

@@ -3,24 +3,23 @@
 A task is a plain dict (picklable, sent to a worker process): ``kind`` is one of
 
 - ``moves``: the agent's move on a chunk of the position set (``index`` = rows of the set);
-- ``vs_perfect``: games from the empty board against the perfect player (``seat`` 0: the agent is
-  A, 1: B), games ``g0 .. g1-1``;
-- ``conversion``: play-outs from won positions of the set, the agent moving for the winning side
-  and the perfect player defending (``index`` = rows);
+- ``vs_perfect``: games ``g0 .. g1-1`` from the empty board against the perfect player (``seat`` 0:
+  the agent is A, 1: B);
+- ``conversion``: play-outs from won positions of the set (``index`` = rows), the agent moving for
+  the winning side and the perfect player defending;
 - ``match``: round-robin games between two agents (``a`` is A in even games, B in odd ones);
 - ``reply_tree``: the agent's first move as A on the empty board (drawn with ``first_seed``, the
   same in every chunk of one tree), then one game per B reply ``r0 .. r1-1`` (rows of B's legal
-  replies in action order) played out with the agent as A against the perfect B.
+  replies in action order) against the perfect B.
 
 Every game has its own seed derived from (run seed, task key, game number), so results do not depend
-on the number of workers. The perfect player's budgets are counted in solver nodes by default (see
-:mod:`highway_env.solver.player`), so its moves, and every figure, are the same on any machine under
-any load; with budgets in seconds a slower machine could break a tie differently. Its moves stay
-value-keeping from ``exact_from_ply`` on (unproven earlier moves are counted and reported).
+on the number of workers. The perfect player's budgets are counted in solver nodes by default, so
+its moves, and every figure, are the same on any machine under any load.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -49,33 +48,26 @@ def task_path(out_dir: Path, task: dict) -> Path:
 
 
 def load_done(out_dir: Path, task: dict):
-    p = task_path(out_dir, task)
-    if p.exists():
-        try:
-            return json.loads(p.read_text())
-        except ValueError:
-            return None
-    return None
+    """The task's cached result; None where it is missing or damaged (the task runs again)."""
+    try:
+        return json.loads(task_path(out_dir, task).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 # ----------------------------------------------------------------------------- in the worker
 
-def limit_torch_threads() -> None:
-    """One torch thread in this process (the workers share the cores). Imports torch."""
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover
-        pass
-
-
 def worker_init(torch_now: bool = True) -> None:
-    """Set-up of a worker: one torch thread. With ``torch_now`` False (the evaluation's tasks) torch
-    is left unimported (about 2 s a process, most of a small evaluation's set-up) unless an agent
-    needs it: :func:`execute` calls this again after building a task's agents, before it computes."""
+    """Set-up of a worker: one torch thread (the workers share the cores). With ``torch_now`` False
+    (the evaluation's tasks) torch is left unimported (about 2 s a process, most of a small
+    evaluation's set-up) unless an agent needs it: :func:`execute` calls this again after building a
+    task's agents, before it computes."""
     if torch_now or "torch" in sys.modules:
-        limit_torch_threads()
+        try:
+            import torch
+        except ImportError:  # pragma: no cover
+            return
+        torch.set_num_threads(1)
 
 
 def pool_worker_init(torch_now: bool = True):
@@ -95,12 +87,11 @@ def pool_worker_init(torch_now: bool = True):
     worker_init(torch_now)
 
 
+@functools.cache
 def _game():
-    if "game" not in _CACHE:
-        from agents.registry import get_game
+    from agents.registry import get_game
 
-        _CACHE["game"] = get_game("highway")
-    return _CACHE["game"]
+    return get_game("highway")
 
 
 def get_agent(spec: str, perfect: dict):
@@ -124,12 +115,11 @@ def get_agent(spec: str, perfect: dict):
     return _CACHE[key]
 
 
+@functools.cache
 def _positions(path):
-    if ("ps", path) not in _CACHE:
-        from highway_env.evaluation.position_set import load_positions
+    from highway_env.evaluation.position_set import load_positions
 
-        _CACHE[("ps", path)] = load_positions(path)
-    return _CACHE[("ps", path)]
+    return load_positions(path)
 
 
 def play(players, starts: np.ndarray, seeds: list) -> tuple[np.ndarray, int, int]:
@@ -198,30 +188,32 @@ def run_task(args) -> dict:
 _AGENT_KEYS = ("agent", "a", "b")
 
 
+def _checkpoints(task: dict) -> dict:
+    """Field -> (checkpoint file, rest of the spec) of the task's az: agents."""
+    from agents.registry import az_checkpoint
+
+    return {k: ckpt for k in _AGENT_KEYS if k in task and (ckpt := az_checkpoint(task[k]))}
+
+
 def task_files(task: dict) -> list[str]:
     """The files on this machine that ``task`` reads: its position set (None: the packaged one)
     and the checkpoints of its az: agents."""
-    from agents.registry import az_checkpoint
-
-    ckpts = [az_checkpoint(task[k]) for k in _AGENT_KEYS if k in task]
-    return ([task["positions_file"]] if task.get("positions_file") else []) + [c[0] for c in ckpts if c]
+    files = [task["positions_file"]] if task.get("positions_file") else []
+    return files + [path for path, _ in _checkpoints(task).values()]
 
 
 def run_shipped(task: dict, files: dict) -> dict:
     """Ray task entry: ``task`` with its files (:func:`task_files`, shipped by
     :meth:`highway_env.ray_tasks.RayCluster.ship_files`) read from copies on this node; returns the
     result, which the driver writes (the node may not see the output folder)."""
-    from agents.registry import az_checkpoint
     from highway_env.ray_tasks import node_local_copy
 
     worker_init(torch_now=False)
     local = dict(task)
     if task.get("positions_file"):
         local["positions_file"] = node_local_copy(files[task["positions_file"]])
-    for k in _AGENT_KEYS:
-        ckpt = az_checkpoint(task[k]) if k in task else None
-        if ckpt:
-            local[k] = f"az:{node_local_copy(files[ckpt[0]])}{ckpt[1]}"
+    for k, (path, rest) in _checkpoints(task).items():
+        local[k] = f"az:{node_local_copy(files[path])}{rest}"
     return execute(local)
 
 
@@ -263,12 +255,10 @@ def execute(task: dict) -> dict:
                                             [[*task["seed"], int(i)] for i in idx])
             margins = np.where(seats == 0, m, -m)  # from A's side
             res.update(index=[int(i) for i in idx], margins=[int(x) for x in margins])
-        elif task["kind"] == "reply_tree":
+        else:  # reply_tree
             first, replies, starts = reply_starts(_game(), agent, task["first_seed"], task["r0"], task["r1"])
             m, moves, unproven = play((agent, opp), starts, [[*task["seed"], int(r)] for r in replies])
             res.update(first_move=first, replies=[int(r) for r in replies], margins=[int(x) for x in m])
-        else:  # pragma: no cover
-            raise ValueError(f"unknown task kind {task['kind']!r}")
         res.update(perfect_moves=moves, unproven_perfect_moves=unproven)
     res["seconds"] = round(time.monotonic() - t0, 3)
     res["pid"] = os.getpid()
