@@ -254,22 +254,27 @@ class Oracle:
                       budget=NO_LIMIT) -> list[int] | None:
         """Value-keeping moves of ``board`` (of value ``value``): all of them, or the first in the
         solver's order; None if the budget ran out."""
-        a_moves = board.to_move == 0
         out = []
-        seen: dict[str, bool] = {}
-        for action in ordered_actions(board):
-            child = cells_after(board.cells, action)
-            k = position_key(child)
-            if k not in seen:
-                ok = self.keeps(child, value, a_moves, budget, k)
-                if ok is None:
-                    return None
-                seen[k] = ok
-            if seen[k]:
+        for action, ok in self.keeps_each(board.cells, ordered_actions(board), value, budget):
+            if ok is None:
+                return None
+            if ok:
                 out.append(action)
                 if first_only:
                     break
         return out
+
+    def keeps_each(self, cells: Sequence[int], actions, value: int, budget=NO_LIMIT):
+        """(action, does it keep ``value``: :meth:`keeps`) for each of ``actions`` of the position
+        ``cells`` in turn, lazily; children equal up to symmetry are asked once."""
+        a_moves = _ply(cells) % 2 == 0
+        seen: dict[str, bool | None] = {}
+        for action in actions:
+            child = cells_after(cells, action)
+            k = position_key(child)
+            if k not in seen:
+                seen[k] = self.keeps(child, value, a_moves, budget, k)
+            yield action, seen[k]
 
 
 def parent_keys(cells: Sequence[int]):

@@ -454,28 +454,19 @@ class PerfectPlayer(Agent):
         raise AssertionError("no action satisfies the predicate")  # a value-keeping move always exists
 
     def _hardest(self, board, value, actions, child_key, child_cells, keeps, rng, budget, info) -> int:
-        o = self.oracle
-        opp_is_a = board.to_move == 1
-        order = ordered_actions(board)
         counts: dict[str, int] = {}
         best = None
         self._partial_counts = counts
-        for a in order:
+        for a in ordered_actions(board):
             k = child_key[a]
             if k in counts or not keeps(a):
                 continue
             child = child_cells[k]
             n = 0
-            seen: dict[str, bool] = {}
-            for r in Board(child).legal_actions():
-                gc = cells_after(child, r)
-                gk = position_key(gc)
-                if gk not in seen:
-                    ans = o.keeps(gc, value, opp_is_a, budget, gk)
-                    if ans is None:
-                        raise _OutOfTime
-                    seen[gk] = ans
-                n += seen[gk]
+            for _, ans in self.oracle.keeps_each(child, Board(child).legal_actions(), value, budget):
+                if ans is None:
+                    raise _OutOfTime
+                n += ans
                 if best is not None and n > best:
                     break
             counts[k] = n
