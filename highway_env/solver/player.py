@@ -1,51 +1,46 @@
 """A perfect player: an :class:`agents.base.Agent` that never gives away the game value.
 
 Every move it returns is *value-keeping*: the position after it has the same game value (win /
-draw / loss, from A's side) as the position before, which is the best the mover can get. Among the
-value-keeping moves a tie-break picks one:
+draw / loss, from A's side) as the position before, the best the mover can get. A tie-break picks
+among the value-keeping moves:
 
-- ``"random"``: uniformly at random among the value-keeping moves (seeded, reproducible).
+- ``"random"``: uniformly at random (seeded, reproducible).
 - ``"margin"``: a move reaching the best exact margin for the mover (max for A, min for B), random
-  among equals. Cost: the exact margin M of the position (MTD(f)) and one null-window search per
-  child ("is its margin still M?").
+  among equals. Cost: the exact margin M (MTD(f)) and one null window per child ("still M?").
 - ``"hardest"``: a move that leaves the opponent the fewest value-keeping replies (random among
-  equals): every grandchild is classified. When the mover is winning, every reply of the (lost)
-  opponent keeps the value, so all moves tie and this is the random tie-break.
+  equals); every grandchild is classified. When the mover wins, every reply of the lost opponent
+  keeps the value, so all moves tie and this is the random tie-break.
 
 Answers come from the :class:`~highway_env.solver.oracle.Oracle`: a cache, the opening book (the
 first plies, where the solver needs minutes), the optional position store, then the exact solver.
 
-The value of the position and one value-keeping move are always computed exactly, however long it
-takes. The tie-break is attempted from ply ``exact_min_ply[tiebreak]`` on, within a budget per move
-(by default ``budget_nodes`` solver nodes, see below); before plies where every child is cheap, the player first secures a
-value-keeping move (the first in the solver's order), then gives the tie-break the budget. When
-the budget runs out, or the ply is earlier, it plays a value-keeping move found cheaply (the best
-candidate fully evaluated, else one already found, else the first in the solver's order) and sets
-``last_info["exact"] = False``. Book positions use the book's moves.
+The value and one value-keeping move are always exact, however long they take. The tie-break is
+attempted from ply ``exact_min_ply[tiebreak]`` on, within a budget per move; before plies where
+every child is cheap the player first secures a value-keeping move (the first in the solver's
+order). When the budget runs out, or the ply is earlier, it plays a value-keeping move found
+cheaply (the best candidate fully evaluated, else one already found, else the first in the
+solver's order) and sets ``last_info["exact"] = False``. Book positions use the book's moves.
 
-The defaults are ``make_agent("perfect")``'s (:data:`OPPONENT_OPTIONS`): tie-break ``hardest``,
-budgets in solver nodes, so that the moves depend on the position and the seed alone, not on the
-machine or its load. The budget options:
+Options (the defaults are ``make_agent("perfect")``'s, :data:`OPPONENT_OPTIONS`):
 
-- ``budget_nodes`` / ``early_budget_nodes`` (defaults :data:`DEFAULT_BUDGET_NODES` /
-  :data:`DEFAULT_EARLY_BUDGET_NODES`): the tie-break's and the early moves' budgets counted in
-  solver nodes (:class:`~highway_env.solver.oracle.NodeBudget`).
-- ``budget`` / ``early_budget``: the same budgets in seconds instead, used when the nodes option is
-  not given (``math.inf``: no limit). Moves then depend on the machine's speed and load
-  (``bench/bench_perfect.py`` measures think times this way).
-- ``exact_from_ply`` (default 0: every move is the above). Before that ply, a position the book does
-  not know can take the solver minutes, so the player tries within the early budget and, if that
-  runs out, plays the solver's first move in its static order and counts the move as *unproven*
-  (``unproven_moves``; ``moves`` counts every move).
+- ``budget_nodes`` / ``early_budget_nodes`` (:data:`DEFAULT_BUDGET_NODES` /
+  :data:`DEFAULT_EARLY_BUDGET_NODES`): the tie-break's and the early moves' budgets in solver nodes
+  (:class:`~highway_env.solver.oracle.NodeBudget`), so the moves depend on the position and the
+  seed alone, not on the machine or its load.
+- ``budget`` / ``early_budget``: the same in seconds, used when the nodes option is not given
+  (``math.inf``: no limit); moves then depend on the machine (``bench/bench_perfect.py``).
+- ``exact_from_ply`` (default 0). Before that ply, a position the book does not know can take the
+  solver minutes: the player tries within the early budget and, if that runs out, plays the
+  solver's first move in its static order, counted in ``unproven_moves`` (``moves`` counts all).
 - ``inherit_max_ply`` (default 6; 0: off): after its own move to a position of value v (up to this
-  ply), the value of the position after any reply is bounded by v (the replier cannot do better).
-- ``first_moves`` (default None): a ``proof/first_moves.json`` whose values after A's first moves
-  and B's refuting replies are loaded into the oracle.
+  ply), the value after any reply is bounded by v (the replier cannot do better).
+- ``first_moves``: a ``proof/first_moves.json`` whose values after A's first moves and B's
+  refuting replies are loaded into the oracle.
 
-``last_info`` after each ``act``: value, candidates (number of moves among which the tie-break chose,
-None when not enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source
-(of the value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback),
-margin (margin tie-break), opponent_replies (hardest tie-break), action.
+``last_info`` after each ``act``: value, candidates (moves the tie-break chose among, None when not
+enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source (of the
+value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback), margin
+(margin tie-break), opponent_replies (hardest tie-break), action.
 """
 
 from __future__ import annotations
@@ -124,17 +119,13 @@ def _default_game():
 
 
 class PerfectPlayer(Agent):
-    """Plays value-keeping moves, tie-broken by ``tiebreak`` (see the module docstring).
+    """Plays value-keeping moves, tie-broken by ``tiebreak`` in :data:`TIEBREAKS` (the module
+    docstring explains the tie-breaks, budgets and options).
 
-    Parameters: ``game`` (default ``agents.get_game("highway")``), ``tiebreak`` in
-    :data:`TIEBREAKS` (default ``hardest``), ``seed``, ``store`` (a PositionStore, a path, True for
-    the default path, or None for none), ``book`` (True: the shipped book; a path; a Book; False:
-    none), ``budget_nodes`` or ``budget`` (solver nodes, else seconds, per move for the exact
-    tie-break), ``exact_min_ply`` (per tie-break, see
-    :data:`DEFAULT_EXACT_MIN_PLY`), ``solver`` (share one Solver) or ``tt_bits``, ``progress``
-    (tqdm bars for first-use work and long analyses), ``exact_from_ply`` / ``early_budget`` /
-    ``early_budget_nodes`` / ``inherit_max_ply`` / ``first_moves`` (see the module docstring).
-    With no budget given, the player is ``make_agent("perfect")``'s (:data:`OPPONENT_OPTIONS`).
+    ``game``: default ``agents.get_game("highway")``; ``store``: a PositionStore, a path, True for
+    the default path, or None; ``book``: True (the shipped book), a path, a Book, or False;
+    ``exact_min_ply``: per tie-break, over :data:`DEFAULT_EXACT_MIN_PLY`; ``solver`` (share one
+    Solver) or ``tt_bits``; ``progress``: tqdm bars for first-use work and long analyses.
     """
 
     name = "perfect"

@@ -361,7 +361,7 @@ def _restart(pool, config):
     """A local pool still busy with cancelled work would stall the next question: replace it."""
     if isinstance(pool, _LocalPool):
         pool.close(kill=True)
-        return _LocalPool(config.workers, config.tt_bits, config.retries)
+        return _make_pool(config)
     return pool
 
 

@@ -198,11 +198,9 @@ class Solver:
         a_to_move = board.to_move == 0
         for action in ordered_actions(board):
             child = board.apply(action)
-            if a_to_move:
-                keeps = self._at_least(child, value, budget) if value > -1 else True
-            else:
-                keeps = not self._at_least(child, value + 1, budget) if value < 1 else True
-            if keeps:
+            if a_to_move and (value == -1 or self._at_least(child, value, budget)):
+                return action
+            if not a_to_move and (value == 1 or not self._at_least(child, value + 1, budget)):
                 return action
         raise AssertionError(f"no move keeps value {value} in {board.to_string()}")  # unreachable
 
@@ -230,10 +228,7 @@ class Solver:
                 if moves:
                     result.moves = self._move_values(board, margin, budget)
                     pick = max if board.to_move == 0 else min
-                    if margin:
-                        best_move = pick(result.moves, key=lambda m: (m.margin, m.value))
-                    else:
-                        best_move = pick(result.moves, key=lambda m: m.value)
+                    best_move = pick(result.moves, key=lambda m: (m.margin, m.value) if margin else m.value)
                     result.value = best_move.value
                     result.margin = best_move.margin
                     result.best = best_move.action
