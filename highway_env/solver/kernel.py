@@ -88,20 +88,12 @@ def _prefix_tables(unused, small, large):
     """small[k] / large[k] = sum of the k smallest / largest unused numbers (bit n-1 = number n)."""
     small[0] = 0
     k = 0
-    s = 0
     for n in range(1, 17):
         if (unused >> (n - 1)) & 1:
             k += 1
-            s += n
-            small[k] = s
-    large[0] = 0
-    k = 0
-    s = 0
-    for n in range(16, 0, -1):
-        if (unused >> (n - 1)) & 1:
-            k += 1
-            s += n
-            large[k] = s
+            small[k] = small[k - 1] + n
+    for j in range(k + 1):  # the j largest: all of them but the k - j smallest
+        large[j] = small[k] - small[k - j]
 
 
 @njit(cache=True, inline="always")
@@ -557,11 +549,9 @@ def _load(board, cells, sums, emp):
     unused = (1 << 16) - 1
     empty_mask = 0
     n_empty = 0
-    for c in range(16):
-        cells[c] = 0
-    for p in range(40):
-        sums[p] = 0
-        emp[p] = 7
+    cells[:] = 0
+    sums[:] = 0
+    emp[:] = 7
     for c in range(16):
         v = board[c]
         if v == 0:
