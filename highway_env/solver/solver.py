@@ -45,8 +45,7 @@ class MoveValue:
         return decode_action(self.action)[1]
 
     def to_dict(self) -> dict:
-        return {"number": self.number, "cell": self.cell, "action": self.action, "value": self.value,
-                "margin": self.margin}
+        return {**action_dict(self.action), "value": self.value, "margin": self.margin}
 
 
 @dataclass
@@ -68,8 +67,7 @@ class SolveResult:
         out = {
             "value": self.value,
             "margin": self.margin,
-            "best": None if self.best is None else dict(zip(("number", "cell"), decode_action(self.best)),
-                                                        action=self.best),
+            "best": None if self.best is None else action_dict(self.best),
             "nodes": self.nodes,
             "seconds": round(self.seconds, 6),
         }
@@ -78,6 +76,12 @@ class SolveResult:
         if self.moves is not None:
             out["moves"] = [m.to_dict() for m in self.moves]
         return out
+
+
+def action_dict(action: int) -> dict:
+    """A move as the JSON outputs name it: number, cell and action."""
+    number, cell = decode_action(action)
+    return {"number": number, "cell": cell, "action": action}
 
 
 def as_board(position) -> Board:
