@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -97,13 +98,13 @@ class _OutOfTime(Exception):
 
 
 def _memo(child_key: dict, child_cells: dict, cache: dict, question) -> Callable[[int], bool]:
-    """A predicate on actions asking ``question(child cells, child key)`` once per symmetry class of
+    """A predicate on actions asking ``question(child cells, key=child key)`` once per symmetry class of
     the child (answers kept in ``cache``); a question the budget cannot answer raises _OutOfTime."""
 
     def pred(action: int) -> bool:
         k = child_key[action]
         if k not in cache:
-            ans = question(child_cells[k], k)
+            ans = question(child_cells[k], key=k)
             if ans is None:
                 raise _OutOfTime
             cache[k] = ans
@@ -389,11 +390,8 @@ class PerfectPlayer(Agent):
             child_cells.setdefault(k, c)
 
         keep_cache: dict[str, bool] = {}
-
-        def keeps_value(child, k):
-            return o.keeps(child, value, a_moves, budget, k)
-
-        keeps = _memo(child_key, child_cells, keep_cache, keeps_value)
+        keeps = _memo(child_key, child_cells, keep_cache,
+                      partial(o.keeps, value=value, a_moved=a_moves, budget=budget))
         tb = self.tiebreak
         if tb == "hardest" and mover_wins:
             tb = "random"  # every reply of the lost opponent keeps the value: all moves tie
@@ -416,11 +414,8 @@ class PerfectPlayer(Agent):
                     if m is None:
                         raise _OutOfTime
                     info["margin"] = m
-
-                    def reaches_margin(child, k):
-                        return o.reaches(child, m, a_moves, budget, k)
-
-                    best = _memo(child_key, child_cells, {}, reaches_margin)
+                    best = _memo(child_key, child_cells, {},
+                                 partial(o.reaches, t=m, a_moved=a_moves, budget=budget))
                     return self._uniform(board, actions, best, rng, info)
                 if tb != "hardest":  # a name added to TIEBREAKS must not play "hardest" unnoticed
                     raise AssertionError(f"tie-break {tb!r} is in TIEBREAKS but has no rule in PerfectPlayer._choose")
