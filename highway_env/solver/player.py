@@ -83,11 +83,9 @@ DEFAULT_EARLY_BUDGET_NODES = 2_000_000
 OPPONENT_OPTIONS = {"budget_nodes": DEFAULT_BUDGET_NODES, "early_budget_nodes": DEFAULT_EARLY_BUDGET_NODES,
                     "inherit_max_ply": 6, "progress": False}
 #: The evaluation's perfect opponent: the defaults of ``evaluate.py``'s ``--perfect-*`` options and
-#: of ``highway_env.benchmark.evaluate``'s ``perfect_options`` (a task's ``perfect`` dict, built by
-#: :meth:`PerfectPlayer.from_spec` in ``highway_env.evaluation.tasks.get_agent``). The tie-break and
-#: node budgets are ``make_agent("perfect")``'s; the seconds apply only where a nodes budget is 0;
-#: every move is exact from the start (the shipped book answers the early plies); ``store`` True:
-#: the solver's default position store.
+#: of ``highway_env.benchmark.evaluate``'s ``perfect_options``. make_agent("perfect")'s tie-break and
+#: node budgets (the seconds apply only where a nodes budget is 0), every move exact (the shipped
+#: book answers the early plies), and the default position store.
 EVALUATION_OPPONENT = {"tiebreak": DEFAULT_TIEBREAK, "budget": 0.5, "budget_nodes": DEFAULT_BUDGET_NODES,
                        "exact_from_ply": 0, "early_budget": 3.0, "early_budget_nodes": DEFAULT_EARLY_BUDGET_NODES,
                        "store": True}

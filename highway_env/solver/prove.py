@@ -322,8 +322,7 @@ def prove(config: ProofConfig, progress: bool = True, threshold: int = 1) -> dic
                 pool = _restart(pool, config)
                 continue
             nodes = sum(r["nodes"] for r in rows) + sum(t["refuted_by"]["nodes"] for t in tried)
-            unit_nodes = [n for n, _ in tree.units]
-            unit_seconds = [t for _, t in tree.units]
+            unit_nodes, unit_seconds = zip(*tree.units)
             certificate = {
                 "claim": ("Player A wins Highway from the empty board with perfect play" if threshold == 1
                           else f"Player A can force margin minB - minA >= {threshold} from the empty board"),
