@@ -228,20 +228,17 @@ class Solver:
             if board.is_terminal():
                 out = board.outcome()
                 result.value, result.margin = out.value, (out.margin if margin else None)
+            elif moves:
+                result.moves = self._move_values(board, margin, budget)
+                pick = max if board.to_move == 0 else min
+                best = pick(result.moves, key=lambda m: (m.margin, m.value) if margin else m.value)
+                result.value, result.margin, result.best = best.value, best.margin, best.action
             else:
-                if moves:
-                    result.moves = self._move_values(board, margin, budget)
-                    pick = max if board.to_move == 0 else min
-                    best_move = pick(result.moves, key=lambda m: (m.margin, m.value) if margin else m.value)
-                    result.value = best_move.value
-                    result.margin = best_move.margin
-                    result.best = best_move.action
-                else:
-                    value = self._value(board, budget)
-                    if margin:
-                        result.margin = self._margin(board, budget, value)
-                    result.best = self._best_move(board, value, budget)
-                    result.value = value
+                value = self._value(board, budget)
+                if margin:
+                    result.margin = self._margin(board, budget, value)
+                result.best = self._best_move(board, value, budget)
+                result.value = value
         except LimitReached:
             result = SolveResult(value=None)
         result.nodes = budget.nodes
