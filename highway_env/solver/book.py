@@ -98,8 +98,7 @@ class BookBuilder(opening_book.Book):
         return {"path": self.path, "positions": len(self), "meta": self.meta, "by_ply": dict(sorted(by_ply.items()))}
 
 
-#: The builder's former name, kept for code that imports ``Book`` from this module to build books
-#: (the reader is :class:`highway_env.solver.opening_book.Book`).
+#: ``Book`` from this module builds books (the reader is :class:`highway_env.solver.opening_book.Book`).
 Book = BookBuilder
 
 

@@ -88,20 +88,12 @@ def _prefix_tables(unused, small, large):
     """small[k] / large[k] = sum of the k smallest / largest unused numbers (bit n-1 = number n)."""
     small[0] = 0
     k = 0
-    s = 0
     for n in range(1, 17):
         if (unused >> (n - 1)) & 1:
             k += 1
-            s += n
-            small[k] = s
-    large[0] = 0
-    k = 0
-    s = 0
-    for n in range(16, 0, -1):
-        if (unused >> (n - 1)) & 1:
-            k += 1
-            s += n
-            large[k] = s
+            small[k] = small[k - 1] + n
+    for j in range(k + 1):  # the j largest: all of them but the k - j smallest
+        large[j] = small[k] - small[k - j]
 
 
 @njit(cache=True, inline="always")
@@ -276,26 +268,27 @@ def _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, lo, hi):
 
 # ----------------------------------------------------------------------------- the search
 
+@njit(cache=True, inline="always")
+def _low_bits(mask):
+    """The indices of the three lowest set bits of a 16-bit ``mask`` (-1 for each one it lacks)."""
+    b0 = b1 = b2 = -1
+    for i in range(16):
+        if (mask >> i) & 1:
+            if b0 < 0:
+                b0 = i
+            elif b1 < 0:
+                b1 = i
+            elif b2 < 0:
+                b2 = i
+    return b0, b1, b2
+
+
 @njit(cache=True)
 def _two_empty(unused, empty_mask, cells, sums, emp):
     """Exact margin with two empty cells, A to move: x and y into c1 and c2, two possible boards."""
-    x = -1
-    y = -1
-    for n in range(1, 17):
-        if (unused >> (n - 1)) & 1:
-            if x < 0:
-                x = n
-            else:
-                y = n
-    c1 = -1
-    c2 = -1
-    for c in range(16):
-        if (empty_mask >> c) & 1:
-            if c1 < 0:
-                c1 = c
-            else:
-                c2 = c
-    v1, v2 = _both_fillings(cells, sums, emp, x, y, c1, c2)
+    x, y, _ = _low_bits(unused)
+    c1, c2, _ = _low_bits(empty_mask)
+    v1, v2 = _both_fillings(cells, sums, emp, x + 1, y + 1, c1, c2)
     return max(v1, v2)
 
 
@@ -331,28 +324,9 @@ def _three_empty(unused, empty_mask, cells, sums, emp):
     """Exact margin with three empty cells, B to move: the six ways to fill them, B choosing one
     number and cell, A then choosing between the two ways left. Scalars only: this runs at a large
     share of all nodes, and small arrays here cost a heap allocation each."""
-    n0 = n1 = n2 = 0
-    k = 0
-    for n in range(1, 17):
-        if (unused >> (n - 1)) & 1:
-            if k == 0:
-                n0 = n
-            elif k == 1:
-                n1 = n
-            else:
-                n2 = n
-            k += 1
-    c0 = c1 = c2 = 0
-    k = 0
-    for c in range(16):
-        if (empty_mask >> c) & 1:
-            if k == 0:
-                c0 = c
-            elif k == 1:
-                c1 = c
-            else:
-                c2 = c
-            k += 1
+    n0, n1, n2 = _low_bits(unused)
+    n0, n1, n2 = n0 + 1, n1 + 1, n2 + 1
+    c0, c1, c2 = _low_bits(empty_mask)
     # fIJL: margin with nI@c0, nJ@c1, nL@c2
     f012, f021 = _fill_rest(cells, sums, emp, n0, n1, n2, c0, c1, c2)
     f102, f120 = _fill_rest(cells, sums, emp, n1, n0, n2, c0, c1, c2)
@@ -378,14 +352,8 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
         if n_empty == 0:
             return _final_margin(sums)
         # one number, one cell: the game is decided
-        number = 0
-        for n in range(16):
-            if (unused >> n) & 1:
-                number = n + 1
-        cell = 0
-        for c in range(16):
-            if (empty_mask >> c) & 1:
-                cell = c
+        number = _low_bits(unused)[0] + 1
+        cell = _low_bits(empty_mask)[0]
         _place(cells, sums, emp, number, cell)
         v = _final_margin(sums)
         _unplace(cells, sums, emp, number, cell)
@@ -473,17 +441,10 @@ def _search(alpha, beta, n_empty, unused, empty_mask, cells, sums, emp,
                 best = v
                 decided = best <= alpha or best <= lo
     # the static bounds hold whatever the window: clamp into them
-    if best < lo:
-        best = lo
-    if best > hi:
-        best = hi
-    if with_tt:
-        if best <= alpha:
-            _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, lo, best)
-        elif best >= beta:
-            _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, best, hi)
-        else:
-            _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty, best, best)
+    best = min(max(best, lo), hi)
+    if with_tt:  # a fail-low result is an upper bound, a fail-high one a lower bound
+        _tt_store(tt_k1, tt_k2, tt_lo, tt_hi, tt_empty, k1, k2, n_empty,
+                  best if best > alpha else lo, best if best < beta else hi)
     return best
 
 
@@ -588,11 +549,9 @@ def _load(board, cells, sums, emp):
     unused = (1 << 16) - 1
     empty_mask = 0
     n_empty = 0
-    for c in range(16):
-        cells[c] = 0
-    for p in range(40):
-        sums[p] = 0
-        emp[p] = 7
+    cells[:] = 0
+    sums[:] = 0
+    emp[:] = 7
     for c in range(16):
         v = board[c]
         if v == 0:

@@ -135,10 +135,7 @@ def load_book(path: str | Path | None = None, *, cache: bool = True) -> Book:
     key = str(DEFAULT_BOOK_PATH if path is None else path)
     if cache and key in _LOADED:
         return _LOADED[key]
-    if path is None and not DEFAULT_BOOK_PATH.exists():
-        book = Book(path=key)
-    else:
-        book = Book.load(path)
+    book = Book(path=key) if path is None and not DEFAULT_BOOK_PATH.exists() else Book.load(path)
     if cache:
         _LOADED[key] = book
     return book

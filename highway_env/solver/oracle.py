@@ -70,6 +70,8 @@ class NodeBudget:
 
 NO_LIMIT = Deadline()
 
+#: bounds the oracle keeps in memory before it forgets them all
+CACHE_LIMIT = 2_000_000
 #: transposition table of the node-budgeted searches (2**18 buckets, cleared for every budget)
 SCRATCH_TT_BITS = 18
 
@@ -90,13 +92,11 @@ class Oracle:
     one returns None."""
 
     def __init__(self, book: Book | None = None, store: PositionStore | None = None,
-                 solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12,
-                 cache_limit: int = 2_000_000):
+                 solver: Solver | None = None, tt_bits: int = 22, store_max_ply: int = 12):
         self.book = book
         self.store = store
         self.solver = solver if solver is not None else Solver(tt_bits=tt_bits)
         self.store_max_ply = store_max_ply
-        self.cache_limit = cache_limit
         self.cache: dict[str, tuple[int, int]] = {}
         self.origin: dict[str, str] = {}  # key -> where its first bounds came from
         self.searches = 0
@@ -117,7 +117,7 @@ class Oracle:
         b = self.cache.get(key)
         if b is not None:
             return b
-        if len(self.cache) >= self.cache_limit:
+        if len(self.cache) >= CACHE_LIMIT:
             self.cache.clear()
             self.origin.clear()
         if 0 not in cells:
@@ -213,15 +213,13 @@ class Oracle:
             v = value_from_bounds(*self.known(cells, key))
             if v is not None:
                 return v
-        win = self.at_least(cells, 1, budget, key)
-        if win is None:
-            return None
-        if win:
-            return 1
-        draw = self.at_least(cells, 0, budget, key)
-        if draw is None:
-            return None
-        return 0 if draw else -1
+        for t in (1, 0):  # value 1: A forces margin >= 1; value 0: >= 0 but not >= 1
+            holds = self.at_least(cells, t, budget, key)
+            if holds is None:
+                return None
+            if holds:
+                return t
+        return -1
 
     def margin(self, cells: Sequence[int], budget=NO_LIMIT, key: str | None = None) -> int | None:
         key = key or position_key(cells)
@@ -254,22 +252,27 @@ class Oracle:
                       budget=NO_LIMIT) -> list[int] | None:
         """Value-keeping moves of ``board`` (of value ``value``): all of them, or the first in the
         solver's order; None if the budget ran out."""
-        a_moves = board.to_move == 0
         out = []
-        seen: dict[str, bool] = {}
-        for action in ordered_actions(board):
-            child = cells_after(board.cells, action)
-            k = position_key(child)
-            if k not in seen:
-                ok = self.keeps(child, value, a_moves, budget, k)
-                if ok is None:
-                    return None
-                seen[k] = ok
-            if seen[k]:
+        for action, ok in self.keeps_each(board.cells, ordered_actions(board), value, budget):
+            if ok is None:
+                return None
+            if ok:
                 out.append(action)
                 if first_only:
                     break
         return out
+
+    def keeps_each(self, cells: Sequence[int], actions, value: int, budget=NO_LIMIT):
+        """(action, does it keep ``value``: :meth:`keeps`) for each of ``actions`` of the position
+        ``cells`` in turn, lazily; children equal up to symmetry are asked once."""
+        a_moves = _ply(cells) % 2 == 0
+        seen: dict[str, bool | None] = {}
+        for action in actions:
+            child = cells_after(cells, action)
+            k = position_key(child)
+            if k not in seen:
+                seen[k] = self.keeps(child, value, a_moves, budget, k)
+            yield action, seen[k]
 
 
 def parent_keys(cells: Sequence[int]):

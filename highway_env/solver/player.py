@@ -1,51 +1,46 @@
 """A perfect player: an :class:`agents.base.Agent` that never gives away the game value.
 
 Every move it returns is *value-keeping*: the position after it has the same game value (win /
-draw / loss, from A's side) as the position before, which is the best the mover can get. Among the
-value-keeping moves a tie-break picks one:
+draw / loss, from A's side) as the position before, the best the mover can get. A tie-break picks
+among the value-keeping moves:
 
-- ``"random"``: uniformly at random among the value-keeping moves (seeded, reproducible).
+- ``"random"``: uniformly at random (seeded, reproducible).
 - ``"margin"``: a move reaching the best exact margin for the mover (max for A, min for B), random
-  among equals. Cost: the exact margin M of the position (MTD(f)) and one null-window search per
-  child ("is its margin still M?").
+  among equals. Cost: the exact margin M (MTD(f)) and one null window per child ("still M?").
 - ``"hardest"``: a move that leaves the opponent the fewest value-keeping replies (random among
-  equals): every grandchild is classified. When the mover is winning, every reply of the (lost)
-  opponent keeps the value, so all moves tie and this is the random tie-break.
+  equals); every grandchild is classified. When the mover wins, every reply of the lost opponent
+  keeps the value, so all moves tie and this is the random tie-break.
 
 Answers come from the :class:`~highway_env.solver.oracle.Oracle`: a cache, the opening book (the
 first plies, where the solver needs minutes), the optional position store, then the exact solver.
 
-The value of the position and one value-keeping move are always computed exactly, however long it
-takes. The tie-break is attempted from ply ``exact_min_ply[tiebreak]`` on, within a budget per move
-(by default ``budget_nodes`` solver nodes, see below); before plies where every child is cheap, the player first secures a
-value-keeping move (the first in the solver's order), then gives the tie-break the budget. When
-the budget runs out, or the ply is earlier, it plays a value-keeping move found cheaply (the best
-candidate fully evaluated, else one already found, else the first in the solver's order) and sets
-``last_info["exact"] = False``. Book positions use the book's moves.
+The value and one value-keeping move are always exact, however long they take. The tie-break is
+attempted from ply ``exact_min_ply[tiebreak]`` on, within a budget per move; before plies where
+every child is cheap the player first secures a value-keeping move (the first in the solver's
+order). When the budget runs out, or the ply is earlier, it plays a value-keeping move found
+cheaply (the best candidate fully evaluated, else one already found, else the first in the
+solver's order) and sets ``last_info["exact"] = False``. Book positions use the book's moves.
 
-The defaults are ``make_agent("perfect")``'s (:data:`OPPONENT_OPTIONS`): tie-break ``hardest``,
-budgets in solver nodes, so that the moves depend on the position and the seed alone, not on the
-machine or its load. The budget options:
+Options (the defaults are ``make_agent("perfect")``'s, :data:`OPPONENT_OPTIONS`):
 
-- ``budget_nodes`` / ``early_budget_nodes`` (defaults :data:`DEFAULT_BUDGET_NODES` /
-  :data:`DEFAULT_EARLY_BUDGET_NODES`): the tie-break's and the early moves' budgets counted in
-  solver nodes (:class:`~highway_env.solver.oracle.NodeBudget`).
-- ``budget`` / ``early_budget``: the same budgets in seconds instead, used when the nodes option is
-  not given (``math.inf``: no limit). Moves then depend on the machine's speed and load
-  (``bench/bench_perfect.py`` measures think times this way).
-- ``exact_from_ply`` (default 0: every move is the above). Before that ply, a position the book does
-  not know can take the solver minutes, so the player tries within the early budget and, if that
-  runs out, plays the solver's first move in its static order and counts the move as *unproven*
-  (``unproven_moves``; ``moves`` counts every move).
+- ``budget_nodes`` / ``early_budget_nodes`` (:data:`DEFAULT_BUDGET_NODES` /
+  :data:`DEFAULT_EARLY_BUDGET_NODES`): the tie-break's and the early moves' budgets in solver nodes
+  (:class:`~highway_env.solver.oracle.NodeBudget`), so the moves depend on the position and the
+  seed alone, not on the machine or its load.
+- ``budget`` / ``early_budget``: the same in seconds, used when the nodes option is not given
+  (``math.inf``: no limit); moves then depend on the machine (``bench/bench_perfect.py``).
+- ``exact_from_ply`` (default 0). Before that ply, a position the book does not know can take the
+  solver minutes: the player tries within the early budget and, if that runs out, plays the
+  solver's first move in its static order, counted in ``unproven_moves`` (``moves`` counts all).
 - ``inherit_max_ply`` (default 6; 0: off): after its own move to a position of value v (up to this
-  ply), the value of the position after any reply is bounded by v (the replier cannot do better).
-- ``first_moves`` (default None): a ``proof/first_moves.json`` whose values after A's first moves
-  and B's refuting replies are loaded into the oracle.
+  ply), the value after any reply is bounded by v (the replier cannot do better).
+- ``first_moves``: a ``proof/first_moves.json`` whose values after A's first moves and B's
+  refuting replies are loaded into the oracle.
 
-``last_info`` after each ``act``: value, candidates (number of moves among which the tie-break chose,
-None when not enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source
-(of the value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback),
-margin (margin tie-break), opponent_replies (hardest tie-break), action.
+``last_info`` after each ``act``: value, candidates (moves the tie-break chose among, None when not
+enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source (of the
+value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback), margin
+(margin tie-break), opponent_replies (hardest tie-break), action.
 """
 
 from __future__ import annotations
@@ -53,6 +48,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -87,11 +83,9 @@ DEFAULT_EARLY_BUDGET_NODES = 2_000_000
 OPPONENT_OPTIONS = {"budget_nodes": DEFAULT_BUDGET_NODES, "early_budget_nodes": DEFAULT_EARLY_BUDGET_NODES,
                     "inherit_max_ply": 6, "progress": False}
 #: The evaluation's perfect opponent: the defaults of ``evaluate.py``'s ``--perfect-*`` options and
-#: of ``highway_env.benchmark.evaluate``'s ``perfect_options`` (a task's ``perfect`` dict, built by
-#: :meth:`PerfectPlayer.from_spec` in ``highway_env.evaluation.tasks.get_agent``). The tie-break and
-#: node budgets are ``make_agent("perfect")``'s; the seconds apply only where a nodes budget is 0;
-#: every move is exact from the start (the shipped book answers the early plies); ``store`` True:
-#: the solver's default position store.
+#: of ``highway_env.benchmark.evaluate``'s ``perfect_options``. make_agent("perfect")'s tie-break and
+#: node budgets (the seconds apply only where a nodes budget is 0), every move exact (the shipped
+#: book answers the early plies), and the default position store.
 EVALUATION_OPPONENT = {"tiebreak": DEFAULT_TIEBREAK, "budget": 0.5, "budget_nodes": DEFAULT_BUDGET_NODES,
                        "exact_from_ply": 0, "early_budget": 3.0, "early_budget_nodes": DEFAULT_EARLY_BUDGET_NODES,
                        "store": True}
@@ -102,13 +96,13 @@ class _OutOfTime(Exception):
 
 
 def _memo(child_key: dict, child_cells: dict, cache: dict, question) -> Callable[[int], bool]:
-    """A predicate on actions asking ``question(child cells, child key)`` once per symmetry class of
+    """A predicate on actions asking ``question(child cells, key=child key)`` once per symmetry class of
     the child (answers kept in ``cache``); a question the budget cannot answer raises _OutOfTime."""
 
     def pred(action: int) -> bool:
         k = child_key[action]
         if k not in cache:
-            ans = question(child_cells[k], k)
+            ans = question(child_cells[k], key=k)
             if ans is None:
                 raise _OutOfTime
             cache[k] = ans
@@ -124,17 +118,13 @@ def _default_game():
 
 
 class PerfectPlayer(Agent):
-    """Plays value-keeping moves, tie-broken by ``tiebreak`` (see the module docstring).
+    """Plays value-keeping moves, tie-broken by ``tiebreak`` in :data:`TIEBREAKS` (the module
+    docstring explains the tie-breaks, budgets and options).
 
-    Parameters: ``game`` (default ``agents.get_game("highway")``), ``tiebreak`` in
-    :data:`TIEBREAKS` (default ``hardest``), ``seed``, ``store`` (a PositionStore, a path, True for
-    the default path, or None for none), ``book`` (True: the shipped book; a path; a Book; False:
-    none), ``budget_nodes`` or ``budget`` (solver nodes, else seconds, per move for the exact
-    tie-break), ``exact_min_ply`` (per tie-break, see
-    :data:`DEFAULT_EXACT_MIN_PLY`), ``solver`` (share one Solver) or ``tt_bits``, ``progress``
-    (tqdm bars for first-use work and long analyses), ``exact_from_ply`` / ``early_budget`` /
-    ``early_budget_nodes`` / ``inherit_max_ply`` / ``first_moves`` (see the module docstring).
-    With no budget given, the player is ``make_agent("perfect")``'s (:data:`OPPONENT_OPTIONS`).
+    ``game``: default ``agents.get_game("highway")``; ``store``: a PositionStore, a path, True for
+    the default path, or None; ``book``: True (the shipped book), a path, a Book, or False;
+    ``exact_min_ply``: per tie-break, over :data:`DEFAULT_EXACT_MIN_PLY`; ``solver`` (share one
+    Solver) or ``tt_bits``; ``progress``: tqdm bars for first-use work and long analyses.
     """
 
     name = "perfect"
@@ -398,11 +388,8 @@ class PerfectPlayer(Agent):
             child_cells.setdefault(k, c)
 
         keep_cache: dict[str, bool] = {}
-
-        def keeps_value(child, k):
-            return o.keeps(child, value, a_moves, budget, k)
-
-        keeps = _memo(child_key, child_cells, keep_cache, keeps_value)
+        keeps = _memo(child_key, child_cells, keep_cache,
+                      partial(o.keeps, value=value, a_moved=a_moves, budget=budget))
         tb = self.tiebreak
         if tb == "hardest" and mover_wins:
             tb = "random"  # every reply of the lost opponent keeps the value: all moves tie
@@ -425,11 +412,8 @@ class PerfectPlayer(Agent):
                     if m is None:
                         raise _OutOfTime
                     info["margin"] = m
-
-                    def reaches_margin(child, k):
-                        return o.reaches(child, m, a_moves, budget, k)
-
-                    best = _memo(child_key, child_cells, {}, reaches_margin)
+                    best = _memo(child_key, child_cells, {},
+                                 partial(o.reaches, t=m, a_moved=a_moves, budget=budget))
                     return self._uniform(board, actions, best, rng, info)
                 if tb != "hardest":  # a name added to TIEBREAKS must not play "hardest" unnoticed
                     raise AssertionError(f"tie-break {tb!r} is in TIEBREAKS but has no rule in PerfectPlayer._choose")
@@ -454,28 +438,19 @@ class PerfectPlayer(Agent):
         raise AssertionError("no action satisfies the predicate")  # a value-keeping move always exists
 
     def _hardest(self, board, value, actions, child_key, child_cells, keeps, rng, budget, info) -> int:
-        o = self.oracle
-        opp_is_a = board.to_move == 1
-        order = ordered_actions(board)
         counts: dict[str, int] = {}
         best = None
         self._partial_counts = counts
-        for a in order:
+        for a in ordered_actions(board):
             k = child_key[a]
             if k in counts or not keeps(a):
                 continue
             child = child_cells[k]
             n = 0
-            seen: dict[str, bool] = {}
-            for r in Board(child).legal_actions():
-                gc = cells_after(child, r)
-                gk = position_key(gc)
-                if gk not in seen:
-                    ans = o.keeps(gc, value, opp_is_a, budget, gk)
-                    if ans is None:
-                        raise _OutOfTime
-                    seen[gk] = ans
-                n += seen[gk]
+            for _, ans in self.oracle.keeps_each(child, Board(child).legal_actions(), value, budget):
+                if ans is None:
+                    raise _OutOfTime
+                n += ans
                 if best is not None and n > best:
                     break
             counts[k] = n

@@ -16,8 +16,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from highway_env.core import SYMMETRIES, Board, decode_action, parse_board, transform_action
-from highway_env.solver.solver import ordered_actions
+from highway_env.core import SYMMETRIES, Board, parse_board, transform_action
+from highway_env.solver.solver import action_dict, ordered_actions
 
 
 def distinct_moves(board: Board) -> list[tuple[int, int]]:
@@ -188,13 +188,11 @@ def goal_row(goal: Goal, top: bool = True) -> dict:
     row = {"action": goal.action, "orbit": goal.orbit, "holds": goal.holds, "nodes": goal.nodes,
            "seconds": round(goal.seconds, 3)}
     if top:
-        n, c = decode_action(goal.action)
-        row = {"number": n, "cell": c, **row}
+        row = {**action_dict(goal.action), **row}
     if goal.settled:
         row["settled"] = "static bounds"
     if goal.holds and goal.answer is not None:
-        an, ac = decode_action(goal.answer)
-        row["a_answer"] = {"number": an, "cell": ac, "action": goal.answer} if top else {"action": goal.answer}
+        row["a_answer"] = action_dict(goal.answer) if top else {"action": goal.answer}
     if goal.split:
         row["split"] = {"probe_nodes": goal.probe_nodes,
                         "refuted_answers": [{"action": r["answer"], "by_reply": r["by"], "nodes": r["nodes"]}

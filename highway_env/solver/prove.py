@@ -30,6 +30,7 @@ from highway_env.atomic_files import atomic_write_text
 from highway_env.parent_watch import exit_with_parent
 from highway_env.ray_tasks import NODE_WAIT_SECONDS, RayCluster, shipped_runtime_env
 from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_row, predicted_wall
+from highway_env.solver.solver import action_dict
 
 
 # ----------------------------------------------------------------------------- worker side
@@ -316,20 +317,18 @@ def prove(config: ProofConfig, progress: bool = True, threshold: int = 1) -> dic
         for first, _ in candidates:
             rows, refuted, tree = check_first_move(pool, first, threshold, progress, config.root,
                                                    config.unit_nodes, config.estimates)
-            number, cell = decode_action(first)
             if refuted is not None:
-                tried.append({"number": number, "cell": cell, "action": first, "refuted_by": refuted})
+                tried.append({**action_dict(first), "refuted_by": refuted})
                 pool = _restart(pool, config)
                 continue
             nodes = sum(r["nodes"] for r in rows) + sum(t["refuted_by"]["nodes"] for t in tried)
-            unit_nodes = [n for n, _ in tree.units]
-            unit_seconds = [t for _, t in tree.units]
+            unit_nodes, unit_seconds = zip(*tree.units)
             certificate = {
                 "claim": ("Player A wins Highway from the empty board with perfect play" if threshold == 1
                           else f"Player A can force margin minB - minA >= {threshold} from the empty board"),
                 "threshold": threshold,
                 "root": config.root.to_string(),
-                "first_move": {"number": number, "cell": cell, "action": first},
+                "first_move": action_dict(first),
                 "replies": rows,
                 "replies_distinct": len(rows),
                 "replies_total": sum(r["orbit"] for r in rows),
@@ -361,7 +360,7 @@ def _restart(pool, config):
     """A local pool still busy with cancelled work would stall the next question: replace it."""
     if isinstance(pool, _LocalPool):
         pool.close(kill=True)
-        return _LocalPool(config.workers, config.tt_bits, config.retries)
+        return _make_pool(config)
     return pool
 
 
@@ -399,8 +398,7 @@ def first_move_values(config: ProofConfig, out_path: str, progress: bool = True,
             if first in done:
                 continue
             started = time.monotonic()
-            number, cell = decode_action(first)
-            entry = {"number": number, "cell": cell, "action": first, "orbit": orbit}
+            entry = {**action_dict(first), "orbit": orbit}
             nodes = 0
             for threshold, value_if_holds in ((1, 1), (0, 0)):
                 rows, refuted, _ = check_first_move(pool, first, threshold, progress, config.root,
@@ -422,7 +420,7 @@ def first_move_values(config: ProofConfig, out_path: str, progress: bool = True,
             atomic_write_text(out_path, json.dumps({"complete": len(ordered) == len(moves), "moves": ordered},
                                                    indent=1) + "\n")
             bar.update(1)
-            bar.set_postfix(last=f"{number}@{cell}={entry['value']:+d}")
+            bar.set_postfix(last=f"{entry['number']}@{entry['cell']}={entry['value']:+d}")
     finally:
         bar.close()
         pool.close(kill=True)

@@ -45,8 +45,7 @@ class MoveValue:
         return decode_action(self.action)[1]
 
     def to_dict(self) -> dict:
-        return {"number": self.number, "cell": self.cell, "action": self.action, "value": self.value,
-                "margin": self.margin}
+        return {**action_dict(self.action), "value": self.value, "margin": self.margin}
 
 
 @dataclass
@@ -68,8 +67,7 @@ class SolveResult:
         out = {
             "value": self.value,
             "margin": self.margin,
-            "best": None if self.best is None else dict(zip(("number", "cell"), decode_action(self.best)),
-                                                        action=self.best),
+            "best": None if self.best is None else action_dict(self.best),
             "nodes": self.nodes,
             "seconds": round(self.seconds, 6),
         }
@@ -78,6 +76,12 @@ class SolveResult:
         if self.moves is not None:
             out["moves"] = [m.to_dict() for m in self.moves]
         return out
+
+
+def action_dict(action: int) -> dict:
+    """A move as the JSON outputs name it: number, cell and action."""
+    number, cell = decode_action(action)
+    return {"number": number, "cell": cell, "action": action}
 
 
 def as_board(position) -> Board:
@@ -198,11 +202,9 @@ class Solver:
         a_to_move = board.to_move == 0
         for action in ordered_actions(board):
             child = board.apply(action)
-            if a_to_move:
-                keeps = self._at_least(child, value, budget) if value > -1 else True
-            else:
-                keeps = not self._at_least(child, value + 1, budget) if value < 1 else True
-            if keeps:
+            if a_to_move and (value == -1 or self._at_least(child, value, budget)):
+                return action
+            if not a_to_move and (value == 1 or not self._at_least(child, value + 1, budget)):
                 return action
         raise AssertionError(f"no move keeps value {value} in {board.to_string()}")  # unreachable
 
@@ -226,23 +228,17 @@ class Solver:
             if board.is_terminal():
                 out = board.outcome()
                 result.value, result.margin = out.value, (out.margin if margin else None)
+            elif moves:
+                result.moves = self._move_values(board, margin, budget)
+                pick = max if board.to_move == 0 else min
+                best = pick(result.moves, key=lambda m: (m.margin, m.value) if margin else m.value)
+                result.value, result.margin, result.best = best.value, best.margin, best.action
             else:
-                if moves:
-                    result.moves = self._move_values(board, margin, budget)
-                    pick = max if board.to_move == 0 else min
-                    if margin:
-                        best_move = pick(result.moves, key=lambda m: (m.margin, m.value))
-                    else:
-                        best_move = pick(result.moves, key=lambda m: m.value)
-                    result.value = best_move.value
-                    result.margin = best_move.margin
-                    result.best = best_move.action
-                else:
-                    value = self._value(board, budget)
-                    if margin:
-                        result.margin = self._margin(board, budget, value)
-                    result.best = self._best_move(board, value, budget)
-                    result.value = value
+                value = self._value(board, budget)
+                if margin:
+                    result.margin = self._margin(board, budget, value)
+                result.best = self._best_move(board, value, budget)
+                result.value = value
         except LimitReached:
             result = SolveResult(value=None)
         result.nodes = budget.nodes
