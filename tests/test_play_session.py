@@ -486,6 +486,22 @@ def test_http_errors_are_4xx_json_and_change_nothing(server):
     assert call(server, "GET", f"/api/games/{gid}")[1] == before
 
 
+def test_http_a_method_a_route_does_not_take_is_a_405_that_names_the_allowed_ones(server):
+    gid = call(server, "POST", "/api/games", {"side": "A", "opponent": "random", "seed": 2})[1]["id"]
+    cases = [("POST", "/api/opponents", "GET, HEAD"), ("POST", "/static/app.js", "GET, HEAD"),
+             ("DELETE", "/", "GET, HEAD"), ("POST", "/index.html", "GET, HEAD"),
+             ("GET", "/api/games", "POST"), ("GET", f"/api/games/{gid}/move", "POST"),
+             ("POST", f"/api/games/{gid}", "GET, DELETE, HEAD"), ("POST", f"/api/games/{gid}/hint", "GET, HEAD")]
+    for method, path, allow in cases:
+        req = urllib.request.Request(server.url + path.lstrip("/"), data=b"{}" if method == "POST" else None,
+                                     method=method, headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=60)
+        assert e.value.code == 405 and e.value.headers["Allow"] == allow, (method, path, e.value.headers)
+        assert "not allowed" in json.loads(e.value.read())["error"], (method, path)
+    assert call(server, "GET", "/api/opponents")[0] == 200  # the allowed method still answers
+
+
 def test_http_moving_while_the_opponent_thinks_is_refused():
     agent = Gated()
     srv, _ = start_server(sessions=manager(agent))

@@ -105,6 +105,8 @@ class PlayHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
+        if status == HTTPStatus.METHOD_NOT_ALLOWED and self._allow:
+            self.send_header("Allow", self._allow)
         if self._pending:  # a body we cannot drain: no request may follow it
             self.send_header("Connection", "close")
         self.end_headers()
@@ -188,6 +190,7 @@ class PlayHandler(BaseHTTPRequestHandler):
         body read or the connection closed)."""
         method = "GET" if self.command == "HEAD" else self.command
         self._pending = 0  # body bytes left to read; -1 when it cannot be delimited
+        self._allow = ""  # the methods a 405 names
         try:
             try:
                 self._pending = self._body_length()
@@ -222,11 +225,13 @@ class PlayHandler(BaseHTTPRequestHandler):
             raise BadRequest(f"the request target {self.path[:100]!r} is not a URL path") from None
         path, query = url.path, parse_qs(url.query)
         games = self.server.sessions
-        if method == "GET" and path in ("/", "/index.html"):
+        if path in ("/", "/index.html", "/api/opponents") or path.startswith("/static/"):
+            self._need(method, "GET")
+        if path in ("/", "/index.html"):
             return 200, _static_file("index.html")
-        if method == "GET" and path.startswith("/static/"):
+        if path.startswith("/static/"):
             return 200, _static_file(path[len("/static/"):])
-        if path == "/api/opponents" and method == "GET":
+        if path == "/api/opponents":
             return 200, {"presets": offered_presets(games.limits.checkpoints), "default": DEFAULT_OPPONENT}
         if path == "/api/games":
             self._need(method, "POST")
@@ -256,9 +261,11 @@ class PlayHandler(BaseHTTPRequestHandler):
             return 200, session.undo()
         return 200, games.restart(game_id, body.get("side"), body.get("opponent"), body.get("seed"))
 
-    @staticmethod
-    def _need(method: str, *allowed: str) -> None:
+    def _need(self, method: str, *allowed: str) -> None:
+        """405 unless ``method`` is one of ``allowed``; the reply's Allow header lists them (HEAD too
+        where GET is allowed), as HTTP requires of a 405."""
         if method not in allowed:
+            self._allow = ", ".join(allowed + (("HEAD",) if "GET" in allowed else ()))
             raise PlayError(f"method {method} not allowed here (use {' or '.join(allowed)})",
                             HTTPStatus.METHOD_NOT_ALLOWED)
 
