@@ -23,7 +23,7 @@ from highway_env.core import encode_action
 from highway_env.play.limits import ServerLimits
 from highway_env.play.opponents import build_opponent
 from highway_env.play.server import MAX_BODY, host_name, start_server
-from highway_env.play.session import BadRequest, NotFound, SessionManager, TooBusy
+from highway_env.play.session import BadRequest, NotFound, PlayError, SessionManager, TooBusy
 from agent_kinds import builtin_agent_kinds
 
 
@@ -197,6 +197,22 @@ def test_an_engine_started_for_a_game_deleted_meanwhile_is_stopped():
     with pytest.raises(NotFound, match="it was ended"):
         games.restart(game.id, opponent="mcts:20")
     assert engines[0].closed.is_set() and engines[1].closed.is_set()
+
+
+def test_an_engine_started_while_the_server_stops_is_stopped():
+    """A new game whose engine process starts while the server closes every session: it was added
+    after close() had emptied the games, so nothing would ever stop its process."""
+    engines, games = [], None
+
+    def build(spec, seed):
+        games.close()  # the server stops while this engine starts
+        engines.append(FakeEngine())
+        return engines[-1]
+
+    games = SessionManager(build=build)
+    with pytest.raises(PlayError, match="stopping") as e:
+        games.create("A", "mcts:10")
+    assert e.value.status == 503 and engines[0].closed.is_set() and len(games) == 0
 
 
 def test_a_real_search_process_ends_when_its_game_is_replaced(server):

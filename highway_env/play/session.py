@@ -289,6 +289,7 @@ class SessionManager:
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         self._engines_starting = 0
+        self._closed = False  # the server is stopping: no new game
 
     def _agent(self, opponent, seed):
         try:
@@ -330,8 +331,13 @@ class SessionManager:
             agent = self._agent(opponent, seed)  # may take seconds (a process): outside any lock
             session = Session(secrets.token_urlsafe(9), human, opponent.strip(), agent, seed)
             with self._lock:
-                self._sessions[session.id] = session
-                self._evict()
+                stopping = self._closed
+                if not stopping:
+                    self._sessions[session.id] = session
+                    self._evict()
+        if stopping:  # close() ran while the opponent started: nothing else would ever stop it
+            session.close()
+            raise PlayError("the server is stopping", 503)
         return session
 
     def delete(self, game_id) -> dict:
@@ -382,7 +388,7 @@ class SessionManager:
     def close(self) -> None:
         """Close every session (the server is stopping)."""
         with self._lock:
-            sessions, self._sessions = list(self._sessions.values()), {}
+            sessions, self._sessions, self._closed = list(self._sessions.values()), {}, True
         for s in sessions:
             s.close()
 
