@@ -5,6 +5,8 @@ import json
 import multiprocessing as mp
 import os
 import sqlite3
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -361,6 +363,24 @@ def test_store_round_trip_and_merge(tmp_path):
         with pytest.raises(StoreConflictError, match="contradict"):
             s1.flush()  # reported, not written; the rest of the batch is
         assert s1.get(b) == (7, 7) and s1.get_key("other") == (0, 0) and s1.get_key("new") == (6, 9)
+
+
+def test_bounds_that_fail_to_flush_at_exit_are_reported_not_swallowed(tmp_path):
+    """A store left open at exit is flushed by an exit hook; a conflict found then (another writer
+    got there first) is a warning on stderr that names the store, not silence."""
+    path = str(tmp_path / "exit.sqlite")
+    code = f"""
+from highway_env.solver.store import PositionStore
+s1, s2 = PositionStore({path!r}), PositionStore({path!r})
+s1.put_key("new", 0, 5)
+s2.put_key("new", 6, 9)
+s2.close()
+"""  # s1 stays open: its contradicting (0, 5) meets the stored (6, 9) in the exit hook
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "warning: position store" in out.stderr and "exit.sqlite" in out.stderr and "contradict" in out.stderr, out.stderr
+    with PositionStore(path) as s:
+        assert s.get_key("new") == (6, 9)
 
 
 def _writer(path, start):

@@ -26,6 +26,7 @@ import atexit
 import hashlib
 import os
 import sqlite3
+import sys
 import threading
 import time
 import weakref
@@ -150,8 +151,9 @@ def _flush_at_exit(ref):
     if store is not None:
         try:
             store.close()
-        except Exception:  # noqa: BLE001 - nothing sensible to do while the interpreter exits
-            pass
+        except Exception as e:  # noqa: BLE001 - the interpreter exits: say what was not written, raise nothing
+            print(f"warning: position store {store.path!r}: the bounds buffered at exit were not all written: {e}",
+                  file=sys.stderr)
 
 
 class PositionStore:
