@@ -264,6 +264,10 @@ def validate(args, argv) -> None:
         except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError, ImportError) as e:
             # ImportError: an OpenSpiel bot without the openspiel extra
             raise bad_spec(spec, e) from None
+    ignored = sorted(given & {"--frame", "--batched"}) if not args.policies else []
+    if ignored:  # a user who meant their policy to be graded should learn it was not one
+        print(f"note: {' and '.join(ignored)} only apply to module:attr and sb3: policies, and no --agent is one",
+              file=sys.stderr)
 
 
 def bad_spec(spec: str, e: Exception) -> UsageError:

@@ -163,6 +163,16 @@ def test_json_schema_and_resume(tmp_path, small_set, capsys, monkeypatch):
     assert doc2["agents"] == doc["agents"]
 
 
+def test_frame_and_batched_without_a_policy_are_named_as_unused(capsys):
+    for argv, named in ((["--agent", "greedy", "--frame", "player"], "--frame"),
+                        (["--agent", "greedy", "--batched", "--frame=player"], "--batched and --frame")):
+        evaluate.validate(evaluate.build_parser().parse_args(argv), argv)
+        assert f"note: {named} only apply to module:attr" in capsys.readouterr().err, argv
+    argv = ["--agent", "greedy"]
+    evaluate.validate(evaluate.build_parser().parse_args(argv), argv)
+    assert "note:" not in capsys.readouterr().err
+
+
 def test_plots_written(tmp_path, small_set):
     out = tmp_path / "ev"
     assert evaluate.main(_args(out, small_set)) == 0
