@@ -46,6 +46,12 @@ PARTS = ("c4", "ttt", "aec", "gym", "batched")
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
+def rates(steps: int, moves: int, games: int, seconds: float) -> dict:
+    """One loop's counts and per-second rates, the row every env's loop reports."""
+    return {"steps": steps, "moves": moves, "games": games, "seconds": seconds,
+            "steps_per_s": steps / seconds, "moves_per_s": moves / seconds}
+
+
 def bench_aec(make_env, seconds: float, seed: int, clock=time.perf_counter) -> dict:
     """Random play in a PettingZoo AEC env for ~seconds of ``clock``; counts env.step calls, moves
     and games."""
@@ -72,8 +78,7 @@ def bench_aec(make_env, seconds: float, seed: int, clock=time.perf_counter) -> d
         env.reset()
     elapsed = clock() - t0
     env.close()
-    return {"steps": steps, "moves": moves, "games": games, "seconds": elapsed,
-            "steps_per_s": steps / elapsed, "moves_per_s": moves / elapsed}
+    return rates(steps, moves, games, elapsed)
 
 
 def import_classic(name: str):
@@ -145,8 +150,7 @@ def bench_gym(seconds: float, seed: int, clock) -> dict:
         obs, _info = env.reset()
     elapsed = clock() - t0
     env.close()
-    return {"steps": steps, "moves": moves, "games": games, "seconds": elapsed,
-            "steps_per_s": steps / elapsed, "moves_per_s": moves / elapsed}
+    return rates(steps, moves, games, elapsed)
 
 
 def bench_batched(seconds: float, seed: int, batch: int, parallel: bool) -> dict:
@@ -167,9 +171,7 @@ def bench_batched(seconds: float, seed: int, batch: int, parallel: bool) -> dict
         calls += chunk
         moves += chunk * batch  # with autoreset no game is ever terminal: every game moves
     elapsed = time.perf_counter() - t0
-    return {"steps": calls, "moves": moves, "games": games, "seconds": elapsed,
-            "steps_per_s": calls / elapsed, "moves_per_s": moves / elapsed, "batch": batch,
-            "parallel": env.parallel}
+    return {**rates(calls, moves, games, elapsed), "batch": batch, "parallel": env.parallel}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
