@@ -1,8 +1,6 @@
 """The rules of Highway in one small module: board, moves, paths, outcome, symmetries, text I/O.
-
-Everything else (the PettingZoo env, the batched engine, the solver, the agents) is built on this
-module and checked against it. It is plain Python on purpose: readable, and the reference that the
-fast kernels are tested against.
+Plain Python on purpose: the readable reference that the envs, the solver and the fast kernels are
+tested against.
 
 Board: 16 cells, cell = r*4 + c, row 0 on top. Each cell holds 0 (empty) or a number 1..16, each
 number used at most once. Player A (index 0) moves first; the side to move follows from the number of
@@ -307,23 +305,15 @@ class Board:
             raise HighwayError(f"outcome() needs a full board; {self.cells.count(0)} cells are empty")
         sums_a, sums_b = self.path_sums()
         min_a, min_b = min(sums_a), min(sums_b)
-        return Outcome(
-            min_a=min_a,
-            min_b=min_b,
-            a_paths=tuple(p for p, s in zip(A_PATHS, sums_a) if s == min_a),
-            b_paths=tuple(p for p, s in zip(B_PATHS, sums_b) if s == min_b),
-        )
+        return Outcome(min_a, min_b, tuple(p for p, s in zip(A_PATHS, sums_a) if s == min_a),
+                       tuple(p for p, s in zip(B_PATHS, sums_b) if s == min_b))
 
     def path_ranges(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """For each A-path and B-path, the (lo, hi) its final sum can reach: placed sum plus the k
         smallest / k largest unused numbers, k = its empty cells."""
         unused = self.unused_numbers()  # ascending
-        prefix_small = [0]
-        for n in unused:
-            prefix_small.append(prefix_small[-1] + n)
-        prefix_large = [0]
-        for n in reversed(unused):
-            prefix_large.append(prefix_large[-1] + n)
+        prefix_small = [0, *itertools.accumulate(unused)]
+        prefix_large = [0, *itertools.accumulate(reversed(unused))]
 
         def ranges(paths):
             out = []
@@ -363,10 +353,8 @@ class Board:
 
     def to_grid(self) -> str:
         """Four lines of four right-aligned fields, '.' = empty."""
-        rows = []
-        for r in range(SIZE):
-            rows.append(" ".join(f"{v:>2}" if v else " ." for v in self.cells[r * SIZE:(r + 1) * SIZE]))
-        return "\n".join(rows)
+        return "\n".join(" ".join(f"{v:>2}" if v else " ." for v in self.cells[r * SIZE:(r + 1) * SIZE])
+                         for r in range(SIZE))
 
     def __str__(self) -> str:
         return self.to_grid()
