@@ -27,7 +27,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from highway_env.aec import render_in_mode
+from highway_env.aec import check_render_mode, render_in_mode
 from highway_env.core import CELLS, Board, HighwayError, IllegalMoveError, action_str, integral
 from highway_env.highway.highway import AGENTS, check_frame, raw_env
 from highway_env.render import RENDER_MODES
@@ -67,18 +67,10 @@ class HighwayGymEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
-    def __init__(
-        self,
-        play_as: str | int = "A",
-        opponent: Policy | None = None,
-        render_mode: str | None = None,
-        illegal_action: str = "raise",
-        frame: str = "absolute",
-    ):
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise HighwayError(f"unknown render_mode {render_mode!r}; expected None or one of {list(RENDER_MODES)}")
+    def __init__(self, play_as: str | int = "A", opponent: Policy | None = None,
+                 render_mode: str | None = None, illegal_action: str = "raise", frame: str = "absolute"):
+        self.render_mode = check_render_mode(render_mode, RENDER_MODES)
         check_seat_settings(play_as, opponent, illegal_action)
-        self.render_mode = render_mode
         self.play_as = "AB"[_side(play_as)]
         self.illegal_action = illegal_action
         self.opponent: Policy = opponent if opponent is not None else random_policy
@@ -141,16 +133,13 @@ class HighwayGymEnv(gym.Env):
     # -- the API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        game_options = None
-        if options and options.get("board") is not None:
-            game_options = {"board": options["board"]}
-        self._game.reset(seed=seed, options=game_options)
+        board = options.get("board") if options else None
+        self._game.reset(seed=seed, options=None if board is None else {"board": board})
         self._opponent_action = -1
         if self._game.agent_selection != self._agent:
             if self._game.board.ply == CELLS - 1:
-                raise HighwayError(
-                    "options['board'] leaves its last cell to the opponent: the agent has no move to play"
-                )
+                raise HighwayError("options['board'] leaves its last cell to the opponent: "
+                                   "the agent has no move to play")
             self._opponent_moves()
         self._over = False
         if self.render_mode == "human":
@@ -173,11 +162,8 @@ class HighwayGymEnv(gym.Env):
         self._opponent_action = -1
         if not game.terminations[self._agent]:
             self._opponent_moves()
-        terminated = bool(game.terminations[self._agent])
-        reward = 0.0
-        if terminated:
-            self._over = True
-            reward = float(game._cumulative_rewards[self._agent])
+        terminated = self._over = bool(game.terminations[self._agent])
+        reward = float(game._cumulative_rewards[self._agent]) if terminated else 0.0
         if self.render_mode == "human":
             self.render()
         return self._obs(), reward, terminated, False, self._info()

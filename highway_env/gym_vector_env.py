@@ -75,7 +75,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from highway_env.aec import render_in_mode
+from highway_env.aec import check_render_mode, render_in_mode
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError, integral
 from highway_env.gym_env import HighwayGymEnv, _side, check_seat_settings
 from highway_env.highway import batch_rules
@@ -160,8 +160,7 @@ class HighwayVectorEnv(VectorEnv):
         n = integral(num_envs, "num_envs")
         if not 1 <= n <= MAX_NUM_ENVS:
             raise HighwayError(f"num_envs must be in 1..{MAX_NUM_ENVS}, got {num_envs!r}")
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise HighwayError(f"unknown render_mode {render_mode!r}; expected None or one of {list(RENDER_MODES)}")
+        check_render_mode(render_mode, RENDER_MODES)
         check_seat_settings(play_as, opponent, illegal_action)
         self.num_envs = n
         self._me = _side(play_as)
