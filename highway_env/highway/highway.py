@@ -196,12 +196,7 @@ def env(**kwargs):
 
 
 class raw_env(TwoPlayerAEC, EzPickle):
-    metadata = {
-        "render_modes": list(RENDER_MODES),
-        "name": "highway_v0",
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = {"render_modes": list(RENDER_MODES), "name": "highway_v0", "is_parallelizable": False, "render_fps": 2}
 
     def __init__(self, render_mode: str | None = None, frame: str = "absolute"):
         EzPickle.__init__(self, render_mode=render_mode, frame=frame)
