@@ -259,11 +259,7 @@ class HighwayGame(Game):
         out = np.empty_like(b)
         bad = batch_rules.apply_actions(b, a, out)
         if bad >= 0:
-            board = core.Board(tuple(int(v) for v in b[bad]))
-            try:
-                board.apply(int(a[bad]))
-            except core.HighwayError as e:
-                raise GameError(f"state {bad}: {e}") from None
+            raise GameError(f"state {bad}: {core.illegal_move_error(b[bad], int(a[bad]))}")
         return out
 
     def terminal(self, states):

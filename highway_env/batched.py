@@ -24,7 +24,7 @@ from typing import Iterable, NamedTuple
 import numba as nb
 import numpy as np
 
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, Board, HighwayError
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, Board, HighwayError, illegal_move_error
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS, FRAME_ACTIONS_INV, min_paths
 
@@ -373,11 +373,8 @@ class BatchedHighway:
         return res
 
     def _raise_illegal(self, g: int, action: int):
-        try:
-            self.board(g).apply(action)
-        except HighwayError as e:
-            raise type(e)(f"game {g}: {e}") from None
-        raise AssertionError(f"game {g}: action {action} flagged illegal but core accepts it")  # pragma: no cover
+        e = illegal_move_error(self._boards[g], action)
+        raise type(e)(f"game {g}: {e}")
 
     # -- results and observations
     def outcomes(self) -> Outcomes:

@@ -366,6 +366,16 @@ class Board:
         return parse_board(text)
 
 
+def illegal_move_error(cells: Sequence[int], action: int) -> HighwayError:
+    """The error ``Board(cells).apply(action)`` raises, naming why: the reason a fast kernel's mask
+    refused the action, for its own message."""
+    try:
+        Board(tuple(int(v) for v in cells)).apply(action)
+    except HighwayError as e:
+        return e
+    raise AssertionError(f"action {action} is legal on {cells!r}: the mask and the rules disagree")
+
+
 _TOKEN = re.compile(r"[^\s,]+")
 
 

@@ -28,7 +28,8 @@ import gymnasium as gym
 import numpy as np
 
 from highway_env.aec import check_render_mode, render_in_mode
-from highway_env.core import CELLS, Board, HighwayError, IllegalMoveError, action_str, integral
+from highway_env.core import (CELLS, Board, HighwayError, IllegalMoveError, action_str, illegal_move_error,
+                              integral)
 from highway_env.highway.highway import AGENTS, check_frame, raw_env
 from highway_env.render import RENDER_MODES
 
@@ -123,10 +124,8 @@ class HighwayGymEnv(gym.Env):
         except HighwayError:
             raise IllegalMoveError(f"the opponent policy returned {action!r}, not an action int") from None
         if not 0 <= a < game._mask.shape[0] or not game._mask[a]:
-            try:
-                board.apply(a)  # raises, naming why
-            except HighwayError as e:
-                raise IllegalMoveError(f"the opponent policy returned an illegal action {action!r}: {e}") from None
+            raise IllegalMoveError(f"the opponent policy returned an illegal action {action!r}: "
+                                   f"{illegal_move_error(board.cells, a)}")
         game.step(game.from_absolute(game.agent_selection, a))
         self._opponent_action = a
 

@@ -59,7 +59,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from highway_env.aec import check_render_mode, render_in_mode
-from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError, integral
+from highway_env.core import (CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError, illegal_move_error,
+                              integral)
 from highway_env.gym_env import HighwayGymEnv, _side, check_seat_settings
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, check_frame
@@ -413,13 +414,9 @@ class HighwayVectorEnv(VectorEnv):
         return legal
 
     def _raise_illegal(self, g: int, given: int, absolute: int, whose: str):
-        board = self._board(g)
-        try:
-            board.apply(absolute)  # raises, naming why
-        except HighwayError as e:
-            frame = f" ({given} in the player frame)" if self.frame == "player" and whose == "the agent's" else ""
-            raise IllegalMoveError(f"game {g}: {whose} action{frame}: {e}") from None
-        raise AssertionError("unreachable: the mask and the rules disagree")  # pragma: no cover
+        frame = f" ({given} in the player frame)" if self.frame == "player" and whose == "the agent's" else ""
+        reason = illegal_move_error(self.boards[g], absolute)
+        raise IllegalMoveError(f"game {g}: {whose} action{frame}: {reason}")
 
     def _play(self, games: np.ndarray, absolute: np.ndarray) -> None:
         g = np.flatnonzero(games)

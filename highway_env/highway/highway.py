@@ -93,7 +93,7 @@ from gymnasium.utils import EzPickle
 
 from highway_env import core
 from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers, masked_space
-from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError
+from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError, illegal_move_error
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import (FRAME_ACTIONS, FRAME_ACTIONS_INV, FRAMES, PLANES_DTYPE,  # noqa: F401
                                              PLANES_SHAPE, PLAYER_FRAME, PLAYER_FRAME_INV, check_frame)
@@ -301,11 +301,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
             a = _ACTION_FROM[me][a]
         if not self._mask[a]:
             frame = f" (action {action!r} in {agent}'s frame)" if self._player_frame else ""
-            try:
-                self.board.apply(a)  # raises with the reason (occupied cell / used number)
-            except IllegalMoveError as e:
-                raise IllegalMoveError(f"{agent}: {e}{frame}") from None
-            raise AssertionError("unreachable: the mask and the rules disagree")  # pragma: no cover
+            raise IllegalMoveError(f"{agent}: {illegal_move_error(self._boards[0], a)}{frame}")
 
         number, cell = divmod(a, CELLS)
         self._begin_move(agent)
