@@ -2,21 +2,19 @@
 
 ``gymnasium.make("highway_env/Highway-v0", play_as="B")`` or ``HighwayGymEnv(play_as="B")``.
 
-* ``opponent``: a callable ``policy(board: core.Board, mask: np.ndarray, rng) -> int`` returning an
-  absolute action (``mask``: the int8 (256,) legal mask; ``rng``: the env's ``np_random``, seeded by
-  ``reset(seed=...)``); default :func:`random_policy`. An illegal reply raises ``IllegalMoveError``.
-* Observations, actions, ``frame`` and infos are those of ``highway_v0`` (see
-  :mod:`highway_env.highway.highway`) for the agent's seat; the info adds ``opponent_action`` (its
-  reply to the agent's move, absolute, or -1 where it made none: an int always, so that Gymnasium's
-  vector envs can stack the infos of their games). ``action_masks()`` gives the mask as bools, as
-  sb3-contrib's MaskablePPO wants.
-* Reward: +1 / -1 / 0 at the end of the game from the agent's side; every game ends (``terminated``)
-  after the 16th move and is never truncated.
-* ``illegal_action="raise"`` (default): an illegal action raises ``IllegalMoveError`` and changes
-  nothing; ``"lose"``: the episode ends with reward -1 (for learners that do not mask). Out-of-range
-  actions and stepping after the end always raise ``HighwayError``.
-* ``reset(options={"board": ...})`` starts from a position (as ``highway_v0``); if the opponent is to
-  move there it moves first. A board on which the agent has no move left is refused.
+* ``opponent``: ``policy(board: core.Board, mask: np.ndarray, rng) -> int``, an absolute action
+  (``mask``: the int8 (256,) legal mask; ``rng``: the env's ``np_random``, seeded by ``reset(seed=...)``);
+  default :func:`random_policy`. An illegal reply raises ``IllegalMoveError``.
+* Observations, actions, ``frame`` and infos are ``highway_v0``'s for the agent's seat; the info adds
+  ``opponent_action`` (its reply, absolute; -1 where it made none, an int always so that vector envs
+  can stack it). ``action_masks()`` gives the mask as bools, as sb3-contrib's MaskablePPO wants.
+* Reward +1 / -1 / 0 from the agent's side when the game ends (``terminated``, after the 16th move);
+  never truncated.
+* ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` and changes nothing; ``"lose"``
+  ends the episode with reward -1 (for learners that do not mask). Out-of-range actions and stepping
+  after the end always raise ``HighwayError``.
+* ``reset(options={"board": ...})`` starts from a position (as ``highway_v0``), the opponent moving
+  first if it is to move; a board that leaves the agent no move is refused.
 """
 
 from __future__ import annotations
