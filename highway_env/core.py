@@ -128,10 +128,8 @@ QUARTER_TURN: tuple[int, ...] = _perm(lambda r, c: (c, SIZE - 1 - r))
 
 
 def inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return tuple(inv)
+    """inv with inv[perm[i]] = i: the cells in the order of their images."""
+    return tuple(sorted(range(len(perm)), key=perm.__getitem__))
 
 
 def transform_action(action: int, perm: Sequence[int]) -> int:

@@ -215,10 +215,8 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     # -- a copy that goes on from the same position (HighwayGymEnv's pickling and deepcopy)
     def _live_state(self) -> dict:
-        """Everything this env holds but the view of its legal mask, which a pickle would turn into an
-        array of its own. Pickling ``raw_env`` itself stays EzPickle's (a fresh env from the
-        constructor arguments, as PettingZoo's classic envs); the Gymnasium env, whose copies must
-        go on from where it is, carries this instead."""
+        """Everything this env holds but the view of its legal mask (a pickle would copy it apart).
+        ``raw_env`` itself pickles as EzPickle's fresh env, as PettingZoo's classic envs do."""
         return {k: v for k, v in self.__dict__.items() if k != "_mask"}
 
     @classmethod
