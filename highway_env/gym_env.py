@@ -109,9 +109,7 @@ class HighwayGymEnv(gym.Env):
         return self._game.observe(self._agent)
 
     def _info(self) -> dict[str, Any]:
-        info = dict(self._game.infos.get(self._agent, {}))
-        info["opponent_action"] = self._opponent_action
-        return info
+        return {**self._game.infos.get(self._agent, {}), "opponent_action": self._opponent_action}
 
     def _opponent_moves(self) -> None:
         game = self._game

@@ -264,12 +264,8 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     def _set_infos(self) -> None:
         """Fresh info dicts (one per agent, sharing no objects) for the current position."""
+        a_lo, a_hi, b_lo, b_hi = self._bounds[0].tolist()  # exact on a full board
         o = self._outcome
-        if o is None:
-            a_lo, a_hi, b_lo, b_hi = self._bounds[0].tolist()
-        else:
-            a_lo = a_hi = o.min_a
-            b_lo = b_hi = o.min_b
         self.infos = {}
         for agent in self.agents:
             # no paths (their number varies), no None, a string from the start: see the module doc
@@ -284,8 +280,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
     def _derive(self) -> None:
         """Legal mask and path bounds of the current board, from the rules kernel."""
         batch_rules.legal_masks(self._boards, False, self._legal)
-        if self._ply < CELLS:
-            batch_rules.bounds(self._boards, self._bounds)
+        batch_rules.bounds(self._boards, self._bounds)
 
     def step(self, action):
         agent = self.agent_selection
