@@ -401,15 +401,11 @@ def parse_board(text: str) -> Board:
         tokens = [t.strip() for t in stripped.split(",")]
         if len(tokens) != CELLS:
             raise HighwayError(f"expected {CELLS} comma-separated numbers, got {len(tokens)}: {text!r}")
-    values = []
+    tokens = ["0" if tok in (".", "_", "-") else tok for tok in tokens]
     for i, tok in enumerate(tokens):
-        if tok in (".", "_", "-"):
-            values.append(0)
-            continue
         if not re.fullmatch(r"\d+", tok):
             raise HighwayError(f"cell {i} is {tok!r}, not a number")
-        values.append(int(tok))
-    return Board(tuple(values))
+    return Board(tuple(map(int, tokens)))
 
 
 def random_board(rng: np.random.Generator, filled: int) -> Board:

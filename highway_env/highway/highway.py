@@ -307,14 +307,13 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._end_move(AGENTS[1 - me], final)
 
     def reset(self, seed=None, options=None):
-        board = None
+        board = Board()
         if options and options.get("board") is not None:
             board = board_from_option(options["board"])
             if board.is_terminal():
                 raise HighwayError("options['board'] is full: there is no move left to play")
-
-        self._boards[0] = 0 if board is None else board.cells
-        self._ply = 0 if board is None else board.ply
+        self._boards[0] = board.cells
+        self._ply = board.ply
         self._outcome = None
         self._derive()
 
