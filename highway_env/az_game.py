@@ -246,10 +246,7 @@ class HighwayGame(Game):
         return np.zeros((n, CELLS), np.int8)
 
     def legal_masks(self, states):
-        b = self._boards(states)
-        out = np.empty((len(b), NUM_ACTIONS), np.bool_)
-        batch_rules.legal_masks(b, False, out)
-        return out
+        return batch_rules.masks(self._boards(states))
 
     def apply(self, states, actions):
         b = self._boards(states)

@@ -324,9 +324,7 @@ class BatchedHighway:
 
         With ``player_view`` the mask is in the frame of ``observation()``: for games with B to move
         the cells are turned by QUARTER_TURN (see ``actions_from_player_view``)."""
-        out = np.empty((self.num_envs, NUM_ACTIONS), np.bool_)
-        batch_rules.legal_masks(self._boards, bool(player_view), out)
-        return out
+        return batch_rules.masks(self._boards, bool(player_view))
 
     def actions_from_player_view(self, actions) -> np.ndarray:
         """Map (N,) actions chosen in ``observation()``'s frame back to board actions (negative
