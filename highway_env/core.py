@@ -138,20 +138,15 @@ def transform_action(action: int, perm: Sequence[int]) -> int:
     return encode_action(number, perm[cell])
 
 
-_SYMMETRY_PERMS = tuple(SYMMETRIES.values())
-_SYMMETRY_INVS = tuple(inverse_perm(p) for p in _SYMMETRY_PERMS)
-
-
 #: (gather of the image's cells, perm) per symmetry: ``gather(cells)`` is the transformed board's
 #: cells in one C-level call (the solver's position keys take it thousands of times a move)
-_SYMMETRY_GATHERS = tuple((operator.itemgetter(*inv), perm) for inv, perm in zip(_SYMMETRY_INVS, _SYMMETRY_PERMS))
+_SYMMETRY_GATHERS = tuple((operator.itemgetter(*inverse_perm(perm)), perm) for perm in SYMMETRIES.values())
 
 
 def canonical_cells(cells: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(canonical cells, perm): the least (lexicographically) of the position's images under the four
     symmetries and the symmetry that gives it, ``Board(cells).transform(perm).cells``; the first in
-    :data:`SYMMETRIES`' order among equals. The one symmetry reduction: :meth:`Board.canonical`, the
-    position key of the store, the book and the oracle (``solver.store.canonical_key``) use it."""
+    :data:`SYMMETRIES`' order among equals. The one symmetry reduction every position key uses."""
     cells = tuple(map(int, cells))
     best, best_perm = None, None
     for gather, perm in _SYMMETRY_GATHERS:

@@ -485,8 +485,7 @@ class HighwayVectorEnv(VectorEnv):
 
     # -- what the agent sees
     def _observations(self) -> dict[str, np.ndarray]:
-        """The agent's planes (its own frame, as highway_v0's) and its mask in ``frame`` (zero where
-        the game ended); tests/test_gym_vector_env.py compares them with SyncVectorEnv's."""
+        """The agent's planes (its frame, as highway_v0's) and mask in ``frame`` (zero once ended)."""
         return observations(self.boards, self.frame, self._me)  # the agent moves wherever a move is left
 
     def _infos(self, plies: np.ndarray, replies: np.ndarray, games: np.ndarray, ended: np.ndarray, min_a=None,
