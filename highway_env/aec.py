@@ -112,9 +112,7 @@ class TwoPlayerAEC(AECEnv):
     action_spaces: dict
 
     def _setup(self, agents, render_mode, render_modes, observation: spaces.Box, num_actions: int) -> None:
-        if render_mode is not None and render_mode not in render_modes:
-            raise self.action_error(f"unknown render_mode {render_mode!r}; expected None or one of {list(render_modes)}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, render_modes, self.action_error)
         self.agents = list(agents)
         self.possible_agents = self.agents[:]
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in agents}
@@ -156,8 +154,15 @@ class TwoPlayerAEC(AECEnv):
     def render(self):
         return render_in_mode(self.render_mode, self._text, self._image)
 
-    def close(self):
+    def close(self):  # PettingZoo's api_test wants close() defined wherever render() is
         pass
+
+
+def check_render_mode(render_mode, render_modes, error: type[Exception] = HighwayError):
+    """``render_mode`` if it is None or one of ``render_modes``, else ``error`` naming it."""
+    if render_mode is not None and render_mode not in render_modes:
+        raise error(f"unknown render_mode {render_mode!r}; expected None or one of {list(render_modes)}")
+    return render_mode
 
 
 def render_in_mode(render_mode: str | None, text, image):

@@ -246,10 +246,7 @@ class HighwayGame(Game):
         return np.zeros((n, CELLS), np.int8)
 
     def legal_masks(self, states):
-        b = self._boards(states)
-        out = np.empty((len(b), NUM_ACTIONS), np.bool_)
-        batch_rules.legal_masks(b, False, out)
-        return out
+        return batch_rules.masks(self._boards(states))
 
     def apply(self, states, actions):
         b = self._boards(states)
@@ -259,11 +256,7 @@ class HighwayGame(Game):
         out = np.empty_like(b)
         bad = batch_rules.apply_actions(b, a, out)
         if bad >= 0:
-            board = core.Board(tuple(int(v) for v in b[bad]))
-            try:
-                board.apply(int(a[bad]))
-            except core.HighwayError as e:
-                raise GameError(f"state {bad}: {e}") from None
+            raise GameError(f"state {bad}: {core.illegal_move_error(b[bad], int(a[bad]))}")
         return out
 
     def terminal(self, states):

@@ -1,32 +1,19 @@
 """A batched Highway engine: many games held as arrays and stepped together (Pgx style), for fast
 random play; checked against :mod:`highway_env.core` by ``tests/test_batched.py``.
 
-    from highway_env.batched import BatchedHighway
     env = BatchedHighway(4096, seed=0, autoreset=True)
-    while ...:
-        res = env.step(env.random_actions())   # one move in every game
-        res.done, res.value                    # games that ended with this move, +1/0/-1 for A
+    res = env.step(env.random_actions())   # one move in every game; res.done, res.value (+1/0/-1 for A)
 
-State (read-only views): ``boards`` (N, 16) int8 as in core (0 = empty), ``ply`` (N,) int8 moves
-made, ``to_play`` (N,) int8 0 = A, 1 = B (0 on a full board), ``terminal`` (N,) bool.
+``step`` is atomic (every action is checked first; an illegal one raises
+:class:`core.IllegalMoveError` naming the game), ignores the actions of terminal games and reports
+the games that ended with that call; with ``autoreset`` those are then reset to the empty board.
+``observation()``, ``legal_mask(player_view=True)`` and ``actions_from_player_view`` work in the side
+to move's frame (B's board turned by ``core.QUARTER_TURN``), as the PettingZoo env does.
 
-``step`` ignores the action of a game that is already terminal (``random_actions`` gives -1 there)
-and reports the games that ended *with that call* (``StepResult.done``) with their results; with
-``autoreset=True`` each is then reset to the empty board, so the batch never holds a finished game
-(unless one is loaded with ``set_boards``; ``reset(env.terminal)`` clears those). ``step`` is
-atomic: every action is checked before any game changes, and an illegal one raises
-:class:`core.IllegalMoveError` naming the game, the action and why.
-
-``observation()`` gives (N, 4, 4, 16) int8 one-hot planes (plane k = number k+1) from the side to
-move's view (B's board turned by ``core.QUARTER_TURN``), as the PettingZoo env does;
-``legal_mask(player_view=True)`` and ``actions_from_player_view`` work in that frame.
-
-The rules (legality, masks, observations, results) are those of the stateless kernel
-:mod:`highway_env.highway.batch_rules`. What this engine adds is random play: per game it keeps the
-empty cells and the unused numbers as "decks" (swap-remove, with inverse positions), so a uniform
-legal move is drawn in O(1), from one raw 64-bit word per game of a numpy ``Generator`` (play is
-reproducible from a seed). Threads (``parallel=True``) help only large batches on idle cores (every
-step waits at a barrier), so they are off by default. Throughput: ``python bench/bench_env.py``.
+The rules are those of :mod:`highway_env.highway.batch_rules`; this engine adds the "decks" of empty
+cells and unused numbers per game, so that a uniform legal move is drawn in O(1) from one raw 64-bit
+word of a seeded numpy ``Generator``. Threads (``parallel=True``) pay only on large batches and idle
+cores. Throughput: ``python bench/bench_env.py``.
 """
 
 from __future__ import annotations
@@ -37,7 +24,7 @@ from typing import Iterable, NamedTuple
 import numba as nb
 import numpy as np
 
-from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, Board, HighwayError
+from highway_env.core import CELLS, NUM_ACTIONS, NUMBERS, Board, HighwayError, illegal_move_error
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS, FRAME_ACTIONS_INV, min_paths
 
@@ -337,9 +324,7 @@ class BatchedHighway:
 
         With ``player_view`` the mask is in the frame of ``observation()``: for games with B to move
         the cells are turned by QUARTER_TURN (see ``actions_from_player_view``)."""
-        out = np.empty((self.num_envs, NUM_ACTIONS), np.bool_)
-        batch_rules.legal_masks(self._boards, bool(player_view), out)
-        return out
+        return batch_rules.masks(self._boards, bool(player_view))
 
     def actions_from_player_view(self, actions) -> np.ndarray:
         """Map (N,) actions chosen in ``observation()``'s frame back to board actions (negative
@@ -386,11 +371,8 @@ class BatchedHighway:
         return res
 
     def _raise_illegal(self, g: int, action: int):
-        try:
-            self.board(g).apply(action)
-        except HighwayError as e:
-            raise type(e)(f"game {g}: {e}") from None
-        raise AssertionError(f"game {g}: action {action} flagged illegal but core accepts it")  # pragma: no cover
+        e = illegal_move_error(self._boards[g], action)
+        raise type(e)(f"game {g}: {e}")
 
     # -- results and observations
     def outcomes(self) -> Outcomes:

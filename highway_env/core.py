@@ -1,8 +1,6 @@
 """The rules of Highway in one small module: board, moves, paths, outcome, symmetries, text I/O.
-
-Everything else (the PettingZoo env, the batched engine, the solver, the agents) is built on this
-module and checked against it. It is plain Python on purpose: readable, and the reference that the
-fast kernels are tested against.
+Plain Python on purpose: the readable reference that the envs, the solver and the fast kernels are
+tested against.
 
 Board: 16 cells, cell = r*4 + c, row 0 on top. Each cell holds 0 (empty) or a number 1..16, each
 number used at most once. Player A (index 0) moves first; the side to move follows from the number of
@@ -130,10 +128,8 @@ QUARTER_TURN: tuple[int, ...] = _perm(lambda r, c: (c, SIZE - 1 - r))
 
 
 def inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return tuple(inv)
+    """inv with inv[perm[i]] = i: the cells in the order of their images."""
+    return tuple(sorted(range(len(perm)), key=perm.__getitem__))
 
 
 def transform_action(action: int, perm: Sequence[int]) -> int:
@@ -142,20 +138,15 @@ def transform_action(action: int, perm: Sequence[int]) -> int:
     return encode_action(number, perm[cell])
 
 
-_SYMMETRY_PERMS = tuple(SYMMETRIES.values())
-_SYMMETRY_INVS = tuple(inverse_perm(p) for p in _SYMMETRY_PERMS)
-
-
 #: (gather of the image's cells, perm) per symmetry: ``gather(cells)`` is the transformed board's
 #: cells in one C-level call (the solver's position keys take it thousands of times a move)
-_SYMMETRY_GATHERS = tuple((operator.itemgetter(*inv), perm) for inv, perm in zip(_SYMMETRY_INVS, _SYMMETRY_PERMS))
+_SYMMETRY_GATHERS = tuple((operator.itemgetter(*inverse_perm(perm)), perm) for perm in SYMMETRIES.values())
 
 
 def canonical_cells(cells: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(canonical cells, perm): the least (lexicographically) of the position's images under the four
     symmetries and the symmetry that gives it, ``Board(cells).transform(perm).cells``; the first in
-    :data:`SYMMETRIES`' order among equals. The one symmetry reduction: :meth:`Board.canonical`, the
-    position key of the store, the book and the oracle (``solver.store.canonical_key``) use it."""
+    :data:`SYMMETRIES`' order among equals. The one symmetry reduction every position key uses."""
     cells = tuple(map(int, cells))
     best, best_perm = None, None
     for gather, perm in _SYMMETRY_GATHERS:
@@ -307,23 +298,15 @@ class Board:
             raise HighwayError(f"outcome() needs a full board; {self.cells.count(0)} cells are empty")
         sums_a, sums_b = self.path_sums()
         min_a, min_b = min(sums_a), min(sums_b)
-        return Outcome(
-            min_a=min_a,
-            min_b=min_b,
-            a_paths=tuple(p for p, s in zip(A_PATHS, sums_a) if s == min_a),
-            b_paths=tuple(p for p, s in zip(B_PATHS, sums_b) if s == min_b),
-        )
+        return Outcome(min_a, min_b, tuple(p for p, s in zip(A_PATHS, sums_a) if s == min_a),
+                       tuple(p for p, s in zip(B_PATHS, sums_b) if s == min_b))
 
     def path_ranges(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """For each A-path and B-path, the (lo, hi) its final sum can reach: placed sum plus the k
         smallest / k largest unused numbers, k = its empty cells."""
         unused = self.unused_numbers()  # ascending
-        prefix_small = [0]
-        for n in unused:
-            prefix_small.append(prefix_small[-1] + n)
-        prefix_large = [0]
-        for n in reversed(unused):
-            prefix_large.append(prefix_large[-1] + n)
+        prefix_small = [0, *itertools.accumulate(unused)]
+        prefix_large = [0, *itertools.accumulate(reversed(unused))]
 
         def ranges(paths):
             out = []
@@ -363,10 +346,8 @@ class Board:
 
     def to_grid(self) -> str:
         """Four lines of four right-aligned fields, '.' = empty."""
-        rows = []
-        for r in range(SIZE):
-            rows.append(" ".join(f"{v:>2}" if v else " ." for v in self.cells[r * SIZE:(r + 1) * SIZE]))
-        return "\n".join(rows)
+        return "\n".join(" ".join(f"{v:>2}" if v else " ." for v in self.cells[r * SIZE:(r + 1) * SIZE])
+                         for r in range(SIZE))
 
     def __str__(self) -> str:
         return self.to_grid()
@@ -376,6 +357,16 @@ class Board:
         """The board of ``text`` in either form :func:`parse_board` reads (16 comma-separated numbers, or
         the 4-line grid)."""
         return parse_board(text)
+
+
+def illegal_move_error(cells: Sequence[int], action: int) -> HighwayError:
+    """The error ``Board(cells).apply(action)`` raises, naming why: the reason a fast kernel's mask
+    refused the action, for its own message."""
+    try:
+        Board(tuple(int(v) for v in cells)).apply(action)
+    except HighwayError as e:
+        return e
+    raise AssertionError(f"action {action} is legal on {cells!r}: the mask and the rules disagree")
 
 
 _TOKEN = re.compile(r"[^\s,]+")
@@ -405,15 +396,11 @@ def parse_board(text: str) -> Board:
         tokens = [t.strip() for t in stripped.split(",")]
         if len(tokens) != CELLS:
             raise HighwayError(f"expected {CELLS} comma-separated numbers, got {len(tokens)}: {text!r}")
-    values = []
+    tokens = ["0" if tok in (".", "_", "-") else tok for tok in tokens]
     for i, tok in enumerate(tokens):
-        if tok in (".", "_", "-"):
-            values.append(0)
-            continue
         if not re.fullmatch(r"\d+", tok):
             raise HighwayError(f"cell {i} is {tok!r}, not a number")
-        values.append(int(tok))
-    return Board(tuple(values))
+    return Board(tuple(map(int, tokens)))
 
 
 def random_board(rng: np.random.Generator, filled: int) -> Board:

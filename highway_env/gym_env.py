@@ -2,21 +2,19 @@
 
 ``gymnasium.make("highway_env/Highway-v0", play_as="B")`` or ``HighwayGymEnv(play_as="B")``.
 
-* ``opponent``: a callable ``policy(board: core.Board, mask: np.ndarray, rng) -> int`` returning an
-  absolute action (``mask``: the int8 (256,) legal mask; ``rng``: the env's ``np_random``, seeded by
-  ``reset(seed=...)``); default :func:`random_policy`. An illegal reply raises ``IllegalMoveError``.
-* Observations, actions, ``frame`` and infos are those of ``highway_v0`` (see
-  :mod:`highway_env.highway.highway`) for the agent's seat; the info adds ``opponent_action`` (its
-  reply to the agent's move, absolute, or -1 where it made none: an int always, so that Gymnasium's
-  vector envs can stack the infos of their games). ``action_masks()`` gives the mask as bools, as
-  sb3-contrib's MaskablePPO wants.
-* Reward: +1 / -1 / 0 at the end of the game from the agent's side; every game ends (``terminated``)
-  after the 16th move and is never truncated.
-* ``illegal_action="raise"`` (default): an illegal action raises ``IllegalMoveError`` and changes
-  nothing; ``"lose"``: the episode ends with reward -1 (for learners that do not mask). Out-of-range
-  actions and stepping after the end always raise ``HighwayError``.
-* ``reset(options={"board": ...})`` starts from a position (as ``highway_v0``); if the opponent is to
-  move there it moves first. A board on which the agent has no move left is refused.
+* ``opponent``: ``policy(board: core.Board, mask: np.ndarray, rng) -> int``, an absolute action
+  (``mask``: the int8 (256,) legal mask; ``rng``: the env's ``np_random``, seeded by ``reset(seed=...)``);
+  default :func:`random_policy`. An illegal reply raises ``IllegalMoveError``.
+* Observations, actions, ``frame`` and infos are ``highway_v0``'s for the agent's seat; the info adds
+  ``opponent_action`` (its reply, absolute; -1 where it made none, an int always so that vector envs
+  can stack it). ``action_masks()`` gives the mask as bools, as sb3-contrib's MaskablePPO wants.
+* Reward +1 / -1 / 0 from the agent's side when the game ends (``terminated``, after the 16th move);
+  never truncated.
+* ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` and changes nothing; ``"lose"``
+  ends the episode with reward -1 (for learners that do not mask). Out-of-range actions and stepping
+  after the end always raise ``HighwayError``.
+* ``reset(options={"board": ...})`` starts from a position (as ``highway_v0``), the opponent moving
+  first if it is to move; a board that leaves the agent no move is refused.
 """
 
 from __future__ import annotations
@@ -27,8 +25,9 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from highway_env.aec import render_in_mode
-from highway_env.core import CELLS, Board, HighwayError, IllegalMoveError, action_str, integral
+from highway_env.aec import check_render_mode, render_in_mode
+from highway_env.core import (CELLS, Board, HighwayError, IllegalMoveError, action_str, illegal_move_error,
+                              integral)
 from highway_env.highway.highway import AGENTS, check_frame, raw_env
 from highway_env.render import RENDER_MODES
 
@@ -67,18 +66,10 @@ class HighwayGymEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
-    def __init__(
-        self,
-        play_as: str | int = "A",
-        opponent: Policy | None = None,
-        render_mode: str | None = None,
-        illegal_action: str = "raise",
-        frame: str = "absolute",
-    ):
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise HighwayError(f"unknown render_mode {render_mode!r}; expected None or one of {list(RENDER_MODES)}")
+    def __init__(self, play_as: str | int = "A", opponent: Policy | None = None,
+                 render_mode: str | None = None, illegal_action: str = "raise", frame: str = "absolute"):
+        self.render_mode = check_render_mode(render_mode, RENDER_MODES)
         check_seat_settings(play_as, opponent, illegal_action)
-        self.render_mode = render_mode
         self.play_as = "AB"[_side(play_as)]
         self.illegal_action = illegal_action
         self.opponent: Policy = opponent if opponent is not None else random_policy
@@ -118,9 +109,7 @@ class HighwayGymEnv(gym.Env):
         return self._game.observe(self._agent)
 
     def _info(self) -> dict[str, Any]:
-        info = dict(self._game.infos.get(self._agent, {}))
-        info["opponent_action"] = self._opponent_action
-        return info
+        return {**self._game.infos.get(self._agent, {}), "opponent_action": self._opponent_action}
 
     def _opponent_moves(self) -> None:
         game = self._game
@@ -131,26 +120,21 @@ class HighwayGymEnv(gym.Env):
         except HighwayError:
             raise IllegalMoveError(f"the opponent policy returned {action!r}, not an action int") from None
         if not 0 <= a < game._mask.shape[0] or not game._mask[a]:
-            try:
-                board.apply(a)  # raises, naming why
-            except HighwayError as e:
-                raise IllegalMoveError(f"the opponent policy returned an illegal action {action!r}: {e}") from None
+            raise IllegalMoveError(f"the opponent policy returned an illegal action {action!r}: "
+                                   f"{illegal_move_error(board.cells, a)}")
         game.step(game.from_absolute(game.agent_selection, a))
         self._opponent_action = a
 
     # -- the API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        game_options = None
-        if options and options.get("board") is not None:
-            game_options = {"board": options["board"]}
-        self._game.reset(seed=seed, options=game_options)
+        board = options.get("board") if options else None
+        self._game.reset(seed=seed, options=None if board is None else {"board": board})
         self._opponent_action = -1
         if self._game.agent_selection != self._agent:
             if self._game.board.ply == CELLS - 1:
-                raise HighwayError(
-                    "options['board'] leaves its last cell to the opponent: the agent has no move to play"
-                )
+                raise HighwayError("options['board'] leaves its last cell to the opponent: "
+                                   "the agent has no move to play")
             self._opponent_moves()
         self._over = False
         if self.render_mode == "human":
@@ -173,11 +157,8 @@ class HighwayGymEnv(gym.Env):
         self._opponent_action = -1
         if not game.terminations[self._agent]:
             self._opponent_moves()
-        terminated = bool(game.terminations[self._agent])
-        reward = 0.0
-        if terminated:
-            self._over = True
-            reward = float(game._cumulative_rewards[self._agent])
+        terminated = self._over = bool(game.terminations[self._agent])
+        reward = float(game._cumulative_rewards[self._agent]) if terminated else 0.0
         if self.render_mode == "human":
             self.render()
         return self._obs(), reward, terminated, False, self._info()

@@ -6,58 +6,41 @@ over the games, for learners that train on many games at once (PPO, DQN, ...).
     obs, infos = envs.reset(seed=0)
     obs, rewards, terminations, truncations, infos = envs.step(actions)  # (1024,) each
 
-The game of the single env, game by game: the agent plays the seat ``play_as`` against ``opponent``;
-observations ``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}`` in ``frame`` as
-``highway_v0`` gives them for the agent's seat; reward +1 / -1 / 0 at the end from the agent's side;
-truncated only with ``max_episode_steps``; rewards float64, ends bool, as SyncVectorEnv's.
-``gymnasium.make_vec(..., vectorization_mode="sync")`` still builds the single envs: given the same
-opponent moves both give the same steps (tested).
+Each game is the single env's (seat ``play_as``, ``opponent``, ``frame``, observations, rewards);
+rewards are float64 and ends bool, as SyncVectorEnv's, whose steps this env gives for the same
+opponent moves (tested; ``make_vec(..., vectorization_mode="sync")`` still builds that one).
 
-* Autoreset is Gymnasium's default, ``NEXT_STEP``: the step after a game ends starts it again (its
-  action is ignored, reward 0, not terminated). The observation of a full board has an all-zero
-  mask, so a masked policy must not sample from it (that step's action is ignored anyway).
-  ``autoreset_mode=AutoresetMode.DISABLED`` (what TorchRL's ``GymWrapper`` drives) leaves an ended
-  game as it is: ``reset(options={"reset_mask": mask})`` starts the games ``mask`` names again (in
-  either mode, as SyncVectorEnv), and stepping an ended game first raises ``HighwayError``.
-* ``max_episode_steps`` (as ``gymnasium.make``'s, which ``make_vec`` passes on): a game is truncated
-  after that many agent steps (None or -1: never). ``disable_env_checker`` is accepted and ignored
-  (no checker runs on a vector env).
-* ``opponent``: None, a uniformly random legal move for every game, drawn for the whole batch from
-  the env's ``np_random`` (``batch_rules.random_legal``); or the single env's policy,
-  ``policy(board, mask, rng) -> action``, called once per game that needs a move with that game's
-  own generator as ``rng`` (seeded as SyncVectorEnv seeds the single env's ``np_random``, so a
-  stochastic policy plays the games it plays there); or with ``batched_opponent=True`` a policy of
-  the whole batch, ``policy(boards (K, 16) int8, masks (K, 256) bool, rng) -> (K,)`` absolute
-  actions, ``rng`` the env's ``np_random``. An illegal reply raises ``IllegalMoveError`` naming the
-  game.
-* ``reset(seed=...)`` takes what SyncVectorEnv takes: None; an int ``s`` (game i gets ``s + i``);
-  or a list of one int or None per game (None: that game's generator goes on; with ``reset_mask``
-  only the games it names are seeded). A game's generator is seeded from its own seed. The shared
-  ``np_random`` (default and batched opponents) is seeded by the int, or by the list ``s, s + 1,
-  ...`` exactly as by ``s``, or by any other list of ints as a whole (``np_random_seed`` -1, as
-  VectorEnv's for a generator not seeded by one int); a list holding a None leaves it as it is. The
-  default opponent's games therefore differ from those of ``vectorization_mode="sync"`` (its
-  ``random_policy`` draws from each game's generator in a Python loop, the cost this env avoids).
-* A step or reset is whole or nothing: an exception in it (an illegal agent action, an opponent
-  policy that raises or replies illegally in any game, a bad seed) leaves every game, the counters,
-  ``np_random`` and the games' generators as they were.
-* An illegal agent action: ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` naming the
-  game, the action and why; ``"lose"`` ends that game with reward -1 (info
-  ``illegal_action``). Actions that are not integers, or outside 0..255, always raise ``HighwayError``.
-* Infos (arrays with Gymnasium's ``_key`` masks, set as SyncVectorEnv sets them): ``ply`` (numbers
-  on each board), ``opponent_action`` (its reply this step, absolute; -1 where it made none), and
-  for games that ended this step ``min_a``, ``min_b`` and ``margin`` (min_b - min_a: positive when A
-  won). The single env's ``bounds``, ``winner`` and ``illegal_reason`` are left out: they cost more
-  than the step. The cheapest paths, in neither env's infos, are ``envs.get_attr("board")[g].outcome()``'s.
-* ``reset(options={"board": ...})`` starts every game from that position (as the single env); the
-  games an autoreset starts begin from the empty board.
-* ``render_mode`` (the single env's: "ansi", "rgb_array", "human"): ``render()`` gives one frame
-  per game, as SyncVectorEnv's, so Gymnasium's ``RecordVideo`` and ``HumanRendering`` vector
-  wrappers take it with "rgb_array"; ``metadata`` is SyncVectorEnv's (``render_modes``,
-  ``render_fps``, ``autoreset_mode``).
-* ``call`` / ``get_attr`` / ``set_attr`` as SyncVectorEnv's for what a game of this env has (one
-  value per game; see :meth:`HighwayVectorEnv.call`): ``envs.call("action_masks")``,
-  ``envs.get_attr("board")``, ``envs.set_attr("opponent", policy)``.
+* Autoreset: ``NEXT_STEP`` (Gymnasium's default) starts an ended game again on the next step (its
+  action ignored, reward 0; the full board's mask is all zeros). ``AutoresetMode.DISABLED`` (what
+  TorchRL's ``GymWrapper`` drives) leaves it ended, and stepping it raises ``HighwayError`` until
+  ``reset(options={"reset_mask": mask})`` restarts it (a partial reset works in either mode).
+* ``max_episode_steps`` (as ``gymnasium.make``'s): truncate a game after that many agent steps (None
+  or -1: never). ``disable_env_checker`` is accepted and ignored.
+* ``opponent``: None, a uniformly random legal move per game drawn for the whole batch from the
+  env's ``np_random`` (``batch_rules.random_legal``); the single env's ``policy(board, mask, rng)``,
+  called per game with that game's own generator (seeded as SyncVectorEnv seeds each single env);
+  or, with ``batched_opponent=True``, ``policy(boards (K, 16) int8, masks (K, 256) bool, rng) -> (K,)``
+  absolute actions with the env's ``np_random``. An illegal reply raises ``IllegalMoveError``.
+* ``reset(seed=...)`` as SyncVectorEnv: None; an int ``s`` (game i gets ``s + i``); or one int or
+  None per game (None: that game's generator goes on; with ``reset_mask`` only the named games are
+  seeded). The shared ``np_random`` is seeded by ``s`` (also for the list ``s, s + 1, ...``), by any
+  other list of ints as a whole (``np_random_seed`` -1), and not by a list holding a None. So the
+  default opponent's games differ from the sync env's, whose ``random_policy`` draws per game.
+* A step or reset is whole or nothing: if it raises, every game, counter and generator is as before.
+* ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` naming the game, the action and
+  why; ``"lose"`` ends that game with reward -1 (info ``illegal_action``). Non-integer actions or
+  actions outside 0..255 always raise ``HighwayError``.
+* Infos (arrays with Gymnasium's ``_key`` masks, as SyncVectorEnv's): ``ply``, ``opponent_action``
+  (absolute; -1 where it made none) and, for games that ended this step, ``min_a``, ``min_b`` and
+  ``margin`` (min_b - min_a). The single env's ``bounds``, ``winner`` and ``illegal_reason`` cost
+  more than the step and are left out; the cheapest paths are ``envs.get_attr("board")[g].outcome()``'s.
+* ``reset(options={"board": ...})`` starts every game from that position; autoresets start empty.
+* ``render()`` gives one frame per game in ``render_mode`` ("ansi", "rgb_array", "human"), so
+  Gymnasium's ``RecordVideo`` and ``HumanRendering`` vector wrappers work; ``metadata`` is
+  SyncVectorEnv's.
+* ``call`` / ``get_attr`` / ``set_attr`` as SyncVectorEnv's, one value per game (see
+  :meth:`HighwayVectorEnv.call`): ``envs.call("action_masks")``, ``envs.get_attr("board")``,
+  ``envs.set_attr("opponent", policy)``.
 * Gymnasium's vector wrappers work as over SyncVectorEnv (tested: RecordEpisodeStatistics,
   DictInfoToList, ClipReward, TransformReward, NormalizeReward, Flatten-, Filter-, Transform- and
   VectorizeTransformObservation, TransformAction). The observation is a Dict of int8 Boxes, so
@@ -75,8 +58,9 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from highway_env.aec import render_in_mode
-from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError, integral
+from highway_env.aec import check_render_mode, render_in_mode
+from highway_env.core import (CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError, illegal_move_error,
+                              integral)
 from highway_env.gym_env import HighwayGymEnv, _side, check_seat_settings
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import FRAME_ACTIONS_INV, check_frame
@@ -160,8 +144,7 @@ class HighwayVectorEnv(VectorEnv):
         n = integral(num_envs, "num_envs")
         if not 1 <= n <= MAX_NUM_ENVS:
             raise HighwayError(f"num_envs must be in 1..{MAX_NUM_ENVS}, got {num_envs!r}")
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise HighwayError(f"unknown render_mode {render_mode!r}; expected None or one of {list(RENDER_MODES)}")
+        check_render_mode(render_mode, RENDER_MODES)
         check_seat_settings(play_as, opponent, illegal_action)
         self.num_envs = n
         self._me = _side(play_as)
@@ -431,13 +414,9 @@ class HighwayVectorEnv(VectorEnv):
         return legal
 
     def _raise_illegal(self, g: int, given: int, absolute: int, whose: str):
-        board = self._board(g)
-        try:
-            board.apply(absolute)  # raises, naming why
-        except HighwayError as e:
-            frame = f" ({given} in the player frame)" if self.frame == "player" and whose == "the agent's" else ""
-            raise IllegalMoveError(f"game {g}: {whose} action{frame}: {e}") from None
-        raise AssertionError("unreachable: the mask and the rules disagree")  # pragma: no cover
+        frame = f" ({given} in the player frame)" if self.frame == "player" and whose == "the agent's" else ""
+        reason = illegal_move_error(self.boards[g], absolute)
+        raise IllegalMoveError(f"game {g}: {whose} action{frame}: {reason}")
 
     def _play(self, games: np.ndarray, absolute: np.ndarray) -> None:
         g = np.flatnonzero(games)
@@ -506,8 +485,7 @@ class HighwayVectorEnv(VectorEnv):
 
     # -- what the agent sees
     def _observations(self) -> dict[str, np.ndarray]:
-        """The agent's planes (its own frame, as highway_v0's) and its mask in ``frame`` (zero where
-        the game ended); tests/test_gym_vector_env.py compares them with SyncVectorEnv's."""
+        """The agent's planes (its frame, as highway_v0's) and mask in ``frame`` (zero once ended)."""
         return observations(self.boards, self.frame, self._me)  # the agent moves wherever a move is left
 
     def _infos(self, plies: np.ndarray, replies: np.ndarray, games: np.ndarray, ended: np.ndarray, min_a=None,

@@ -60,11 +60,9 @@ The same plain-Python dict for both agents, in absolute terms: `ply`, `bounds = 
 "min_b": [lo, hi], "margin": [lo, hi]}` (what the board still allows, `core.Board.bounds`; exact
 when full), `winner` (`"A"` or `"B"` once the game is won; `""` while it is on and for a draw);
 on the full board also `min_a`, `min_b` and `margin` (= `min_b - min_a`, positive if A won).
-Libraries that stack the infos of many games into arrays (Tianshou's replay buffers) need every
-value to keep one shape, none to be `None` (Tianshou 2 takes it for a NaN), and a key that appears
-only at the end to be a number (earlier rows are filled with 0). So the cheapest paths, of which a
-board can have several, are not in the infos but in `env.unwrapped.board.outcome()` (`a_paths`,
-`b_paths`: every cheapest path, 7 cells each; there `winner` is `None` for a draw).
+Every value keeps one shape and none is `None`, so that libraries stacking the infos of many games
+(Tianshou's replay buffers) can; the cheapest paths (a board can have several) are therefore in
+`env.unwrapped.board.outcome()` (`a_paths`, `b_paths`; there `winner` is `None` for a draw).
 
 ### Reset options
 
@@ -93,7 +91,7 @@ from gymnasium.utils import EzPickle
 
 from highway_env import core
 from highway_env.aec import TwoPlayerAEC, action_index, classic_wrappers, masked_space
-from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError
+from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError, IllegalMoveError, illegal_move_error
 from highway_env.highway import batch_rules
 from highway_env.highway.batch_rules import (FRAME_ACTIONS, FRAME_ACTIONS_INV, FRAMES, PLANES_DTYPE,  # noqa: F401
                                              PLANES_SHAPE, PLAYER_FRAME, PLAYER_FRAME_INV, check_frame)
@@ -196,12 +194,7 @@ def env(**kwargs):
 
 
 class raw_env(TwoPlayerAEC, EzPickle):
-    metadata = {
-        "render_modes": list(RENDER_MODES),
-        "name": "highway_v0",
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = {"render_modes": list(RENDER_MODES), "name": "highway_v0", "is_parallelizable": False, "render_fps": 2}
 
     def __init__(self, render_mode: str | None = None, frame: str = "absolute"):
         EzPickle.__init__(self, render_mode=render_mode, frame=frame)
@@ -222,10 +215,8 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     # -- a copy that goes on from the same position (HighwayGymEnv's pickling and deepcopy)
     def _live_state(self) -> dict:
-        """Everything this env holds but the view of its legal mask, which a pickle would turn into an
-        array of its own. Pickling ``raw_env`` itself stays EzPickle's (a fresh env from the
-        constructor arguments, as PettingZoo's classic envs); the Gymnasium env, whose copies must
-        go on from where it is, carries this instead."""
+        """Everything this env holds but the view of its legal mask (a pickle would copy it apart).
+        ``raw_env`` itself pickles as EzPickle's fresh env, as PettingZoo's classic envs do."""
         return {k: v for k, v in self.__dict__.items() if k != "_mask"}
 
     @classmethod
@@ -273,12 +264,8 @@ class raw_env(TwoPlayerAEC, EzPickle):
 
     def _set_infos(self) -> None:
         """Fresh info dicts (one per agent, sharing no objects) for the current position."""
+        a_lo, a_hi, b_lo, b_hi = self._bounds[0].tolist()  # exact on a full board
         o = self._outcome
-        if o is None:
-            a_lo, a_hi, b_lo, b_hi = self._bounds[0].tolist()
-        else:
-            a_lo = a_hi = o.min_a
-            b_lo = b_hi = o.min_b
         self.infos = {}
         for agent in self.agents:
             # no paths (their number varies), no None, a string from the start: see the module doc
@@ -293,8 +280,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
     def _derive(self) -> None:
         """Legal mask and path bounds of the current board, from the rules kernel."""
         batch_rules.legal_masks(self._boards, False, self._legal)
-        if self._ply < CELLS:
-            batch_rules.bounds(self._boards, self._bounds)
+        batch_rules.bounds(self._boards, self._bounds)
 
     def step(self, action):
         agent = self.agent_selection
@@ -306,11 +292,7 @@ class raw_env(TwoPlayerAEC, EzPickle):
             a = _ACTION_FROM[me][a]
         if not self._mask[a]:
             frame = f" (action {action!r} in {agent}'s frame)" if self._player_frame else ""
-            try:
-                self.board.apply(a)  # raises with the reason (occupied cell / used number)
-            except IllegalMoveError as e:
-                raise IllegalMoveError(f"{agent}: {e}{frame}") from None
-            raise AssertionError("unreachable: the mask and the rules disagree")  # pragma: no cover
+            raise IllegalMoveError(f"{agent}: {illegal_move_error(self._boards[0], a)}{frame}")
 
         number, cell = divmod(a, CELLS)
         self._begin_move(agent)
@@ -325,14 +307,13 @@ class raw_env(TwoPlayerAEC, EzPickle):
         self._end_move(AGENTS[1 - me], final)
 
     def reset(self, seed=None, options=None):
-        board = None
+        board = Board()
         if options and options.get("board") is not None:
             board = board_from_option(options["board"])
             if board.is_terminal():
                 raise HighwayError("options['board'] is full: there is no move left to play")
-
-        self._boards[0] = 0 if board is None else board.cells
-        self._ply = 0 if board is None else board.ply
+        self._boards[0] = board.cells
+        self._ply = board.ply
         self._outcome = None
         self._derive()
 
