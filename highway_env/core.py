@@ -298,8 +298,9 @@ class Board:
             raise HighwayError(f"outcome() needs a full board; {self.cells.count(0)} cells are empty")
         sums_a, sums_b = self.path_sums()
         min_a, min_b = min(sums_a), min(sums_b)
-        return Outcome(min_a, min_b, tuple(p for p, s in zip(A_PATHS, sums_a) if s == min_a),
-                       tuple(p for p, s in zip(B_PATHS, sums_b) if s == min_b))
+        return Outcome(min_a=min_a, min_b=min_b,
+                       a_paths=tuple(p for p, s in zip(A_PATHS, sums_a) if s == min_a),
+                       b_paths=tuple(p for p, s in zip(B_PATHS, sums_b) if s == min_b))
 
     def path_ranges(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """For each A-path and B-path, the (lo, hi) its final sum can reach: placed sum plus the k
