@@ -60,9 +60,11 @@ The same plain-Python dict for both agents, in absolute terms: `ply`, `bounds = 
 "min_b": [lo, hi], "margin": [lo, hi]}` (what the board still allows, `core.Board.bounds`; exact
 when full), `winner` (`"A"` or `"B"` once the game is won; `""` while it is on and for a draw);
 on the full board also `min_a`, `min_b` and `margin` (= `min_b - min_a`, positive if A won).
-Every value keeps one shape and none is `None`, so that libraries stacking the infos of many games
-(Tianshou's replay buffers) can; the cheapest paths (a board can have several) are therefore in
-`env.unwrapped.board.outcome()` (`a_paths`, `b_paths`; there `winner` is `None` for a draw).
+Libraries that stack the infos of many games (Tianshou's replay buffers) need every value to keep
+one shape, none to be `None` (Tianshou 2 takes it for a NaN), and a key that appears only at the end
+to be a number (earlier rows are filled with 0). So the cheapest paths, of which a board can have
+several, are not in the infos but in `env.unwrapped.board.outcome()` (`a_paths`, `b_paths`: every
+cheapest path, 7 cells each; there `winner` is `None` for a draw).
 
 ### Reset options
 
