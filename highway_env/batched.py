@@ -6,14 +6,16 @@ random play; checked against :mod:`highway_env.core` by ``tests/test_batched.py`
 
 ``step`` is atomic (every action is checked first; an illegal one raises
 :class:`core.IllegalMoveError` naming the game), ignores the actions of terminal games and reports
-the games that ended with that call; with ``autoreset`` those are then reset to the empty board.
+the games that ended with that call; with ``autoreset`` those are then reset to the empty board, so
+the batch never holds a finished game (unless one is loaded with ``set_boards``; ``reset(env.terminal)``
+clears those).
 ``observation()``, ``legal_mask(player_view=True)`` and ``actions_from_player_view`` work in the side
 to move's frame (B's board turned by ``core.QUARTER_TURN``), as the PettingZoo env does.
 
 The rules are those of :mod:`highway_env.highway.batch_rules`; this engine adds the "decks" of empty
 cells and unused numbers per game, so that a uniform legal move is drawn in O(1) from one raw 64-bit
 word of a seeded numpy ``Generator``. Threads (``parallel=True``) pay only on large batches and idle
-cores. Throughput: ``python bench/bench_env.py``.
+cores (every step waits at a barrier), so they are off by default. Throughput: ``python bench/bench_env.py``.
 """
 
 from __future__ import annotations
