@@ -6,21 +6,24 @@ over the games, for learners that train on many games at once (PPO, DQN, ...).
     obs, infos = envs.reset(seed=0)
     obs, rewards, terminations, truncations, infos = envs.step(actions)  # (1024,) each
 
-Each game is the single env's (seat ``play_as``, ``opponent``, ``frame``, observations, rewards);
-rewards are float64 and ends bool, as SyncVectorEnv's, whose steps this env gives for the same
-opponent moves (tested; ``make_vec(..., vectorization_mode="sync")`` still builds that one).
+Each game is the single env's (seat ``play_as``, ``opponent``, ``frame``, rewards); observations
+``{"observation": (N, 4, 4, 16) int8, "action_mask": (N, 256) int8}``; rewards are float64 and ends
+bool, as SyncVectorEnv's, whose steps this env gives for the same opponent moves (tested;
+``make_vec(..., vectorization_mode="sync")`` still builds that one).
 
 * Autoreset: ``NEXT_STEP`` (Gymnasium's default) starts an ended game again on the next step (its
-  action ignored, reward 0; the full board's mask is all zeros). ``AutoresetMode.DISABLED`` (what
-  TorchRL's ``GymWrapper`` drives) leaves it ended, and stepping it raises ``HighwayError`` until
+  action ignored, reward 0). The full board's mask is all zeros, so a masked policy must not sample
+  from it (that step's action is ignored anyway). ``AutoresetMode.DISABLED`` (what TorchRL's
+  ``GymWrapper`` drives) leaves it ended, and stepping it raises ``HighwayError`` until
   ``reset(options={"reset_mask": mask})`` restarts it (a partial reset works in either mode).
 * ``max_episode_steps`` (as ``gymnasium.make``'s): truncate a game after that many agent steps (None
   or -1: never). ``disable_env_checker`` is accepted and ignored.
 * ``opponent``: None, a uniformly random legal move per game drawn for the whole batch from the
   env's ``np_random`` (``batch_rules.random_legal``); the single env's ``policy(board, mask, rng)``,
-  called per game with that game's own generator (seeded as SyncVectorEnv seeds each single env);
-  or, with ``batched_opponent=True``, ``policy(boards (K, 16) int8, masks (K, 256) bool, rng) -> (K,)``
-  absolute actions with the env's ``np_random``. An illegal reply raises ``IllegalMoveError``.
+  called per game with that game's own generator (seeded as SyncVectorEnv seeds each single env, so
+  a stochastic policy plays the games it plays there); or, with ``batched_opponent=True``,
+  ``policy(boards (K, 16) int8, masks (K, 256) bool, rng) -> (K,)`` absolute actions with the env's
+  ``np_random``. An illegal reply raises ``IllegalMoveError``.
 * ``reset(seed=...)`` as SyncVectorEnv: None; an int ``s`` (game i gets ``s + i``); or one int or
   None per game (None: that game's generator goes on; with ``reset_mask`` only the named games are
   seeded). The shared ``np_random`` is seeded by ``s`` (also for the list ``s, s + 1, ...``), by any
@@ -30,14 +33,15 @@ opponent moves (tested; ``make_vec(..., vectorization_mode="sync")`` still build
 * ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` naming the game, the action and
   why; ``"lose"`` ends that game with reward -1 (info ``illegal_action``). Non-integer actions or
   actions outside 0..255 always raise ``HighwayError``.
-* Infos (arrays with Gymnasium's ``_key`` masks, as SyncVectorEnv's): ``ply``, ``opponent_action``
-  (absolute; -1 where it made none) and, for games that ended this step, ``min_a``, ``min_b`` and
-  ``margin`` (min_b - min_a). The single env's ``bounds``, ``winner`` and ``illegal_reason`` cost
-  more than the step and are left out; the cheapest paths are ``envs.get_attr("board")[g].outcome()``'s.
+* Infos (arrays with Gymnasium's ``_key`` masks, as SyncVectorEnv's): ``ply`` (numbers on each
+  board), ``opponent_action`` (absolute; -1 where it made none) and, for games that ended this step,
+  ``min_a``, ``min_b`` and ``margin`` (min_b - min_a: positive when A won). The single env's
+  ``bounds``, ``winner`` and ``illegal_reason`` cost more than the step and are left out; the
+  cheapest paths are ``envs.get_attr("board")[g].outcome()``'s.
 * ``reset(options={"board": ...})`` starts every game from that position; autoresets start empty.
 * ``render()`` gives one frame per game in ``render_mode`` ("ansi", "rgb_array", "human"), so
   Gymnasium's ``RecordVideo`` and ``HumanRendering`` vector wrappers work; ``metadata`` is
-  SyncVectorEnv's.
+  SyncVectorEnv's (``render_modes``, ``render_fps``, ``autoreset_mode``).
 * ``call`` / ``get_attr`` / ``set_attr`` as SyncVectorEnv's, one value per game (see
   :meth:`HighwayVectorEnv.call`): ``envs.call("action_masks")``, ``envs.get_attr("board")``,
   ``envs.set_attr("opponent", policy)``.
