@@ -1,8 +1,9 @@
 """Highway's rules as stateless numba functions over batches of boards (Pgx style).
 
 A batch is an (N, 16) int8 array of boards as in :mod:`highway_env.core` (the reference
-``tests/test_batch_rules.py`` checks every function against). Functions write into arrays the caller
-allocates, so the same code serves :mod:`highway_env.batched`, :mod:`highway_env.az_game` and the envs.
+``tests/test_batch_rules.py`` checks every function against); the side to move follows from the filled
+cells. Functions write into arrays the caller allocates, so the same code serves
+:mod:`highway_env.batched`, :mod:`highway_env.az_game` (whose search needs arbitrary boards) and the envs.
 
 The paths are one (40, 7) cell index table, ``PATHS`` (rows 0..19 A's, 20..39 B's), and their
 bounds one reduction over it (``path_ranges``); the cheapest paths of a full board come from a
