@@ -5,9 +5,9 @@
 * ``opponent``: ``policy(board: core.Board, mask: np.ndarray, rng) -> int``, an absolute action
   (``mask``: the int8 (256,) legal mask; ``rng``: the env's ``np_random``, seeded by ``reset(seed=...)``);
   default :func:`random_policy`. An illegal reply raises ``IllegalMoveError``.
-* Observations, actions, ``frame`` and infos are ``highway_v0``'s for the agent's seat; the info adds
-  ``opponent_action`` (its reply, absolute; -1 where it made none, an int always so that vector envs
-  can stack it). ``action_masks()`` gives the mask as bools, as sb3-contrib's MaskablePPO wants.
+* Observations, actions, ``frame`` and infos are ``highway_v0``'s (:mod:`highway_env.highway.highway`)
+  for the agent's seat; the info adds ``opponent_action`` (its reply, absolute; -1 where it made none,
+  an int always so that vector envs can stack it). ``action_masks()`` gives the mask as bools, as sb3-contrib's MaskablePPO wants.
 * Reward +1 / -1 / 0 from the agent's side when the game ends (``terminated``, after the 16th move);
   never truncated.
 * ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` and changes nothing; ``"lose"``
