@@ -22,7 +22,8 @@ from highway_env.ray_tasks import (NODE_WAIT_HELP, NODE_WAIT_SECONDS, RUNTIME_EN
 MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
 # An iteration's chunks are planned on the driver, one task each, at most one per game (more workers
-# than games give one game a chunk): 100000 tasks take ~100 MB and seconds to build.
+# than games give one game a chunk): 100000 tasks take ~100 MB and seconds to build. Far more games
+# (10**9, or 10**9 Ray workers with as many games) filled the driver's memory before any self-play.
 MAX_GAMES_PER_ITER = 100_000
 
 

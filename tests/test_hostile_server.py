@@ -213,6 +213,9 @@ def test_an_engine_started_while_the_server_stops_is_stopped():
     with pytest.raises(PlayError, match="stopping") as e:
         games.create("A", "mcts:10")
     assert e.value.status == 503 and engines[0].closed.is_set() and len(games) == 0
+    with pytest.raises(PlayError, match="stopping"):  # once stopped: refused before an engine starts
+        games.create("A", "mcts:10")
+    assert len(engines) == 1
 
 
 def test_a_real_search_process_ends_when_its_game_is_replaced(server):

@@ -323,6 +323,8 @@ class SessionManager:
                 self._engines_starting -= 1
 
     def create(self, side="A", opponent=DEFAULT_OPPONENT, seed=None) -> Session:
+        if self._closed:  # no engine process started for nothing
+            raise PlayError("the server is stopping", 503)
         human = parse_side(side)
         seed = parse_seed(seed)
         if seed is None:
