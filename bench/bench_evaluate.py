@@ -28,14 +28,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from highway_env.cli_args import OneLineErrorParser, positive_int
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded from a file by the tests
+
+from checkout_driver import run_driver  # noqa: E402
+from highway_env.cli_args import OneLineErrorParser, positive_int  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_EVAL_ARGS = "--agent greedy --agent random --games 10 --positions 500"
@@ -98,14 +99,7 @@ def run_once(tree: Path, eval_args: list[str], store: str, workers: int, count_q
         store = str(Path(tmp) / "solved.sqlite") if store == "fresh" else store
         argv = [*eval_args, "--out", str(Path(tmp) / "eval"), "--store", store, "--workers", str(workers),
                 "--no-progress"]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]),
-                   BENCH_STORE_QUERIES="1" if count_queries else "")
-        r = subprocess.run([sys.executable, "-c", DRIVER, *argv], cwd=tree, env=env, capture_output=True,
-                           text=True, timeout=3600)
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("BENCH ")]
-    if r.returncode != 0 or not lines:
-        raise SystemExit(f"evaluate.py failed in {tree} (exit {r.returncode}): {r.stderr.strip()[-2000:]}")
-    return json.loads(lines[-1][len("BENCH "):])
+        return run_driver(tree, DRIVER, argv, "evaluate.py", {"BENCH_STORE_QUERIES": "1" if count_queries else ""})
 
 
 def parse_args(argv=None) -> argparse.Namespace:

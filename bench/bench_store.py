@@ -31,18 +31,20 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_int
-from highway_env.core import Board
-from highway_env.solver.oracle import cells_after, position_key
-from highway_env.solver.solver import ordered_actions
-from highway_env.solver.store import PositionStore, StoreError, key_ply
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded from a file by the tests
+
+from checkout_driver import run_driver  # noqa: E402
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_int  # noqa: E402
+from highway_env.core import Board  # noqa: E402
+from highway_env.solver.oracle import cells_after, position_key  # noqa: E402
+from highway_env.solver.solver import ordered_actions  # noqa: E402
+from highway_env.solver.store import PositionStore, StoreError, key_ply  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE_MAX_PLY = 12  # the oracle's default: the plies it writes
@@ -122,13 +124,7 @@ def drop_from_page_cache(path: Path) -> None:
 
 
 def run_side(tree: Path, store_path: Path, workload_path: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]))
-    r = subprocess.run([sys.executable, "-c", DRIVER, str(store_path), str(workload_path)], cwd=tree, env=env,
-                       capture_output=True, text=True, timeout=3600)
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("BENCH ")]
-    if r.returncode != 0 or not lines:
-        raise SystemExit(f"the replay failed in {tree} (exit {r.returncode}): {r.stderr.strip()[-2000:]}")
-    return json.loads(lines[-1][len("BENCH "):])
+    return run_driver(tree, DRIVER, [str(store_path), str(workload_path)], "the replay")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
