@@ -66,12 +66,12 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
     the spec and the file."""
     if not isinstance(spec, str) or not spec:
         raise AgentSpecError(f"an agent spec must be a non-empty string, got {spec!r}")
-    name, _, rest = spec.partition(":")
+    name, colon, rest = spec.partition(":")
     if name not in _AGENTS:
         policy = (" (sb3:PATH and module:attr name policies, which highway_env.benchmark.evaluate and "
                   "evaluate.py grade, not agents)" if ":" in spec else "")
         raise AgentSpecError(f"{spec_prefix(spec)}: unknown agent kind {name!r}; known: {agent_kinds()}{policy}")
-    args = rest.split(":") if rest else []
+    args = rest.split(":") if colon else []  # "greedy:" is an empty argument, refused as any other
     try:  # the game may stay None: an az checkpoint knows its own game; the others default to Highway
         return _AGENTS[name](args, game, seed)
     except (AgentSpecError, CheckpointError) as e:  # a factory names only the argument it checked
@@ -133,7 +133,7 @@ def az_checkpoint(spec: str) -> tuple[str, str] | None:
 def _az(args, game, seed):
     from agents.alphazero import AlphaZeroAgent
 
-    if not args:
+    if not any(args):  # "az" or "az:": no PATH
         raise AgentSpecError("az spec is az:PATH[:SIMS]")
     path, sims = split_az_args(":".join(args))
     head, _, tail = path.rpartition(":")

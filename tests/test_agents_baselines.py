@@ -104,6 +104,12 @@ def test_bad_specs(bad):
         make_agent(bad, G)
 
 
+@pytest.mark.parametrize("spec", ["greedy:", "random:", "perfect:", "mcts:", "perfect:margin:"])
+def test_a_trailing_colon_is_an_empty_argument_refused_naming_the_spec(spec):
+    with pytest.raises(AgentSpecError, match=f"bad agent spec {spec!r}"):
+        make_agent(spec, G, seed=0)
+
+
 @pytest.mark.parametrize("args", ["", ":", ":x", ":-1", ":0", ":1.5", ":1:2:3", ":" + "9" * 30])
 def test_every_agent_kind_refuses_bad_arguments_with_a_spec_error(args):
     """A factory that indexes a missing argument (``args[0]``) or int()s a word would raise
