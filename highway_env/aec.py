@@ -4,6 +4,7 @@ PettingZoo's classic envs are; only this boilerplate lives here."""
 
 from __future__ import annotations
 
+import copy
 import operator
 
 import gymnasium
@@ -115,9 +116,11 @@ class TwoPlayerAEC(AECEnv):
         self.render_mode = check_render_mode(render_mode, render_modes, self.action_error)
         self.agents = list(agents)
         self.possible_agents = self.agents[:]
+        # a space of its own for each agent and for the state, as PettingZoo's classic envs: a space
+        # holds its generator, so seeding one agent's space must not change another's samples
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in agents}
-        self.observation_spaces = {a: masked_space(observation, num_actions) for a in agents}
-        self.state_space = observation  # state(): the position in the observation's space
+        self.observation_spaces = {a: masked_space(copy.deepcopy(observation), num_actions) for a in agents}
+        self.state_space = copy.deepcopy(observation)  # state(): the position in the observation's space
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]

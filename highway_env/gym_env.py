@@ -11,8 +11,11 @@
 * Reward +1 / -1 / 0 from the agent's side when the game ends (``terminated``, after the 16th move);
   never truncated.
 * ``illegal_action="raise"`` (default) raises ``IllegalMoveError`` and changes nothing; ``"lose"``
-  ends the episode with reward -1 (for learners that do not mask). Out-of-range actions and stepping
-  after the end always raise ``HighwayError``.
+  ends the episode with reward -1 (for learners that do not mask), the info giving the move
+  (``illegal_action``, an int) and why it is illegal (``illegal_reason``; with ``"lose"`` that key is
+  in every info, ``""`` until a move loses, since a key that appears only at the end must be a
+  number for libraries that stack infos, as highway_v0's infos say). Out-of-range actions and
+  stepping after the end always raise ``HighwayError``.
 * ``reset(options={"board": ...})`` starts from a position (as ``highway_v0``), the opponent moving
   first if it is to move; a board that leaves the agent no move is refused.
 """
@@ -109,7 +112,10 @@ class HighwayGymEnv(gym.Env):
         return self._game.observe(self._agent)
 
     def _info(self) -> dict[str, Any]:
-        return {**self._game.infos.get(self._agent, {}), "opponent_action": self._opponent_action}
+        info = {**self._game.infos.get(self._agent, {}), "opponent_action": self._opponent_action}
+        if self.illegal_action == "lose":  # a string from the start, as ``winner``: see the module doc
+            info["illegal_reason"] = ""
+        return info
 
     def _opponent_moves(self) -> None:
         game = self._game

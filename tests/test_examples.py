@@ -262,6 +262,20 @@ def test_rllib_glue_declares_one_observation_space_per_agent_consistently():
         assert space["observations"].dtype == np.float32 and space.contains(env.observe(agent))
 
 
+def test_rllib_glue_gives_each_agent_an_observation_space_of_its_own():
+    """One Dict object served both agents: seeding player_1's space reseeded player_0's."""
+    require("rllib")
+    from highway_env.integrations.rllib import RLlibObservations
+
+    env = RLlibObservations(highway_v0.env(frame="player"))
+    first, second = (env.observation_space(a) for a in env.possible_agents)
+    first.seed(0)
+    alone = first.sample()["observations"]
+    first.seed(0)
+    second.seed(1)
+    assert np.array_equal(first.sample()["observations"], alone)
+
+
 def test_rllib_ppo_trains_the_shared_masked_module_and_grades_it(tmp_path, capsys):
     require("rllib")
     rl = recipe("rllib_ppo_masked")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import warnings
 
+import gymnasium
 import pytest
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test
@@ -62,6 +63,33 @@ def test_pettingzoo_state_test(name):
     assert warnings_of(lambda: state_space_test_on(make())) == []
     said = warnings_of(lambda: state_test_on(make(), num_cycles=20))
     assert [m for m in said if "all zeros" not in m] == []  # the empty board is all zeros
+
+
+def samples(space, seed: int, count: int = 3) -> list:
+    """``count`` samples of ``space`` seeded with ``seed``, flattened (comparable with ==)."""
+    space.seed(seed)
+    return [gymnasium.spaces.flatten(space, space.sample()).tolist() for _ in range(count)]
+
+
+@pytest.mark.parametrize("name", list(AEC_ENVS))
+def test_each_agents_spaces_and_the_state_space_draw_from_generators_of_their_own(name):
+    """As in PettingZoo's classic envs, each agent has spaces of its own: seeding one agent's
+    observation space (or the state space) leaves another's samples as its own seed makes them.
+    Both agents' Dict spaces and ``state_space`` held one Box, so seeding player_1's space after
+    player_0's changed player_0's samples."""
+    env = AEC_ENVS[name]()
+    env.reset(seed=0)
+    raw = env.unwrapped
+    first, second = raw.possible_agents
+    alone = samples(env.observation_space(first), 0)
+    env.observation_space(first).seed(0)
+    env.observation_space(second).seed(1)
+    raw.state_space.seed(2)
+    space = env.observation_space(first)
+    assert [gymnasium.spaces.flatten(space, space.sample()).tolist() for _ in range(3)] == alone
+    parts = [env.observation_space(a)[k] for a in raw.possible_agents for k in ("observation", "action_mask")]
+    parts += [env.action_space(a) for a in raw.possible_agents] + [raw.state_space]
+    assert len({id(p) for p in parts}) == len(parts)
 
 
 @pytest.mark.parametrize("name", list(AEC_ENVS))

@@ -106,6 +106,35 @@ def test_gymnasium_env_infos_keep_one_shape_too(play_as):
     assert tied
 
 
+@pytest.mark.parametrize("play_as", ["A", "B"])
+def test_gymnasium_env_infos_keep_one_shape_when_illegal_moves_lose(play_as):
+    """With ``illegal_action="lose"`` the info of the move that loses says why (``illegal_reason``,
+    a string); it appeared in that last info only, a string key Tianshou cannot stack (and
+    SyncVectorEnv gave None for the other games). It is ``""`` in every info before."""
+    import gymnasium
+
+    env = HighwayGymEnv(play_as=play_as, illegal_action="lose")
+    games = []
+    for game in range(20):
+        _, info = env.reset(seed=game)
+        games.append([info])
+        rng, done = np.random.default_rng(game), False
+        while not done:
+            mask = env.action_masks()
+            lose = rng.random() < 0.2 and not mask.all()
+            _, _, done, _, info = env.step(int(rng.choice(np.flatnonzero(~mask if lose else mask))))
+            games[-1].append(info)
+    assert any("illegal_action" in infos[-1] for infos in games)
+    assert unstackable(games) == {}
+    assert all(info["illegal_reason"] == "" for infos in games for info in infos if "illegal_action" not in info)
+    envs = gymnasium.vector.SyncVectorEnv([lambda: HighwayGymEnv(play_as=play_as, illegal_action="lose")] * 2)
+    obs, _ = envs.reset(seed=0, options={"board": [1] + [0] * 15})  # (A's opponent replies first)
+    actions = [int(np.flatnonzero(obs["action_mask"][0])[0]), int(np.flatnonzero(obs["action_mask"][1] == 0)[0])]
+    _, _, terminated, _, info = envs.step(np.array(actions))
+    assert terminated.tolist() == [False, True] and info["_illegal_reason"].all()
+    assert info["illegal_reason"][0] == "" and info["illegal_reason"][1].startswith("illegal action")
+
+
 def test_sb3_action_mask_tutorial_wrapper_trains_maskable_ppo(tmp_path):
     """PettingZoo's ``tutorials/SB3/connect_four/sb3_connect_four_action_mask.py``: its
     ``SB3ActionMaskWrapper`` (a ``BaseWrapper`` that is also a ``gym.Env``) turns the AEC env into

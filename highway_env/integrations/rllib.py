@@ -46,11 +46,14 @@ class RLlibObservations(BaseWrapper):
 
     def __init__(self, env):
         super().__init__(env)
-        box = gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
-        space = gym.spaces.Dict({"observations": box,
-                                 "action_mask": gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32)})
-        # the attribute too (AECEnv.observation_space reads it): else the wrapped env's int8 spaces
-        self.observation_spaces = dict.fromkeys(env.possible_agents, space)
+        # the attribute too (AECEnv.observation_space reads it): else the wrapped env's int8 spaces;
+        # one space per agent, as the env's own (a space holds its generator)
+        self.observation_spaces = {agent: self._space() for agent in env.possible_agents}
+
+    @staticmethod
+    def _space() -> gym.spaces.Dict:
+        return gym.spaces.Dict({"observations": gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
+                                "action_mask": gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32)})
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
