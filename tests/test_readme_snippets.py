@@ -190,3 +190,45 @@ def test_broken_links_are_found(tmp_path):
                    "[d](missing.md) [e](other.md#not-a-heading) [f](#nowhere)\n")
     assert [line.split(": ", 2)[1] for line in broken_links(doc)] == [
         "(missing.md)", "(other.md#not-a-heading)", "(#nowhere)"]
+
+
+# --- documented command lines: every flag is one the command's --help lists
+
+COMMAND = re.compile(r"(?:^|`|&& )(?:nice -n \d+ |/usr/bin/time -v )?python (-m [\w.]+|[\w/]+\.py)([^`#&|\n]*)", re.M)
+NOT_OURS = ("-m pytest", "-m build", "-m venv")
+
+
+def documented_commands() -> dict[tuple[str, ...], list[tuple[str, list[str]]]]:
+    """Each program the docs run (script or module, then its subcommands) -> [(where, the flags used)]."""
+    commands: dict[tuple[str, ...], list[tuple[str, list[str]]]] = {}
+    for doc in LINKED_DOCS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for m in COMMAND.finditer(text):
+            program, rest = m.groups()
+            if program in NOT_OURS or rest[:1] not in ("", " "):  # `python -m highway_env.<game> solve`
+                continue
+            argv = tuple(program.split())
+            if program.startswith("-m "):  # subcommands: `solver store verify`, `positions build`
+                argv += tuple(re.match(r"((?:\s+[a-z][a-z-]*(?=\s|$))*)", rest).group(1).split())
+            flags = [f.split("=")[0] for f in re.findall(r"(?<![\w-])--[a-z][\w-]*(?:=\S*)?", rest)]
+            where = f"{doc}:{text.count(chr(10), 0, m.start()) + 1}"
+            commands.setdefault(argv, []).append((where, flags))
+    return commands
+
+
+def test_documented_commands_are_found():
+    commands = documented_commands()
+    assert ("train.py",) in commands and ("-m", "highway_env.solver", "store", "verify") in commands
+    assert ["--sample"] in [flags for _, flags in commands["-m", "highway_env.solver", "store", "verify"]]
+
+
+@pytest.mark.slow  # a --help of each of about 30 programs: 25 s
+@pytest.mark.parametrize("argv", [pytest.param(a, id=" ".join(a)) for a in documented_commands()])
+def test_documented_flags_are_in_the_help(argv):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, *argv, "--help"], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and "usage" in run.stdout, f"python {' '.join(argv)} --help:\n{run.stderr[-2000:]}"
+    unknown = [f"{where}: {flag}" for where, flags in documented_commands()[argv] for flag in flags
+               if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", run.stdout)]
+    assert not unknown, f"flags that python {' '.join(argv)} --help does not list:\n" + "\n".join(unknown)
