@@ -7,8 +7,10 @@ Blocks too slow for the default suite are listed in ``SLOW`` (run with ``-m slow
 cannot run as they stand in ``SKIP``, each keyed by a marker, a piece of text that must occur in
 exactly one block, and each with its reason; a marker that matches no block fails, so neither list
 can outlive the block it names. A block that needs an optional extra skips without it, except under
-CI=true (``tests/optional_parts.py``). Every relative link of the three markdown files must reach a
-file and, for a markdown file, a heading."""
+CI=true (``tests/optional_parts.py``). Every relative link of README.md, agents/README.md and
+CONTRIBUTING.md must reach a file and, for a markdown file, a heading; every ``--flag`` of a
+``python SCRIPT`` / ``python -m MODULE`` command line they and the recipes' docstrings show must be
+in that command's ``--help`` (slow)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SNIPPET_DOCS = ("README.md", "agents/README.md")
 LINKED_DOCS = ("README.md", "agents/README.md", "CONTRIBUTING.md")
 TIMEOUT_S = 600
+CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+             "MPLBACKEND": "Agg"}  # this checkout's code, in every child process
 
 # marker -> why the block is too slow for the default suite (it still runs under -m slow)
 SLOW = {
@@ -128,17 +132,15 @@ def test_block_runs_as_written(block, tmp_path):
         pytest.skip(f"{block.where}: {SKIP[listed(block, SKIP)]}")
     for module, extra in extra_imports(block.code).items():
         require_modules(f"{block.where} snippet", f"{extra} extra", (module,), f'pip install -e ".[{extra}]"')
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "MPLBACKEND": "Agg"}
     try:  # from an empty directory, as a user's own script
-        run = subprocess.run([sys.executable, "-c", "\n" * (block.line - 1) + block.code], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=TIMEOUT_S)  # a traceback gives the doc's lines
+        code = "\n" * (block.line - 1) + block.code  # so that a traceback gives the doc's line numbers
+        run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=CHILD_ENV, capture_output=True, text=True,
+                             timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         pytest.fail(f"{block.where}: the ```python block ran past {TIMEOUT_S} s", pytrace=False)
     if run.returncode != 0:
         pytest.fail(f"{block.where}: the ```python block failed (exit {run.returncode}; the traceback's lines are "
-                    f"{block.doc}'s):\n{run.stderr[-3000:]}",
-                    pytrace=False)
+                    f"{block.doc}'s):\n{run.stderr[-3000:]}", pytrace=False)
     expected = listed(block, EXPECTED_OUTPUT)
     if expected:
         assert EXPECTED_OUTPUT[expected] in run.stdout, (
@@ -194,14 +196,15 @@ def test_broken_links_are_found(tmp_path):
 
 # --- documented command lines: every flag is one the command's --help lists
 
-COMMAND = re.compile(r"(?:^|`|&& )(?:nice -n \d+ |/usr/bin/time -v )?python (-m [\w.]+|[\w/]+\.py)([^`#&|\n]*)", re.M)
-NOT_OURS = ("-m pytest", "-m build", "-m venv")
+COMMAND = re.compile(r"(?:^\s*|`|&& )(?:nice -n \d+ |/usr/bin/time -v )?python (-m [\w.]+|[\w/]+\.py)([^`#&|\n]*)", re.M)
+NOT_OURS = ("-m pytest", "-m build", "-m venv", "examples/NAME.py")  # not the project's, or a placeholder
+COMMAND_DOCS = (*LINKED_DOCS, *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob("*.py")))  # their usage
 
 
 def documented_commands() -> dict[tuple[str, ...], list[tuple[str, list[str]]]]:
     """Each program the docs run (script or module, then its subcommands) -> [(where, the flags used)]."""
     commands: dict[tuple[str, ...], list[tuple[str, list[str]]]] = {}
-    for doc in LINKED_DOCS:
+    for doc in COMMAND_DOCS:
         text = (ROOT / doc).read_text(encoding="utf-8")
         for m in COMMAND.finditer(text):
             program, rest = m.groups()
@@ -211,7 +214,7 @@ def documented_commands() -> dict[tuple[str, ...], list[tuple[str, list[str]]]]:
             if program.startswith("-m "):  # subcommands: `solver store verify`, `positions build`
                 argv += tuple(re.match(r"((?:\s+[a-z][a-z-]*(?=\s|$))*)", rest).group(1).split())
             flags = [f.split("=")[0] for f in re.findall(r"(?<![\w-])--[a-z][\w-]*(?:=\S*)?", rest)]
-            where = f"{doc}:{text.count(chr(10), 0, m.start()) + 1}"
+            where = f"{doc}:{text.count(chr(10), 0, m.start(1)) + 1}"
             commands.setdefault(argv, []).append((where, flags))
     return commands
 
@@ -222,11 +225,10 @@ def test_documented_commands_are_found():
     assert ["--sample"] in [flags for _, flags in commands["-m", "highway_env.solver", "store", "verify"]]
 
 
-@pytest.mark.slow  # a --help of each of about 30 programs: 25 s
+@pytest.mark.slow  # a --help of each of 33 programs: about 20 s on 2 cores
 @pytest.mark.parametrize("argv", [pytest.param(a, id=" ".join(a)) for a in documented_commands()])
 def test_documented_flags_are_in_the_help(argv):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, *argv, "--help"], cwd=ROOT, env=env, capture_output=True, text=True,
+    run = subprocess.run([sys.executable, *argv, "--help"], cwd=ROOT, env=CHILD_ENV, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0 and "usage" in run.stdout, f"python {' '.join(argv)} --help:\n{run.stderr[-2000:]}"
     unknown = [f"{where}: {flag}" for where, flags in documented_commands()[argv] for flag in flags
