@@ -184,7 +184,16 @@ class Game(abc.ABC):
             return np.ascontiguousarray(states, dtype=self.state_dtype)
         if not isinstance(states, (list, tuple)) and not (isinstance(states, np.ndarray) and states.ndim > len(shape)):
             return self.as_state(states)[None]
+        if _is_one_state_of_ints(states, shape):  # [0] * 16: one position, not 16 of them
+            return self.as_state(np.asarray(states))[None]
         return np.stack([self.as_state(s) for s in states])
+
+
+def _is_one_state_of_ints(states: list | tuple, shape: tuple[int, ...]) -> bool:
+    """Whether a list or tuple is one flat state written as integers (``as_state`` then checks its
+    length): a state is never a scalar, so such a list cannot be a batch."""
+    return (len(shape) == 1 and len(states) > 0
+            and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in states))
 
 
 def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

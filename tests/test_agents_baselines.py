@@ -61,6 +61,20 @@ def test_baselines_legal_and_reproducible(spec):
 
 
 @pytest.mark.parametrize("spec", BASELINE_SPECS.values())
+def test_act_takes_a_position_in_every_documented_form(spec):
+    """agents/README.md: ``act`` takes a board string, a ``core.Board`` or 16 ints; a list of 16 ints
+    is one position (it was read as a batch of 16 and failed on its first int)."""
+    cells = [int(v) for v in _states(seed=5, n=1)[0]]
+    forms = [",".join(map(str, cells)), core.Board(tuple(cells)), np.array(cells), cells, tuple(cells),
+             [np.int8(v) for v in cells]]
+    moves = {make_agent(spec, G, seed=3).act(form, np.random.default_rng(0)) for form in forms}
+    assert len(moves) == 1 and core.Board(tuple(cells)).is_legal(moves.pop())
+    assert G.as_states([cells, cells]).shape == (2, 16)  # a list of positions stays a batch
+    with pytest.raises(agents.GameError, match=r"16 cells, got shape \(15,\)"):
+        make_agent(spec, G).act(cells[:15])
+
+
+@pytest.mark.parametrize("spec", BASELINE_SPECS.values())
 def test_baselines_take_randomness_from_the_given_rng(spec):
     """The arena and the evaluation hand each game its own generator (``play_out``); an agent that
     drew from its own ``self.rng`` instead would play moves that depend on which games it played before."""
