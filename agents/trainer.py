@@ -28,6 +28,7 @@ from agents.background_eval import BackgroundEvaluator, evaluate_net
 from agents.checkpoint import CheckpointError, atomic_write, load_checkpoint, save_checkpoint
 from agents.config import TrainConfig
 from agents.grading import Grader
+from agents.interrupts import InterruptsDeferred
 from agents.network import ConfigError, NetConfig, build_network, masked_log_softmax
 from agents.parallel import make_pool
 from agents.registry import get_game
@@ -93,6 +94,7 @@ class Trainer:
         self.best_by = cfg.best_by if self.grader.available else "score"
         self._evaluator: BackgroundEvaluator | None = None
         self._eval_models: dict[int, dict] = {}  # iteration -> model entry of a pending evaluation
+        self._mid_iteration = False  # the state is half an iteration's: an interrupt now must not save it
         if resume:
             self.load(self.run_dir / "latest.pt")
 
@@ -230,15 +232,29 @@ class Trainer:
         """Evaluate the weights of ``iteration``: at once in the loop (train_steps puts the net back
         in training mode), or handed to the background process with a snapshot for best.pt (their
         result is recorded when it comes back)."""
-        c, entry = self.cfg, self._model_entry()
-        if not c.eval_background:
-            self._opponents = self._opponents or c.eval_agents()
-            scores = evaluate_net(c, self.game, self.net, self._opponents, iteration, c.device)
-            self._record_evaluation(iteration, scores, entry, logger)
-            return
+        entry = self._model_entry()
         entry["model"] = {k: v.clone() for k, v in entry["model"].items()}  # not the live tensors
-        self._eval_models[iteration] = entry
-        self._submit_evaluation(iteration, entry)
+        self._eval_models[iteration] = entry  # pending until recorded: an interrupted run saves it
+        if self.cfg.eval_background:
+            self._submit_evaluation(iteration, entry)
+        else:
+            self._evaluate_in_loop(iteration, self.net, logger)
+
+    def _evaluate_in_loop(self, iteration: int, net: torch.nn.Module, logger: "_Logger") -> None:
+        c = self.cfg
+        self._opponents = self._opponents or c.eval_agents()
+        scores = evaluate_net(c, self.game, net, self._opponents, iteration, c.device)
+        self._record_evaluation(iteration, scores, self._eval_models.pop(iteration), logger)
+
+    def _resume_evaluations(self, logger: "_Logger") -> None:
+        """The evaluations pending when the run was last saved, of their snapshots' weights."""
+        for iteration, entry in sorted(self._eval_models.items()):
+            if self.cfg.eval_background:
+                self._submit_evaluation(iteration, entry)
+            else:
+                net = build_network(self.net_config).to(self.device)
+                net.load_state_dict(entry["model"])
+                self._evaluate_in_loop(iteration, net, logger)
 
     def _submit_evaluation(self, iteration: int, entry: dict) -> None:
         if self._evaluator is None:
@@ -281,8 +297,7 @@ class Trainer:
             print(f"note: {self.grader.note}")
         t_start = time.time() - self.counters["elapsed"]
         try:
-            for iteration, entry in sorted(self._eval_models.items()):  # pending when last saved
-                self._submit_evaluation(iteration, entry)
+            self._resume_evaluations(logger)
             if not self._done():
                 pool.submit(self._tasks(self.counters["iteration"], self.actor_weights))
             while not self._done():
@@ -292,33 +307,10 @@ class Trainer:
                 next_weights = _np_weights(self.net)
                 if not (c.iterations and it + 1 >= c.iterations):
                     pool.submit(self._tasks(it + 1, next_weights))
-                samples = Samples.concat([r.samples for r in results])
-                self.replay.add(samples)
-                games = sum(r.games for r in results)
-                self.counters["games"] += games
-                self.counters["positions"] += len(samples.value)
-                steps = 0
-                if len(self.replay) >= c.min_replay:
-                    want = len(samples.value) * c.replay_ratio / c.batch_size + self.counters["step_carry"]
-                    steps = int(want)
-                    self.counters["step_carry"] = want - steps
-                losses = self.train_steps(steps)
-                self.actor_weights = next_weights
-                self.counters["iteration"] = it + 1
-                self.counters["elapsed"] = time.time() - t_start
-                self.save_snapshots()
-                outcomes = np.sum([r.outcomes for r in results], axis=0)
-                row = {"iteration": it + 1, "steps": self.counters["steps"], "games": self.counters["games"],
-                       "positions": self.counters["positions"], "elapsed_s": round(self.counters["elapsed"], 2),
-                       "games_per_s": round(games / max(time.time() - t_iter, 1e-9), 2),
-                       "p0_win": outcomes[0] / games, "draw": outcomes[1] / games, "replay": len(self.replay),
-                       **{k: round(float(v), 5) for k, v in losses.items()}}
-                final = self._done()
-                if self.grader.due(it + 1, final):
-                    row["grade_accuracy"] = round(self.grader.accuracy(self.net), 5)
-                    if self.grader.improved(row["grade_accuracy"]) and self.best_by == "accuracy":
-                        save_checkpoint(self.run_dir / "best.pt", self._model_entry())
-                logger.log(row)
+                with InterruptsDeferred(f"finishing iteration {it + 1}"):  # the state changes from here
+                    self._mid_iteration = True
+                    row, final = self._learn(it, results, next_weights, t_start, t_iter, logger)
+                    self._mid_iteration = False
                 if c.eval_every and ((it + 1) % c.eval_every == 0 or final):
                     self._start_evaluation(it + 1, logger)
                 self._finished_evaluations(logger, wait=final)
@@ -334,6 +326,10 @@ class Trainer:
             if not (self.run_dir / "best.pt").exists():
                 save_checkpoint(self.run_dir / "best.pt", self._model_entry())
         except KeyboardInterrupt:
+            if self._mid_iteration:  # a second Ctrl-C inside an iteration: its half-changed state is not saved
+                print(f"\ninterrupted inside iteration {self.counters['iteration'] + 1}: not saved; "
+                      f"{self.run_dir / 'latest.pt'} keeps the last checkpoint; continue with --resume")
+                raise
             self.save()
             print(f"\ninterrupted: saved {self.run_dir / 'latest.pt'} at iteration "
                   f"{self.counters['iteration']}; continue with --resume")
@@ -346,6 +342,40 @@ class Trainer:
             bar.close()
             logger.close()
         return {"counters": dict(self.counters), "eval": dict(self.last_eval), "losses": dict(self.last_losses)}
+
+    def _learn(self, it: int, results: list, next_weights: dict, t_start: float, t_iter: float,
+               logger: "_Logger") -> tuple[dict, bool]:
+        """Iteration ``it + 1``'s change of state: its games into the replay, its SGD steps, its
+        counters, grading and log row; returns the row and whether the run is done."""
+        c = self.cfg
+        samples = Samples.concat([r.samples for r in results])
+        self.replay.add(samples)
+        games = sum(r.games for r in results)
+        self.counters["games"] += games
+        self.counters["positions"] += len(samples.value)
+        steps = 0
+        if len(self.replay) >= c.min_replay:
+            want = len(samples.value) * c.replay_ratio / c.batch_size + self.counters["step_carry"]
+            steps = int(want)
+            self.counters["step_carry"] = want - steps
+        losses = self.train_steps(steps)
+        self.actor_weights = next_weights
+        self.counters["iteration"] = it + 1
+        self.counters["elapsed"] = time.time() - t_start
+        self.save_snapshots()
+        outcomes = np.sum([r.outcomes for r in results], axis=0)
+        row = {"iteration": it + 1, "steps": self.counters["steps"], "games": self.counters["games"],
+               "positions": self.counters["positions"], "elapsed_s": round(self.counters["elapsed"], 2),
+               "games_per_s": round(games / max(time.time() - t_iter, 1e-9), 2),
+               "p0_win": outcomes[0] / games, "draw": outcomes[1] / games, "replay": len(self.replay),
+               **{k: round(float(v), 5) for k, v in losses.items()}}
+        final = self._done()
+        if self.grader.due(it + 1, final):
+            row["grade_accuracy"] = round(self.grader.accuracy(self.net), 5)
+            if self.grader.improved(row["grade_accuracy"]) and self.best_by == "accuracy":
+                save_checkpoint(self.run_dir / "best.pt", self._model_entry())
+        logger.log(row)
+        return row, final
 
 
 # ------------------------------------------------------------------ logging helpers

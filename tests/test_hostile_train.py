@@ -184,6 +184,68 @@ def test_sigterm_saves_like_ctrl_c(tmp_path, capsys):
     assert signal.getsignal(signal.SIGTERM) is before  # handler restored
 
 
+def _interrupt_inside_iteration(monkeypatch, iteration: int, signals: int = 1) -> None:
+    """Send ``signals`` SIGINTs to this process as iteration ``iteration`` starts its SGD steps
+    (its games already in the replay): what a Ctrl-C at that moment does."""
+    train_steps = Trainer.train_steps
+
+    def interrupted(self, n):
+        if self.counters["iteration"] + 1 == iteration:
+            for _ in range(signals):
+                os.kill(os.getpid(), signal.SIGINT)
+        return train_steps(self, n)
+
+    monkeypatch.setattr(Trainer, "train_steps", interrupted)
+
+
+def _log_rows(run_dir: Path) -> list[dict]:
+    import csv
+
+    with open(run_dir / "log.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("signals, saved_at", [(1, 3), (2, 2)], ids=["ctrl-c", "ctrl-c-twice"])
+def test_ctrl_c_inside_an_iteration_resumes_as_an_uninterrupted_run(tmp_path, monkeypatch, signals, saved_at):
+    calm = Trainer(tiny(tmp_path, "calm"))
+    calm.run()
+    cut = Trainer(tiny(tmp_path, "cut"))
+    with monkeypatch.context() as m:
+        _interrupt_inside_iteration(m, 3, signals)
+        with pytest.raises(KeyboardInterrupt):
+            cut.run()
+    # once: iteration 3 is finished, then saved; twice: it stops at once, latest.pt stays at 2
+    assert load_checkpoint(tmp_path / "cut" / "latest.pt")["counters"]["iteration"] == saved_at
+    resumed = Trainer(tiny(tmp_path, "cut"), resume=True)
+    resumed.run()
+    assert resumed.counters == {**calm.counters, "elapsed": resumed.counters["elapsed"]}  # no games counted twice
+    sa, sb = calm.net.state_dict(), resumed.net.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert [r["iteration"] for r in _log_rows(tmp_path / "cut")] == ["1", "2", "3", "4"]
+
+
+def test_an_evaluation_in_the_loop_cut_by_ctrl_c_runs_again_on_resume(tmp_path, monkeypatch):
+    kw = dict(eval_every=2, eval_games=4, eval_background=False)
+    calm = Trainer(tiny(tmp_path, "calm", **kw))
+    calm.run()
+    import agents.trainer
+
+    evaluate_net = agents.trainer.evaluate_net
+
+    def interrupted(*args, **kwargs):
+        monkeypatch.setattr(agents.trainer, "evaluate_net", evaluate_net)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.trainer, "evaluate_net", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(tiny(tmp_path, "cut", **kw)).run()
+    assert load_checkpoint(tmp_path / "cut" / "latest.pt")["counters"]["iteration"] == 2
+    Trainer(tiny(tmp_path, "cut", **kw), resume=True).run()
+    calm_rows, cut_rows = _log_rows(tmp_path / "calm"), _log_rows(tmp_path / "cut")
+    assert [r["eval_mean"] for r in cut_rows] == [r["eval_mean"] for r in calm_rows]
+    assert cut_rows[1]["eval_mean"] != ""  # iteration 2's evaluation, cut short, was run on resume
+
+
 _GRANDCHILD = """
 import sys, time
 from highway_env.parent_watch import exit_with_parent
