@@ -364,7 +364,7 @@ def perfect_options(args) -> dict:
 
 
 def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
-    from highway_env.evaluation.tasks import digest, slug
+    from highway_env.evaluation.tasks import digest, file_digest, slug, task_files
 
     perfect = dict(perfect_options(args), tiebreak=args.perfect_tiebreak)
     from highway_env.benchmark.run import sample_plan
@@ -374,6 +374,7 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     sample, conv = plan["sample"], plan["conversion"]
     v2_seed = v2_seed_name(args.positions_v2) if ps2 is not None else None  # hashes the file: once
     tasks = []
+    contents: dict = {}  # file -> sha256, each file read once
 
     def add(kind, name, opponent=perfect, seed_kw=None, **kw):
         pkey = {k: v for k, v in opponent.items() if k != "store"}
@@ -382,7 +383,10 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
         seed_key = digest({"kind": kind, "seed_root": args.seed, **kw, **(seed_kw or {}),
                            "perfect": {k: v for k, v in pkey.items() if not k.endswith("budget_nodes")}})
         t = {"kind": kind, "perfect": opponent, "positions_file": pfile, **kw}
-        t["id"] = f"{kind}-{slug(name)}-{key}"
+        # the id also covers the content of the files the task reads (az: checkpoints, position sets):
+        # a checkpoint trained further under the same path is a new task, not the old one's cached result
+        files = {f: contents.get(f) or contents.setdefault(f, file_digest(f)) for f in task_files(t)}
+        t["id"] = f"{kind}-{slug(name)}-{digest({'key': key, 'files': files}) if files else key}"
         t["seed"] = [args.seed, int(seed_key, 16) % (2**31)]
         tasks.append(t)
 

@@ -1,6 +1,7 @@
 """evaluate.py and highway_env.evaluation: metrics, Elo, the position set, the perfect agent, the CLI."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -353,3 +354,27 @@ def test_v2_seeds_do_not_depend_on_where_the_set_lies(tmp_path, small_set):
     assert shipped and v2_seeds(copy) == shipped
     assert evaluate.v2_seed_name(copy) == evaluate.V2_SEED_NAME
     assert v2_seeds(small_set) != shipped[:1] and evaluate.v2_seed_name(small_set).startswith("sha256:")
+
+
+def test_a_checkpoint_changed_under_the_same_path_is_not_answered_from_the_cache(tmp_path):
+    """Tasks were keyed by the agent spec alone: rerun with the same --out after best.pt had trained
+    further, the cache reported the old network's figures as the new one's."""
+    import shutil
+
+    ckpt = tmp_path / "best.pt"
+    args = evaluate.build_parser().parse_args(["--agent", f"az:{ckpt}:8", "--agent", "random", "--games", "2",
+                                               "--rr-games", "2", "--positions", "10", "--conversion", "2"])
+
+    def ids():
+        tasks, _ = evaluate.make_tasks(args, load_positions(), tmp_path)
+        return {t["id"]: t for t in tasks}
+
+    shutil.copy(Path(evaluate.__file__).parent / "agents" / "pretrained" / "highway_az.pt", ckpt)
+    before = ids()
+    assert ids().keys() == before.keys()  # the same file: every task is the cached one
+    ckpt.write_bytes(ckpt.read_bytes() + b"trained further")
+    after = ids()
+    uses_it = {i for i, t in before.items() if any(str(ckpt) in str(t.get(k)) for k in ("agent", "a", "b"))}
+    assert uses_it and not uses_it & after.keys()  # each task of the changed checkpoint runs again
+    assert before.keys() - uses_it <= after.keys()  # the other agent's tasks stay cached
+    assert [t["seed"] for t in before.values()] == [t["seed"] for t in after.values()]  # the same games

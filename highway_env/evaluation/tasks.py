@@ -43,6 +43,15 @@ def digest(obj) -> str:
     return hashlib.sha1(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:10]
 
 
+def file_digest(path: str) -> str:
+    """sha256 of a file's content."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def task_path(out_dir: Path, task: dict) -> Path:
     return Path(out_dir) / "tasks" / f"{task['id']}.json"
 
