@@ -378,3 +378,20 @@ def test_a_checkpoint_changed_under_the_same_path_is_not_answered_from_the_cache
     assert uses_it and not uses_it & after.keys()  # each task of the changed checkpoint runs again
     assert before.keys() - uses_it <= after.keys()  # the other agent's tasks stay cached
     assert [t["seed"] for t in before.values()] == [t["seed"] for t in after.values()]  # the same games
+
+
+@pytest.mark.parametrize("content", ["", "garbage", '{"id": "moves-x-1", "kind": "mo', "{}", "[1, 2]", "null",
+                                     '{"id": "moves-other-2", "kind": "moves", "actions": [3]}',
+                                     '{"id": "moves-x-1", "kind": "moves"}'],
+                         ids=["empty", "garbage", "truncated", "empty-dict", "list", "null", "other-task", "no-actions"])
+def test_a_damaged_cache_entry_is_run_again_not_a_traceback(tmp_path, content):
+    """A task file that parsed but was not this task's result (an emptied or overwritten file) went
+    on into the summary: KeyError 'actions'."""
+    from highway_env.evaluation.tasks import load_done, save_done, task_path
+
+    task = {"id": "moves-x-1", "kind": "moves", "index": [0]}
+    result = {"id": "moves-x-1", "kind": "moves", "actions": [17]}
+    save_done(tmp_path, task, result)
+    assert load_done(tmp_path, task) == result
+    task_path(tmp_path, task).write_text(content)
+    assert load_done(tmp_path, task) is None
