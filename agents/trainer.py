@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -333,6 +334,14 @@ class Trainer:
             self.save()
             print(f"\ninterrupted: saved {self.run_dir / 'latest.pt'} at iteration "
                   f"{self.counters['iteration']}; continue with --resume")
+            raise
+        except Exception as e:
+            # a lost cluster, no worker that can start, a failed evaluation: found between iterations,
+            # so the iterations done since the last checkpoint are whole and kept (not a diverged net)
+            if not isinstance(e, TrainingDiverged) and not self._mid_iteration and self.counters["iteration"]:
+                self.save()
+                print(f"\nstopped by an error: saved {self.run_dir / 'latest.pt'} at iteration "
+                      f"{self.counters['iteration']}; continue with --resume once it is fixed", file=sys.stderr)
             raise
         finally:
             pool.close()

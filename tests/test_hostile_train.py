@@ -246,6 +246,37 @@ def test_an_evaluation_in_the_loop_cut_by_ctrl_c_runs_again_on_resume(tmp_path, 
     assert cut_rows[1]["eval_mean"] != ""  # iteration 2's evaluation, cut short, was run on resume
 
 
+def test_a_run_stopped_by_a_lost_cluster_keeps_its_iterations(tmp_path, monkeypatch):
+    """A pool error between iterations (a Ray chunk lost more often than its retries, no worker
+    that can start) ended the run without saving: with the default --checkpoint-every 5, up to four
+    iterations were lost, and a run stopped before its first checkpoint had nothing to resume."""
+    import agents.trainer
+    from highway_env.ray_tasks import RayClusterError
+
+    calm = Trainer(tiny(tmp_path, "calm"))
+    calm.run()
+
+    class LosesItsCluster(InlinePool):
+        collected = 0
+
+        def collect(self):
+            LosesItsCluster.collected += 1
+            if LosesItsCluster.collected == 3:
+                raise RayClusterError("self-play chunk 0 was lost with its Ray worker or node more often "
+                                      "than its retries allow")
+            return super().collect()
+
+    with monkeypatch.context() as m:
+        m.setattr(agents.trainer, "make_pool", lambda *a, **k: LosesItsCluster())
+        with pytest.raises(RayClusterError):
+            Trainer(tiny(tmp_path, "cut", checkpoint_every=100)).run()
+    assert load_checkpoint(tmp_path / "cut" / "latest.pt")["counters"]["iteration"] == 2
+    resumed = Trainer(tiny(tmp_path, "cut"), resume=True)
+    resumed.run()
+    sa, sb = calm.net.state_dict(), resumed.net.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa) and resumed.counters["games"] == calm.counters["games"]
+
+
 _GRANDCHILD = """
 import sys, time
 from highway_env.parent_watch import exit_with_parent
