@@ -35,6 +35,7 @@ from agents.parallel import make_pool
 from agents.registry import get_game
 from agents.replay import ReplayBuffer, Samples
 from agents.selfplay import ChunkTask
+from highway_env.cli_args import first_line
 
 
 def chunk_sizes(games: int, batch: int, workers: int) -> list[int]:
@@ -98,6 +99,7 @@ class Trainer:
         self._mid_iteration = False  # the state is half an iteration's: an interrupt now must not save it
         if resume:
             self.load(self.run_dir / "latest.pt")
+            read_log_rows(self.run_dir / "log.csv", self.counters["iteration"])  # now: a damaged log stops no run midway
 
     # ------------------------------------------------------------------ checkpoints
     def _model_entry(self) -> dict:
@@ -389,15 +391,25 @@ class Trainer:
 
 # ------------------------------------------------------------------ logging helpers
 
+def read_log_rows(path: Path, iteration: int) -> list[dict]:
+    """The rows of log.csv up to ``iteration`` (a resumed run's log, cut back to its checkpoint);
+    CheckpointError naming the file if it cannot be read as one."""
+    if not path.exists():
+        return []
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            return [r for r in csv.DictReader(f) if int(r["iteration"]) <= iteration]
+    except (OSError, ValueError, KeyError, TypeError, csv.Error) as e:  # UnicodeDecodeError is a ValueError
+        raise CheckpointError(f"log {str(path)!r} of the resumed run is damaged ({type(e).__name__}: "
+                              f"{first_line(e)[:120]}); restore it, or move it aside and resume again "
+                              "(the run then starts a new log)") from None
+
 class _Logger:
     """log.csv (rows cut back to the resumed iteration) and optional TensorBoard."""
 
     def __init__(self, run_dir: Path, cfg: TrainConfig, iteration: int):
         self.path = run_dir / "log.csv"
-        self.rows = []
-        if self.path.exists():
-            with open(self.path, newline="") as f:
-                self.rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= iteration]
+        self.rows = read_log_rows(self.path, iteration)
         self.tb = None
         if cfg.tensorboard:
             try:

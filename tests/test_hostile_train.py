@@ -277,6 +277,19 @@ def test_a_run_stopped_by_a_lost_cluster_keeps_its_iterations(tmp_path, monkeypa
     assert all(torch.equal(sa[k], sb[k]) for k in sa) and resumed.counters["games"] == calm.counters["games"]
 
 
+@pytest.mark.parametrize("log", ["iteration,steps\nabc,1\n", "iteration,steps\n1,2\n\xff\xfe,3\n",
+                                 "iteration,steps\n1,2\n\0\0\0\0"],
+                         ids=["not-a-number", "not-utf8", "nul-bytes"])
+def test_a_damaged_log_on_resume_is_a_one_line_error_naming_it(tmp_path, capsys, log):
+    """log.csv that does not parse stopped the resumed run with a traceback from the CSV reader."""
+    cfg = tiny(tmp_path, iterations=2)
+    Trainer(cfg).run()
+    (tmp_path / "t" / "log.csv").write_bytes(log.encode("latin-1"))
+    assert train.main(_flags(cfg, iterations=3) + ["--resume"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "log.csv" in err and "damaged" in err and "\n" not in err
+
+
 _GRANDCHILD = """
 import sys, time
 from highway_env.parent_watch import exit_with_parent
