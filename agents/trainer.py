@@ -35,6 +35,7 @@ from agents.parallel import make_pool
 from agents.registry import get_game
 from agents.replay import ReplayBuffer, Samples
 from agents.selfplay import ChunkTask
+from highway_env.atomic_files import remove_stale_temp_files
 from highway_env.cli_args import first_line
 
 
@@ -291,6 +292,7 @@ class Trainer:
         c = self.cfg
         done_here = 0
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(self.run_dir)  # of a run killed while it saved (one run writes here at a time)
         game_module = (type(self.game).__module__,)  # a user's game (--game pkg.mod:Class) travels to Ray nodes
         # first: it may refuse
         pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait)

@@ -290,6 +290,37 @@ def test_a_damaged_log_on_resume_is_a_one_line_error_naming_it(tmp_path, capsys,
     assert "log.csv" in err and "damaged" in err and "\n" not in err
 
 
+_KILLED_WHILE_SAVING = """
+import sys, time
+from highway_env.atomic_files import atomic_write
+
+def write(tmp):
+    with open(tmp, "wb") as f:
+        f.write(b"half a replay")
+        f.flush()
+        print("writing", flush=True)
+        time.sleep(60)
+
+atomic_write(sys.argv[1], write)
+"""
+
+
+def test_the_temp_file_of_a_run_killed_while_saving_is_removed_on_resume(tmp_path):
+    """kill -9 while latest.pt's replay was written left its temp file (as large as the replay)
+    in the run folder for good, one more each time."""
+    cfg = tiny(tmp_path, iterations=2)
+    Trainer(cfg).run()
+    run = tmp_path / "t"
+    saving = subprocess.Popen([sys.executable, "-c", _KILLED_WHILE_SAVING, str(run / "replay_000003.npz")],
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert saving.stdout.readline().strip() == "writing"
+    saving.kill()
+    saving.wait()
+    assert len(list(run.glob(".replay_000003.npz.*.tmp"))) == 1
+    Trainer(tiny(tmp_path, iterations=3), resume=True).run()
+    assert list(run.glob(".*.tmp")) == [] and load_checkpoint(run / "latest.pt")["counters"]["iteration"] == 3
+
+
 _GRANDCHILD = """
 import sys, time
 from highway_env.parent_watch import exit_with_parent
