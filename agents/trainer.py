@@ -323,6 +323,7 @@ class Trainer:
                 done_here += 1
                 stop = stop_after is not None and done_here >= stop_after
                 if (it + 1) % c.checkpoint_every == 0 or final or stop:
+                    logger.flush()
                     self.save()
                 if stop:
                     break
@@ -335,6 +336,7 @@ class Trainer:
                 print(f"\ninterrupted inside iteration {self.counters['iteration'] + 1}: not saved; "
                       f"{self.run_dir / 'latest.pt'} keeps the last checkpoint; continue with --resume")
                 raise
+            logger.flush()
             self.save()
             print(f"\ninterrupted: saved {self.run_dir / 'latest.pt'} at iteration "
                   f"{self.counters['iteration']}; continue with --resume")
@@ -343,6 +345,7 @@ class Trainer:
             # a lost cluster, no worker that can start, a failed evaluation: found between iterations,
             # so the iterations done since the last checkpoint are whole and kept (not a diverged net)
             if not isinstance(e, TrainingDiverged) and not self._mid_iteration and self.counters["iteration"]:
+                logger.flush()
                 self.save()
                 print(f"\nstopped by an error: saved {self.run_dir / 'latest.pt'} at iteration "
                       f"{self.counters['iteration']}; continue with --resume once it is fixed", file=sys.stderr)
@@ -428,12 +431,19 @@ class _Logger:
         self._scalars(row, int(row["iteration"]))
 
     def update(self, iteration: int, values: dict) -> None:
-        """Add ``values`` to the row of ``iteration`` (an evaluation that finished later)."""
-        for r in self.rows:
-            if int(r["iteration"]) == iteration:
-                r.update({k: str(v) for k, v in values.items()})
+        """Add ``values`` to the row of ``iteration`` (an evaluation that finished later). An
+        evaluation run again on resume (pending in the checkpoint, yet recorded before the run was
+        killed) finds them in its row already: TensorBoard, which a resume purges only past the
+        checkpoint's iteration, does not get them twice. TensorBoard first and flushed, so a kill
+        in between repeats a point rather than loses it."""
+        text = {k: str(v) for k, v in values.items()}
+        rows = [r for r in self.rows if int(r["iteration"]) == iteration]
+        if not rows or not all(text.items() <= r.items() for r in rows):
+            self._scalars(values, iteration)
+            self.flush()
+        for r in rows:
+            r.update(text)
         self._write()
-        self._scalars(values, iteration)
 
     def _write(self) -> None:
         keys = list(dict.fromkeys(k for r in self.rows for k in r))
@@ -449,6 +459,12 @@ class _Logger:
             for k, v in values.items():
                 if k != "iteration" and isinstance(v, (int, float, np.floating, np.integer)):
                     self.tb.add_scalar(k, float(v), iteration)
+
+    def flush(self) -> None:
+        """TensorBoard's queued events to disk: before a checkpoint, as a resume purges only the
+        steps after it (a kill -9 loses what the writer still holds)."""
+        if self.tb is not None:
+            self.tb.flush()
 
     def close(self) -> None:
         if self.tb is not None:

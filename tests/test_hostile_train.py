@@ -321,6 +321,69 @@ def test_the_temp_file_of_a_run_killed_while_saving_is_removed_on_resume(tmp_pat
     assert list(run.glob(".*.tmp")) == [] and load_checkpoint(run / "latest.pt")["counters"]["iteration"] == 3
 
 
+class _FakeSummaryWriter:
+    """torch's SummaryWriter as far as the trainer uses it: events queue until flushed, as the
+    real one's (a kill -9 loses the queue)."""
+    made: list = []
+
+    def __init__(self, logdir, purge_step=None):
+        self.queued, self.written = [], []
+        _FakeSummaryWriter.made.append(self)
+
+    def add_scalar(self, tag, value, step):
+        self.queued.append((tag, step, value))
+
+    def flush(self):
+        self.written += self.queued
+        self.queued = []
+
+    def close(self):
+        self.flush()
+
+
+@pytest.fixture()
+def fake_tensorboard(monkeypatch):
+    import types
+
+    module = types.ModuleType("torch.utils.tensorboard")
+    module.SummaryWriter = _FakeSummaryWriter
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", module)
+    _FakeSummaryWriter.made = []
+    return _FakeSummaryWriter
+
+
+def test_tensorboard_events_are_on_disk_when_a_checkpoint_is_written(tmp_path, monkeypatch, fake_tensorboard):
+    """A resume purges TensorBoard's steps past its checkpoint and writes them again; the steps up to
+    it are not written again, so those still queued in the writer at a kill -9 were lost."""
+    queued_at_save = []
+    save = Trainer.save
+    monkeypatch.setattr(Trainer, "save", lambda self: (queued_at_save.append(
+        [e for w in fake_tensorboard.made for e in w.queued]), save(self))[1])
+    Trainer(tiny(tmp_path, tensorboard=True, eval_every=2, eval_games=4)).run()
+    assert len(queued_at_save) == 2 and queued_at_save == [[], []]
+    assert {s for w in fake_tensorboard.made for tag, s, _ in w.written if tag == "eval_mean"} == {2, 4}
+
+
+def test_an_evaluation_run_again_on_resume_is_not_logged_twice(tmp_path, fake_tensorboard):
+    """An evaluation still pending in latest.pt, but recorded before the run was killed, is run again
+    on resume: its TensorBoard point at a step before the checkpoint was written a second time."""
+    from agents.trainer import _Logger
+
+    cfg = tiny(tmp_path, tensorboard=True)
+    (tmp_path / "t").mkdir()
+    first = _Logger(tmp_path / "t", cfg, 0)
+    for i in (1, 2, 3):
+        first.log({"iteration": i, "loss": 1.0 / i})
+    first.update(2, {"eval_mean": 0.75})  # recorded after latest.pt (iteration 3) was saved with it pending
+    first.tb.flush()  # then killed, its events on disk
+    resumed = _Logger(tmp_path / "t", cfg, 3)
+    resumed.update(2, {"eval_mean": 0.75})  # the same evaluation, run again
+    resumed.close()
+    points = [e for w in fake_tensorboard.made for e in w.written if e[0] == "eval_mean"]
+    assert points == [("eval_mean", 2, 0.75)]
+    assert _log_rows(tmp_path / "t")[1]["eval_mean"] == "0.75"
+
+
 _GRANDCHILD = """
 import sys, time
 from highway_env.parent_watch import exit_with_parent
