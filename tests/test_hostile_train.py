@@ -384,6 +384,44 @@ def test_an_evaluation_run_again_on_resume_is_not_logged_twice(tmp_path, fake_te
     assert _log_rows(tmp_path / "t")[1]["eval_mean"] == "0.75"
 
 
+def test_a_second_training_process_on_a_running_run_is_refused(tmp_path, capsys):
+    """A fresh run started while another trained in the same folder moved that folder aside under
+    it: the other's last checkpoints landed in the new run's folder and were overwritten."""
+    from agents.run_lock import lock_run
+
+    cfg = tiny(tmp_path, iterations=1)
+    Trainer(cfg).run()
+    held = lock_run(tmp_path, "t")  # as the running process holds it
+    before = sorted(p.name for p in tmp_path.iterdir())
+    try:
+        for extra in ([], ["--resume"]):
+            assert train.main(_flags(cfg, iterations=2) + extra) == 2
+            err = capsys.readouterr().err
+            assert "run 't'" in err and "in use by another training process" in err and str(os.getpid()) in err
+        assert sorted(p.name for p in tmp_path.iterdir()) == before  # not moved aside
+    finally:
+        held.close()
+    assert train.main(_flags(cfg, iterations=2) + ["--resume"]) == 0  # free again once it ends
+
+
+def test_the_run_lock_of_a_killed_process_is_free(tmp_path):
+    from agents.run_lock import RunInUseError, lock_run
+
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from agents.run_lock import lock_run; "
+                               "f = lock_run(sys.argv[1], 'r'); print('held', flush=True); time.sleep(60)",
+                               str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunInUseError, match=f"pid {holder.pid}"):
+            lock_run(tmp_path, "r")
+        holder.kill()
+        holder.wait()
+        lock_run(tmp_path, "r").close()  # kill -9 left no stale lock
+    finally:
+        holder.kill()
+
+
 _GRANDCHILD = """
 import sys, time
 from highway_env.parent_watch import exit_with_parent
