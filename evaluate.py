@@ -669,18 +669,20 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     tasks, info = make_tasks(args, ps, out_dir, ps2)
+    from highway_env.cli_args import Terminated, sigterm_as_interrupt
     from highway_env.ray_tasks import RayClusterError
 
     try:
-        results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, args.ray)
+        with sigterm_as_interrupt():
+            results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, args.ray)
     except RayClusterError as e:  # the cluster lost every CPU node, a task lost or failed on its node, no ray
         print(f"error: {e}; finished tasks are kept in {out_dir}/tasks: rerun the same command to resume",
               file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: finished tasks are kept in {out_dir}/tasks; rerun the same command to resume",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (a batch system's stop)
+        print(f"\ninterrupted{' by SIGTERM' if isinstance(e, Terminated) else ''}: finished tasks are kept in "
+              f"{out_dir}/tasks; rerun the same command to resume", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
     summary = summarize(args, ps, tasks, results, info, time.monotonic() - t0, ps2)
     try:
         grade_policies(args, summary)
