@@ -140,6 +140,7 @@ def main(argv=None) -> int:
     except (ConfigError, CheckpointError, OSError, RunInUseError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    from agents.parallel import WorkersLostError
     from agents.trainer import TrainingDiverged
     from highway_env.ray_tasks import RayClusterError
 
@@ -155,7 +156,8 @@ def main(argv=None) -> int:
         out = trainer.run()
     except KeyboardInterrupt:
         return 128 + signal.SIGTERM if terminated else 130
-    except (TrainingDiverged, ConfigError, RayClusterError) as e:  # e.g. a Ray address that does not answer
+    # e.g. a Ray address that does not answer, local workers that keep dying
+    except (TrainingDiverged, ConfigError, RayClusterError, WorkersLostError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:

@@ -246,28 +246,33 @@ def test_an_evaluation_in_the_loop_cut_by_ctrl_c_runs_again_on_resume(tmp_path, 
     assert cut_rows[1]["eval_mean"] != ""  # iteration 2's evaluation, cut short, was run on resume
 
 
+def _pool_failing_at_collect(monkeypatch, call: int, error: Exception) -> None:
+    """The trainer's self-play pool: in-process, raising ``error`` at its ``call``-th collect."""
+    import agents.trainer
+
+    class Failing(InlinePool):
+        collected = 0
+
+        def collect(self):
+            Failing.collected += 1
+            if Failing.collected == call:
+                raise error
+            return super().collect()
+
+    monkeypatch.setattr(agents.trainer, "make_pool", lambda *a, **k: Failing())
+
+
 def test_a_run_stopped_by_a_lost_cluster_keeps_its_iterations(tmp_path, monkeypatch):
     """A pool error between iterations (a Ray chunk lost more often than its retries, no worker
     that can start) ended the run without saving: with the default --checkpoint-every 5, up to four
     iterations were lost, and a run stopped before its first checkpoint had nothing to resume."""
-    import agents.trainer
     from highway_env.ray_tasks import RayClusterError
 
     calm = Trainer(tiny(tmp_path, "calm"))
     calm.run()
-
-    class LosesItsCluster(InlinePool):
-        collected = 0
-
-        def collect(self):
-            LosesItsCluster.collected += 1
-            if LosesItsCluster.collected == 3:
-                raise RayClusterError("self-play chunk 0 was lost with its Ray worker or node more often "
-                                      "than its retries allow")
-            return super().collect()
-
     with monkeypatch.context() as m:
-        m.setattr(agents.trainer, "make_pool", lambda *a, **k: LosesItsCluster())
+        _pool_failing_at_collect(m, 3, RayClusterError("self-play chunk 0 was lost with its Ray worker or node "
+                                                       "more often than its retries allow"))
         with pytest.raises(RayClusterError):
             Trainer(tiny(tmp_path, "cut", checkpoint_every=100)).run()
     assert load_checkpoint(tmp_path / "cut" / "latest.pt")["counters"]["iteration"] == 2
@@ -288,6 +293,21 @@ def test_a_damaged_log_on_resume_is_a_one_line_error_naming_it(tmp_path, capsys,
     assert train.main(_flags(cfg, iterations=3) + ["--resume"]) == 2
     err = capsys.readouterr().err.strip()
     assert "log.csv" in err and "damaged" in err and "\n" not in err
+
+
+def test_workers_that_keep_dying_end_train_py_in_one_line_and_keep_its_iterations(tmp_path, monkeypatch, capsys):
+    """Local self-play workers (or the evaluation process) killed past their restarts ended
+    train.py with a RuntimeError traceback."""
+    from agents.parallel import WorkersLostError
+
+    _pool_failing_at_collect(monkeypatch, 3, WorkersLostError(
+        "no self-play worker could be started: 4 worker processes in a row died before finishing a chunk "
+        "(last exit code -9)"))
+    cfg = tiny(tmp_path, checkpoint_every=100)
+    assert train.main(_flags(cfg)) == 2
+    err = capsys.readouterr().err
+    assert "error: no self-play worker could be started" in err and "Traceback" not in err
+    assert "saved" in err and load_checkpoint(tmp_path / "t" / "latest.pt")["counters"]["iteration"] == 2
 
 
 _KILLED_WHILE_SAVING = """
