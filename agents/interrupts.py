@@ -41,9 +41,8 @@ class InterruptsDeferred:
     def _hold(self, signum, frame):
         if self.pending is None:
             self.pending = signum
-            print(f"\n{signal.Signals(signum).name}: {self.what}, then saving "
-                  f"{'(Ctrl-C again stops at once, without saving it)' if signum == signal.SIGINT else ''}",
-                  file=sys.stderr, flush=True)
+            again = " (Ctrl-C again stops at once, without saving it)" if signum == signal.SIGINT else ""
+            print(f"\n{signal.Signals(signum).name}: {self.what}, then saving{again}", file=sys.stderr, flush=True)
         elif signum == signal.SIGINT:
             self._previous[signum](signum, frame)
 
