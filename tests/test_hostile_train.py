@@ -604,13 +604,14 @@ def test_training_with_a_killed_worker_ends_with_the_undisturbed_weights(tmp_pat
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
-@pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04" + b"\x00" * 40, bytes(range(256))])
+@pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04" + b"\x00" * 40, bytes(range(256)), b""])
 def test_a_corrupt_checkpoint_is_a_one_line_error_naming_it(tmp_path, content):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(content)
     with pytest.raises(CheckpointError) as e:
         load_checkpoint(bad)
     assert "bad.pt" in str(e.value) and "\n" not in str(e.value)  # torch's own message spans a page
+    assert "restore it from a backup" in str(e.value)  # and what to do
 
 
 @pytest.mark.parametrize("content, named", [(b'{"run": "caf\xe9"}', "utf-8"), (b"[" * 100_000, "nested too deeply")],
