@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import evaluate
-from highway_env.core import Board, encode_action
+from highway_env.core import Board, encode_action, random_board
 from highway_env.evaluation import metrics
 from highway_env.evaluation.elo import elo_with_ci, fit_bt
 from highway_env.evaluation.positions import (DEFAULT_PATH, ILLEGAL, UNKNOWN, PositionSet, label_position,
@@ -395,3 +395,28 @@ def test_a_damaged_cache_entry_is_run_again_not_a_traceback(tmp_path, content):
     assert load_done(tmp_path, task) == result
     task_path(tmp_path, task).write_text(content)
     assert load_done(tmp_path, task) is None
+
+
+def test_a_build_work_folder_is_resumed_only_with_its_own_settings(tmp_path, capsys):
+    """The default --work (one folder per set version) was resumed whatever the settings: a build
+    with another --seed or --per-ply took the earlier build's selection and labels, and recorded
+    its own seed in the set's meta."""
+    from highway_env.evaluation import positions
+    from highway_env.evaluation.position_set import PositionSetError
+
+    rng = np.random.default_rng(0)
+    boards = np.array([random_board(rng, 14).cells for _ in range(2)], np.int8)
+    work = tmp_path / "work"
+    work.mkdir()
+    np.savez(work / "selection.npz", boards=boards, ply=np.array([14, 14]), source=np.array([0, 0]),
+             seconds=np.float64(1.0))
+    settings = dict(per_ply={14: 2}, games_per_source=3, workers=1, margin_min_ply=9, chunk=50, first_moves=None,
+                    progress=False)
+    ps = positions.build(tmp_path / "a.npz", work, seed=0, **settings)  # an old folder: resumed, with a note
+    assert len(ps) == 2 and "did not record its settings" in capsys.readouterr().err
+    assert len(positions.build(tmp_path / "a.npz", work, seed=0, **settings)) == 2  # its own settings: resumed
+    with pytest.raises(PositionSetError, match=r"holds a build with other settings \(seed 0 there, 1 here\)"):
+        positions.build(tmp_path / "b.npz", work, seed=1, **settings)
+    (work / "selection.npz").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(PositionSetError, match="selection .*selection.npz' is damaged"):
+        positions.build(tmp_path / "a.npz", work, seed=0, **settings)
