@@ -100,7 +100,7 @@ class Trainer:
         self._mid_iteration = False  # the state is half an iteration's: an interrupt now must not save it
         if resume:
             self.load(self.run_dir / "latest.pt")
-            read_log_rows(self.run_dir / "log.csv", self.counters["iteration"])  # now: a damaged log stops no run midway
+            read_log_rows(self.run_dir / "log.csv", self.counters["iteration"])  # a damaged log: refused now
 
     # ------------------------------------------------------------------ checkpoints
     def _model_entry(self) -> dict:
@@ -408,6 +408,7 @@ def read_log_rows(path: Path, iteration: int) -> list[dict]:
         raise CheckpointError(f"log {str(path)!r} of the resumed run is damaged ({type(e).__name__}: "
                               f"{first_line(e)[:120]}); restore it, or move it aside and resume again "
                               "(the run then starts a new log)") from None
+
 
 class _Logger:
     """log.csv (rows cut back to the resumed iteration) and optional TensorBoard."""
