@@ -10,8 +10,9 @@ its own seeded generator, evaluation changes nothing training uses, and self-pla
 run with one torch thread. So with a fixed ``iterations`` count the same seed and config give the
 same weights wherever the chunks run, and a resumed run ends as an uninterrupted one
 (tests/test_train.py), also where Ctrl-C or SIGTERM came inside an iteration: the iteration is
-finished first (:mod:`agents.interrupts`). Not so: more ``workers`` than chunks (the games are split differently,
-:func:`chunk_sizes`), a ResNet at another ``learner_threads``, a run bounded by ``minutes``, CUDA.
+finished first (:mod:`agents.interrupts`). Not so: more ``workers`` than chunks (the games are split
+differently, :func:`chunk_sizes`), a ResNet at another ``learner_threads``, a run bounded by
+``minutes``, CUDA.
 """
 
 from __future__ import annotations
