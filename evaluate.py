@@ -457,6 +457,7 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | No
     from tqdm import tqdm
 
     from highway_env.evaluation.tasks import load_done, pool_worker_init, run_task, worker_init
+    from highway_env.retrying_pool import RetryingPool
 
     results = {}
     todo = []
@@ -474,11 +475,20 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | No
         if ray is not None:
             run_on_ray(todo, out_dir, ray, workers, results, bar)
         elif workers > 1 and len(todo) > 1:
-            ctx = mp.get_context("spawn")
-            with ctx.Pool(min(workers, len(todo)), initializer=pool_worker_init, initargs=(False,)) as pool:
-                for r in pool.imap_unordered(run_task, [(t, str(out_dir)) for t in todo]):
-                    results[r["id"]] = r
-                    bar.update(1)
+            # a RetryingPool, not multiprocessing.Pool, which waited for ever on a task whose worker was
+            # killed (out of memory): the pool is rebuilt and the task runs again (seeded: same result)
+            pool = RetryingPool(min(workers, len(todo)), pool_worker_init, (False,), mp_context=mp.get_context("spawn"),
+                                what=lambda args: f"running evaluation task {args[0][0]['id']}",
+                                hint="out of memory? try fewer --workers")
+            try:
+                pending = {pool.submit(run_task, (t, str(out_dir))) for t in todo}
+                while pending:
+                    for task, r in pool.wait_any(pending):
+                        pending.discard(task)
+                        results[r["id"]] = r
+                        bar.update(1)
+            finally:
+                pool.close(kill=True)  # at once, also on Ctrl-C (finished tasks are in their files)
         else:
             worker_init(torch_now=False)
             for t in todo:
@@ -671,11 +681,13 @@ def main(argv=None) -> int:
     tasks, info = make_tasks(args, ps, out_dir, ps2)
     from highway_env.cli_args import Terminated, sigterm_as_interrupt
     from highway_env.ray_tasks import RayClusterError
+    from highway_env.retrying_pool import WorkerLostError
 
     try:
         with sigterm_as_interrupt():
             results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, args.ray)
-    except RayClusterError as e:  # the cluster lost every CPU node, a task lost or failed on its node, no ray
+    # the cluster lost every CPU node, a task lost or failed on its node, no ray; local workers that keep dying
+    except (RayClusterError, WorkerLostError) as e:
         print(f"error: {e}; finished tasks are kept in {out_dir}/tasks: rerun the same command to resume",
               file=sys.stderr)
         return 2

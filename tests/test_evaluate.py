@@ -420,3 +420,39 @@ def test_a_build_work_folder_is_resumed_only_with_its_own_settings(tmp_path, cap
     (work / "selection.npz").write_bytes(b"PK\x03\x04 cut short")
     with pytest.raises(PositionSetError, match="selection .*selection.npz' is damaged"):
         positions.build(tmp_path / "a.npz", work, seed=0, **settings)
+
+
+def _dies_once(marker: str) -> str:
+    """A task whose worker is killed the first time it runs it (kill -9, the out-of-memory killer)."""
+    import os
+    import signal
+
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "done"
+
+
+def test_an_evaluation_worker_killed_mid_task_is_replaced_not_waited_for(tmp_path):
+    """evaluate.py ran its tasks on a multiprocessing.Pool, which waits for ever on a task whose
+    worker was killed: `kill -9` of one worker, and the run never ended (150 s measured)."""
+    from highway_env.retrying_pool import RetryingPool, WorkerLostError
+
+    pool = RetryingPool(2, retries=1)
+    try:
+        pending = {pool.submit(_dies_once, str(tmp_path / "killed-once")), pool.submit(abs, -3)}
+        got = []
+        while pending:
+            for task, result in pool.wait_any(pending):
+                pending.discard(task)
+                got.append(result)
+        assert sorted(got, key=str) == [3, "done"] and max(pool.lost.values()) == 1
+    finally:
+        pool.close(kill=True)
+    pool = RetryingPool(1, retries=0, what=lambda args: f"running task {args[0]!r}", hint="try fewer --workers")
+    try:
+        task = pool.submit(_dies_once, str(tmp_path / "killed-again"))
+        with pytest.raises(WorkerLostError, match="a worker died 1 times running task .*killed-again'; try fewer"):
+            pool.wait_any({task})
+    finally:
+        pool.close(kill=True)
