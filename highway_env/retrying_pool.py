@@ -4,7 +4,8 @@
 ``ProcessPoolExecutor`` breaks instead: :class:`RetryingPool` then kills the broken pool's other
 workers, starts a new one and submits the unfinished tasks again, each at most ``retries`` times;
 the work must be seeded (a task run again gives the same result). The proof's units
-(:mod:`highway_env.solver.prove`) and the evaluation's tasks (``evaluate.py``) run on it.
+(:mod:`highway_env.solver.prove`), the evaluation's tasks (``evaluate.py``) and a position set's
+games and labels (:mod:`highway_env.evaluation.positions`) run on it.
 """
 
 from __future__ import annotations
@@ -80,6 +81,24 @@ class RetryingPool:
                     self.futures.pop(task), self.units.pop(task)
                 return finished
 
+    def imap(self, fn, items, ordered: bool = True):
+        """``fn(item)`` for each of ``items``, as ``multiprocessing.Pool.imap`` (in order) or, with
+        ``ordered=False``, ``imap_unordered`` (as they finish) gives them."""
+        tasks = [self.submit(fn, item) for item in items]
+        pending, finished, first = set(tasks), {}, 0
+        while pending:
+            for task, result in self.wait_any(pending):
+                pending.discard(task)
+                finished[task] = result
+                if not ordered:
+                    yield finished.pop(task)
+            while ordered and first < len(tasks) and tasks[first] in finished:
+                yield finished.pop(tasks[first])
+                first += 1
+
+    def imap_unordered(self, fn, items):
+        return self.imap(fn, items, ordered=False)
+
     def _recover(self, unfinished) -> None:
         """A worker died: kill the broken pool and run the unfinished tasks again on a new one."""
         self._kill()
@@ -120,3 +139,9 @@ class RetryingPool:
             self._kill()
         else:
             self.executor.shutdown(wait=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close(kill=True)  # at once, also on Ctrl-C: what a task finished is written by then

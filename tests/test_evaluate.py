@@ -447,6 +447,9 @@ def test_an_evaluation_worker_killed_mid_task_is_replaced_not_waited_for(tmp_pat
                 pending.discard(task)
                 got.append(result)
         assert sorted(got, key=str) == [3, "done"] and max(pool.lost.values()) == 1
+        # as multiprocessing.Pool's imap (positions build draws and labels with them)
+        assert list(pool.imap(abs, [-1, -2, -3, -4])) == [1, 2, 3, 4]
+        assert sorted(pool.imap_unordered(abs, [-1, -2, -3])) == [1, 2, 3]
     finally:
         pool.close(kill=True)
     pool = RetryingPool(1, retries=0, what=lambda args: f"running task {args[0]!r}", hint="try fewer --workers")

@@ -47,6 +47,7 @@ from highway_env.evaluation.positions_label import (_label_chunk, check, early_c
                                                     empty_labels, label_position, load_first_moves, mover_lost,
                                                     root_row)
 from highway_env.evaluation.tasks import pool_worker_init
+from highway_env.retrying_pool import RetryingPool
 from highway_env.shipped import check_output, note_missing_input
 
 #: Positions per ply (plies 4..15) of the shipped set, so that the labelling fits ~30 min on 2 cores
@@ -108,7 +109,10 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
                        "margin_min_ply": margin_min_ply, "chunk": chunk})
     t_start = time.monotonic()
     ctx = mp.get_context("spawn")
-    with ctx.Pool(workers, initializer=pool_worker_init) if workers > 1 else contextlib.nullcontext() as pool:
+    # a RetryingPool, not multiprocessing.Pool, which waited for ever on a chunk whose worker was killed
+    workers_pool = RetryingPool(workers, pool_worker_init, mp_context=ctx, what=lambda args: "on a chunk of the build",
+                                hint="out of memory? try fewer --workers") if workers > 1 else contextlib.nullcontext()
+    with workers_pool as pool:
         sel_path = work / "selection.npz"
         if sel_path.exists():
             z = _load_work_file(sel_path, "selection")
