@@ -364,7 +364,7 @@ def perfect_options(args) -> dict:
 
 
 def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
-    from highway_env.evaluation.tasks import digest, slug
+    from highway_env.evaluation.tasks import digest, file_digest, slug, task_files
 
     perfect = dict(perfect_options(args), tiebreak=args.perfect_tiebreak)
     from highway_env.benchmark.run import sample_plan
@@ -374,6 +374,7 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     sample, conv = plan["sample"], plan["conversion"]
     v2_seed = v2_seed_name(args.positions_v2) if ps2 is not None else None  # hashes the file: once
     tasks = []
+    contents: dict = {}  # file -> sha256, each file read once
 
     def add(kind, name, opponent=perfect, seed_kw=None, **kw):
         pkey = {k: v for k, v in opponent.items() if k != "store"}
@@ -382,7 +383,10 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
         seed_key = digest({"kind": kind, "seed_root": args.seed, **kw, **(seed_kw or {}),
                            "perfect": {k: v for k, v in pkey.items() if not k.endswith("budget_nodes")}})
         t = {"kind": kind, "perfect": opponent, "positions_file": pfile, **kw}
-        t["id"] = f"{kind}-{slug(name)}-{key}"
+        # the id also covers the content of the files the task reads (az: checkpoints, position sets):
+        # a checkpoint trained further under the same path is a new task, not the old one's cached result
+        files = {f: contents.get(f) or contents.setdefault(f, file_digest(f)) for f in task_files(t)}
+        t["id"] = f"{kind}-{slug(name)}-{digest({'key': key, 'files': files}) if files else key}"
         t["seed"] = [args.seed, int(seed_key, 16) % (2**31)]
         tasks.append(t)
 
@@ -453,6 +457,7 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | No
     from tqdm import tqdm
 
     from highway_env.evaluation.tasks import load_done, pool_worker_init, run_task, worker_init
+    from highway_env.retrying_pool import RetryingPool
 
     results = {}
     todo = []
@@ -470,11 +475,20 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | No
         if ray is not None:
             run_on_ray(todo, out_dir, ray, workers, results, bar)
         elif workers > 1 and len(todo) > 1:
-            ctx = mp.get_context("spawn")
-            with ctx.Pool(min(workers, len(todo)), initializer=pool_worker_init, initargs=(False,)) as pool:
-                for r in pool.imap_unordered(run_task, [(t, str(out_dir)) for t in todo]):
-                    results[r["id"]] = r
-                    bar.update(1)
+            # a RetryingPool, not multiprocessing.Pool, which waited for ever on a task whose worker was
+            # killed (out of memory): the pool is rebuilt and the task runs again (seeded: same result)
+            pool = RetryingPool(min(workers, len(todo)), pool_worker_init, (False,), mp_context=mp.get_context("spawn"),
+                                what=lambda args: f"running evaluation task {args[0][0]['id']}",
+                                hint="out of memory? try fewer --workers")
+            try:
+                pending = {pool.submit(run_task, (t, str(out_dir))) for t in todo}
+                while pending:
+                    for task, r in pool.wait_any(pending):
+                        pending.discard(task)
+                        results[r["id"]] = r
+                        bar.update(1)
+            finally:
+                pool.close(kill=True)  # at once, also on Ctrl-C (finished tasks are in their files)
         else:
             worker_init(torch_now=False)
             for t in todo:
@@ -665,18 +679,22 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     tasks, info = make_tasks(args, ps, out_dir, ps2)
+    from highway_env.cli_args import Terminated, sigterm_as_interrupt
     from highway_env.ray_tasks import RayClusterError
+    from highway_env.retrying_pool import WorkerLostError
 
     try:
-        results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, args.ray)
-    except RayClusterError as e:  # the cluster lost every CPU node, a task lost or failed on its node, no ray
+        with sigterm_as_interrupt():
+            results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, args.ray)
+    # the cluster lost every CPU node, a task lost or failed on its node, no ray; local workers that keep dying
+    except (RayClusterError, WorkerLostError) as e:
         print(f"error: {e}; finished tasks are kept in {out_dir}/tasks: rerun the same command to resume",
               file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: finished tasks are kept in {out_dir}/tasks; rerun the same command to resume",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (a batch system's stop)
+        print(f"\ninterrupted{' by SIGTERM' if isinstance(e, Terminated) else ''}: finished tasks are kept in "
+              f"{out_dir}/tasks; rerun the same command to resume", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
     summary = summarize(args, ps, tasks, results, info, time.monotonic() - t0, ps2)
     try:
         grade_policies(args, summary)

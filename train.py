@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from agents.config import ConfigError, TrainConfig  # torch-free: --help needs no torch
+from agents.run_lock import RunInUseError, lock_run
 from highway_env.atomic_files import check_writable
 from highway_env.cli_args import OneLineErrorParser
 from highway_env.extras import require_torch
@@ -132,12 +133,14 @@ def main(argv=None) -> int:
 
         resume = getattr(args, "resume", False)
         trainer = Trainer(cfg, resume=resume)  # first: a device or network it refuses leaves the old run be
+        run_lock = lock_run(cfg.out_dir, cfg.run)  # held while this process trains the run
         if not resume:
             keep_previous_run(trainer.run_dir)
         check_writable(trainer.run_dir / "latest.pt", "--out-dir/--run")  # now, not at the first checkpoint
-    except (ConfigError, CheckpointError, OSError) as e:
+    except (ConfigError, CheckpointError, OSError, RunInUseError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    from agents.parallel import WorkersLostError
     from agents.trainer import TrainingDiverged
     from highway_env.ray_tasks import RayClusterError
 
@@ -153,11 +156,14 @@ def main(argv=None) -> int:
         out = trainer.run()
     except KeyboardInterrupt:
         return 128 + signal.SIGTERM if terminated else 130
-    except (TrainingDiverged, ConfigError, RayClusterError) as e:  # e.g. a Ray address that does not answer
+    # e.g. a Ray address that does not answer, local workers that keep dying
+    except (TrainingDiverged, ConfigError, RayClusterError, WorkersLostError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if run_lock is not None:
+            run_lock.close()
     c = out["counters"]
     print(f"done: {c['iteration']} iterations, {c['games']} games, {c['steps']} steps in "
           f"{c['elapsed'] / 60:.1f} min; last eval {out['eval']}; checkpoints in {trainer.run_dir}")

@@ -13,7 +13,7 @@ import traceback
 
 import numpy as np
 
-from agents.parallel import child_messages, child_setup, reap_child, signal_child, start_child
+from agents.parallel import WorkersLostError, child_messages, child_setup, reap_child, signal_child, start_child
 
 
 def evaluate_net(cfg, game, net, opponents, iteration: int, device: str = "cpu") -> dict[str, float]:
@@ -57,7 +57,7 @@ class BackgroundEvaluator:
     evaluations finished so far, ``wait`` all of them, each as ``(iteration, scores)`` in
     submission order. A process that dies (kill -9, out of memory) is restarted and its pending
     snapshots evaluated again; after ``MAX_RESTARTS`` deaths in a row without a result, or an
-    error in the evaluation itself, the call raises RuntimeError."""
+    error in the evaluation itself, the call raises WorkersLostError / RuntimeError."""
 
     MAX_RESTARTS = 3
 
@@ -121,7 +121,7 @@ class BackgroundEvaluator:
         self._conn.close()
         self._deaths += 1
         if self._deaths > self.MAX_RESTARTS:
-            raise RuntimeError(f"the evaluation process died {self._deaths} times in a row (last exit "
+            raise WorkersLostError(f"the evaluation process died {self._deaths} times in a row (last exit "
                                f"code {self._proc.exitcode}); check memory, or train with "
                                "--no-eval-background")
         self.restarts += 1

@@ -25,6 +25,10 @@ class CheckpointError(RuntimeError):
     """A checkpoint file is missing, unreadable, corrupt or of the wrong kind."""
 
 
+#: what the message about a damaged checkpoint suggests
+_RESTORE = "restore it from a backup or use another checkpoint (e.g. best.pt, or start a fresh run)"
+
+
 def _torch():
     # imported on use: CheckpointError, which every command catches, must import without torch
     return require_torch("reading or writing an AlphaZero checkpoint")
@@ -78,16 +82,15 @@ def load_checkpoint(path) -> dict:
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds (pickle, zip, runtime) for a damaged file
-        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint "
-                              f"({type(e).__name__}: {first_line(e)[:200]})") from e  # torch's run to pages
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint "  # torch's run to pages
+                              f"({type(e).__name__}: {first_line(e)[:200]}); {_RESTORE}") from e
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {str(path)!r} is not an {FORMAT} file")
     if "sha256" in data:
         body = {k: v for k, v in data.items() if k != "sha256"}
         if content_digest(body) != data["sha256"]:
             raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its content does not match "
-                                  "its sha256 checksum; restore it from a backup or use another "
-                                  "checkpoint (e.g. best.pt, or start a fresh run)")
+                                  f"its sha256 checksum; {_RESTORE}")
     for key in ("game", "net_config", "model"):
         if key not in data:
             raise CheckpointError(f"checkpoint {str(path)!r} lacks the {key!r} entry")

@@ -19,6 +19,11 @@ from agents.selfplay import ChunkResult, ChunkTask, run_chunk
 from highway_env.ray_tasks import NODE_WAIT_SECONDS, RayCluster, shipped_runtime_env
 
 
+class WorkersLostError(RuntimeError):
+    """Worker processes kept dying (killed, out of memory) past the restarts allowed: not a bug in
+    the work, so the commands report it in one line (a RuntimeError, as it was)."""
+
+
 class InlinePool:
     """No workers: chunks run in the calling process when collected."""
 
@@ -135,6 +140,7 @@ class ProcessPool:
         self._pending: collections.deque = collections.deque()  # (key, task) not started anywhere
         self._results: dict[int, ChunkResult] = {}
         self._error: str | None = None
+        self._error_type: type = RuntimeError  # WorkersLostError where no worker could be kept alive
         self._batch = 0
         self._expected = 0
         self._weights = None
@@ -162,7 +168,7 @@ class ProcessPool:
         with self._cond:
             while len(self._results) < self._expected:
                 if self._error is not None:
-                    raise RuntimeError(self._error)
+                    raise self._error_type(self._error)
                 if self._pending and self._helps:  # help: run a queued chunk here
                     key, task = self._pending.popleft()
                     weights = self._weights
@@ -266,6 +272,7 @@ class ProcessPool:
         if not dead.finished_any:
             self._failed_starts += 1
         if self._failed_starts > self._max_failed and not self._workers:
+            self._error_type = WorkersLostError
             self._error = (f"no self-play worker could be started: {self._failed_starts} worker "
                            f"processes in a row died before finishing a chunk (last exit code "
                            f"{dead.proc.exitcode}); check memory, or run with --workers 0")
@@ -277,6 +284,7 @@ class ProcessPool:
         except OSError as e:
             self._failed_starts += 1
             if not self._workers:
+                self._error_type = WorkersLostError
                 self._error = f"no self-play worker could be started: {e}"
         self._cond.notify_all()
 

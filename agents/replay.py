@@ -87,11 +87,17 @@ class ReplayBuffer:
                 "head": np.int64(self.head), "added": np.int64(self.added)}
 
     def load_state_dict(self, d: dict) -> None:
-        n = len(d["value"])
-        if n > self.capacity:
-            raise ValueError(f"saved replay holds {n} positions, more than the capacity {self.capacity}")
+        """A saved ring into this buffer: slot for slot where it fills this capacity exactly (a
+        resume at the same --replay-size); into another capacity (a resume that changes it) oldest
+        first, keeping the newest positions that fit, so the next ones are added after them."""
+        n, head = len(d["value"]), int(d["head"])
+        if n == self.capacity:
+            order, self.head = slice(None), head % self.capacity
+        else:  # the saved ring's oldest entry is at its head (0 while it was not full yet)
+            order = np.roll(np.arange(n), -(head % n) if n else 0)[-self.capacity:]
+            self.head = len(order) % self.capacity
         for f in Samples._fields:
-            getattr(self, f)[:n] = d[f]
-        self.size = n
-        self.head = int(d["head"]) % self.capacity
+            values = np.asarray(d[f])[order]
+            getattr(self, f)[:len(values)] = values
+        self.size = min(n, self.capacity)
         self.added = int(d["added"])

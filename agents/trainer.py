@@ -9,14 +9,17 @@ Determinism: chunks are seeded by (seed, iteration, chunk) and merged in chunk o
 its own seeded generator, evaluation changes nothing training uses, and self-play and evaluation
 run with one torch thread. So with a fixed ``iterations`` count the same seed and config give the
 same weights wherever the chunks run, and a resumed run ends as an uninterrupted one
-(tests/test_train.py). Not so: more ``workers`` than chunks (the games are split differently,
-:func:`chunk_sizes`), a ResNet at another ``learner_threads``, a run bounded by ``minutes``, CUDA.
+(tests/test_train.py), also where Ctrl-C or SIGTERM came inside an iteration: the iteration is
+finished first (:mod:`agents.interrupts`). Not so: more ``workers`` than chunks (the games are split
+differently, :func:`chunk_sizes`), a ResNet at another ``learner_threads``, a run bounded by
+``minutes``, CUDA.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -28,11 +31,14 @@ from agents.background_eval import BackgroundEvaluator, evaluate_net
 from agents.checkpoint import CheckpointError, atomic_write, load_checkpoint, save_checkpoint
 from agents.config import TrainConfig
 from agents.grading import Grader
+from agents.interrupts import InterruptsDeferred
 from agents.network import ConfigError, NetConfig, build_network, masked_log_softmax
 from agents.parallel import make_pool
 from agents.registry import get_game
 from agents.replay import ReplayBuffer, Samples
 from agents.selfplay import ChunkTask
+from highway_env.atomic_files import remove_stale_temp_files
+from highway_env.cli_args import first_line
 
 
 def chunk_sizes(games: int, batch: int, workers: int) -> list[int]:
@@ -93,8 +99,10 @@ class Trainer:
         self.best_by = cfg.best_by if self.grader.available else "score"
         self._evaluator: BackgroundEvaluator | None = None
         self._eval_models: dict[int, dict] = {}  # iteration -> model entry of a pending evaluation
+        self._mid_iteration = False  # the state is half an iteration's: an interrupt now must not save it
         if resume:
             self.load(self.run_dir / "latest.pt")
+            read_log_rows(self.run_dir / "log.csv", self.counters["iteration"])  # a damaged log: refused now
 
     # ------------------------------------------------------------------ checkpoints
     def _model_entry(self) -> dict:
@@ -230,15 +238,29 @@ class Trainer:
         """Evaluate the weights of ``iteration``: at once in the loop (train_steps puts the net back
         in training mode), or handed to the background process with a snapshot for best.pt (their
         result is recorded when it comes back)."""
-        c, entry = self.cfg, self._model_entry()
-        if not c.eval_background:
-            self._opponents = self._opponents or c.eval_agents()
-            scores = evaluate_net(c, self.game, self.net, self._opponents, iteration, c.device)
-            self._record_evaluation(iteration, scores, entry, logger)
-            return
+        entry = self._model_entry()
         entry["model"] = {k: v.clone() for k, v in entry["model"].items()}  # not the live tensors
-        self._eval_models[iteration] = entry
-        self._submit_evaluation(iteration, entry)
+        self._eval_models[iteration] = entry  # pending until recorded: an interrupted run saves it
+        if self.cfg.eval_background:
+            self._submit_evaluation(iteration, entry)
+        else:
+            self._evaluate_in_loop(iteration, self.net, logger)
+
+    def _evaluate_in_loop(self, iteration: int, net: torch.nn.Module, logger: "_Logger") -> None:
+        c = self.cfg
+        self._opponents = self._opponents or c.eval_agents()
+        scores = evaluate_net(c, self.game, net, self._opponents, iteration, c.device)
+        self._record_evaluation(iteration, scores, self._eval_models.pop(iteration), logger)
+
+    def _resume_evaluations(self, logger: "_Logger") -> None:
+        """The evaluations pending when the run was last saved, of their snapshots' weights."""
+        for iteration, entry in sorted(self._eval_models.items()):
+            if self.cfg.eval_background:
+                self._submit_evaluation(iteration, entry)
+            else:
+                net = build_network(self.net_config).to(self.device)
+                net.load_state_dict(entry["model"])
+                self._evaluate_in_loop(iteration, net, logger)
 
     def _submit_evaluation(self, iteration: int, entry: dict) -> None:
         if self._evaluator is None:
@@ -272,6 +294,7 @@ class Trainer:
         c = self.cfg
         done_here = 0
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(self.run_dir)  # of a run killed while it saved (one run writes here at a time)
         game_module = (type(self.game).__module__,)  # a user's game (--game pkg.mod:Class) travels to Ray nodes
         # first: it may refuse
         pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait)
@@ -281,8 +304,7 @@ class Trainer:
             print(f"note: {self.grader.note}")
         t_start = time.time() - self.counters["elapsed"]
         try:
-            for iteration, entry in sorted(self._eval_models.items()):  # pending when last saved
-                self._submit_evaluation(iteration, entry)
+            self._resume_evaluations(logger)
             if not self._done():
                 pool.submit(self._tasks(self.counters["iteration"], self.actor_weights))
             while not self._done():
@@ -292,33 +314,10 @@ class Trainer:
                 next_weights = _np_weights(self.net)
                 if not (c.iterations and it + 1 >= c.iterations):
                     pool.submit(self._tasks(it + 1, next_weights))
-                samples = Samples.concat([r.samples for r in results])
-                self.replay.add(samples)
-                games = sum(r.games for r in results)
-                self.counters["games"] += games
-                self.counters["positions"] += len(samples.value)
-                steps = 0
-                if len(self.replay) >= c.min_replay:
-                    want = len(samples.value) * c.replay_ratio / c.batch_size + self.counters["step_carry"]
-                    steps = int(want)
-                    self.counters["step_carry"] = want - steps
-                losses = self.train_steps(steps)
-                self.actor_weights = next_weights
-                self.counters["iteration"] = it + 1
-                self.counters["elapsed"] = time.time() - t_start
-                self.save_snapshots()
-                outcomes = np.sum([r.outcomes for r in results], axis=0)
-                row = {"iteration": it + 1, "steps": self.counters["steps"], "games": self.counters["games"],
-                       "positions": self.counters["positions"], "elapsed_s": round(self.counters["elapsed"], 2),
-                       "games_per_s": round(games / max(time.time() - t_iter, 1e-9), 2),
-                       "p0_win": outcomes[0] / games, "draw": outcomes[1] / games, "replay": len(self.replay),
-                       **{k: round(float(v), 5) for k, v in losses.items()}}
-                final = self._done()
-                if self.grader.due(it + 1, final):
-                    row["grade_accuracy"] = round(self.grader.accuracy(self.net), 5)
-                    if self.grader.improved(row["grade_accuracy"]) and self.best_by == "accuracy":
-                        save_checkpoint(self.run_dir / "best.pt", self._model_entry())
-                logger.log(row)
+                with InterruptsDeferred(f"finishing iteration {it + 1}"):  # the state changes from here
+                    self._mid_iteration = True
+                    row, final = self._learn(it, results, next_weights, t_start, t_iter, logger)
+                    self._mid_iteration = False
                 if c.eval_every and ((it + 1) % c.eval_every == 0 or final):
                     self._start_evaluation(it + 1, logger)
                 self._finished_evaluations(logger, wait=final)
@@ -326,6 +325,7 @@ class Trainer:
                 done_here += 1
                 stop = stop_after is not None and done_here >= stop_after
                 if (it + 1) % c.checkpoint_every == 0 or final or stop:
+                    logger.flush()
                     self.save()
                 if stop:
                     break
@@ -334,9 +334,23 @@ class Trainer:
             if not (self.run_dir / "best.pt").exists():
                 save_checkpoint(self.run_dir / "best.pt", self._model_entry())
         except KeyboardInterrupt:
+            if self._mid_iteration:  # a second Ctrl-C inside an iteration: its half-changed state is not saved
+                print(f"\ninterrupted inside iteration {self.counters['iteration'] + 1}: not saved; "
+                      f"{self.run_dir / 'latest.pt'} keeps the last checkpoint; continue with --resume")
+                raise
+            logger.flush()
             self.save()
             print(f"\ninterrupted: saved {self.run_dir / 'latest.pt'} at iteration "
                   f"{self.counters['iteration']}; continue with --resume")
+            raise
+        except Exception as e:
+            # a lost cluster, no worker that can start, a failed evaluation: found between iterations,
+            # so the iterations done since the last checkpoint are whole and kept (not a diverged net)
+            if not isinstance(e, TrainingDiverged) and not self._mid_iteration and self.counters["iteration"]:
+                logger.flush()
+                self.save()
+                print(f"\nstopped by an error: saved {self.run_dir / 'latest.pt'} at iteration "
+                      f"{self.counters['iteration']}; continue with --resume once it is fixed", file=sys.stderr)
             raise
         finally:
             pool.close()
@@ -347,18 +361,63 @@ class Trainer:
             logger.close()
         return {"counters": dict(self.counters), "eval": dict(self.last_eval), "losses": dict(self.last_losses)}
 
+    def _learn(self, it: int, results: list, next_weights: dict, t_start: float, t_iter: float,
+               logger: "_Logger") -> tuple[dict, bool]:
+        """Iteration ``it + 1``'s change of state: its games into the replay, its SGD steps, its
+        counters, grading and log row; returns the row and whether the run is done."""
+        c = self.cfg
+        samples = Samples.concat([r.samples for r in results])
+        self.replay.add(samples)
+        games = sum(r.games for r in results)
+        self.counters["games"] += games
+        self.counters["positions"] += len(samples.value)
+        steps = 0
+        if len(self.replay) >= c.min_replay:
+            want = len(samples.value) * c.replay_ratio / c.batch_size + self.counters["step_carry"]
+            steps = int(want)
+            self.counters["step_carry"] = want - steps
+        losses = self.train_steps(steps)
+        self.actor_weights = next_weights
+        self.counters["iteration"] = it + 1
+        self.counters["elapsed"] = time.time() - t_start
+        self.save_snapshots()
+        outcomes = np.sum([r.outcomes for r in results], axis=0)
+        row = {"iteration": it + 1, "steps": self.counters["steps"], "games": self.counters["games"],
+               "positions": self.counters["positions"], "elapsed_s": round(self.counters["elapsed"], 2),
+               "games_per_s": round(games / max(time.time() - t_iter, 1e-9), 2),
+               "p0_win": outcomes[0] / games, "draw": outcomes[1] / games, "replay": len(self.replay),
+               **{k: round(float(v), 5) for k, v in losses.items()}}
+        final = self._done()
+        if self.grader.due(it + 1, final):
+            row["grade_accuracy"] = round(self.grader.accuracy(self.net), 5)
+            if self.grader.improved(row["grade_accuracy"]) and self.best_by == "accuracy":
+                save_checkpoint(self.run_dir / "best.pt", self._model_entry())
+        logger.log(row)
+        return row, final
+
 
 # ------------------------------------------------------------------ logging helpers
+
+def read_log_rows(path: Path, iteration: int) -> list[dict]:
+    """The rows of log.csv up to ``iteration`` (a resumed run's log, cut back to its checkpoint);
+    CheckpointError naming the file if it cannot be read as one."""
+    if not path.exists():
+        return []
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            return [r for r in csv.DictReader(f) if int(r["iteration"]) <= iteration]
+    except (OSError, ValueError, KeyError, TypeError, csv.Error) as e:  # UnicodeDecodeError is a ValueError
+        raise CheckpointError(f"log {str(path)!r} of the resumed run is damaged ({type(e).__name__}: "
+                              f"{first_line(e)[:120]}); restore it, or move it aside and resume again "
+                              "(the run then starts a new log)") from None
+
 
 class _Logger:
     """log.csv (rows cut back to the resumed iteration) and optional TensorBoard."""
 
     def __init__(self, run_dir: Path, cfg: TrainConfig, iteration: int):
         self.path = run_dir / "log.csv"
-        self.rows = []
-        if self.path.exists():
-            with open(self.path, newline="") as f:
-                self.rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= iteration]
+        self.rows = read_log_rows(self.path, iteration)
         self.tb = None
         if cfg.tensorboard:
             try:
@@ -375,12 +434,19 @@ class _Logger:
         self._scalars(row, int(row["iteration"]))
 
     def update(self, iteration: int, values: dict) -> None:
-        """Add ``values`` to the row of ``iteration`` (an evaluation that finished later)."""
-        for r in self.rows:
-            if int(r["iteration"]) == iteration:
-                r.update({k: str(v) for k, v in values.items()})
+        """Add ``values`` to the row of ``iteration`` (an evaluation that finished later). An
+        evaluation run again on resume (pending in the checkpoint, yet recorded before the run was
+        killed) finds them in its row already: TensorBoard, which a resume purges only past the
+        checkpoint's iteration, does not get them twice. TensorBoard first and flushed, so a kill
+        in between repeats a point rather than loses it."""
+        text = {k: str(v) for k, v in values.items()}
+        rows = [r for r in self.rows if int(r["iteration"]) == iteration]
+        if not rows or not all(text.items() <= r.items() for r in rows):
+            self._scalars(values, iteration)
+            self.flush()
+        for r in rows:
+            r.update(text)
         self._write()
-        self._scalars(values, iteration)
 
     def _write(self) -> None:
         keys = list(dict.fromkeys(k for r in self.rows for k in r))
@@ -396,6 +462,12 @@ class _Logger:
             for k, v in values.items():
                 if k != "iteration" and isinstance(v, (int, float, np.floating, np.integer)):
                     self.tb.add_scalar(k, float(v), iteration)
+
+    def flush(self) -> None:
+        """TensorBoard's queued events to disk: before a checkpoint, as a resume purges only the
+        steps after it (a kill -9 loses what the writer still holds)."""
+        if self.tb is not None:
+            self.tb.flush()
 
     def close(self) -> None:
         if self.tb is not None:

@@ -4,8 +4,10 @@ with exit code 2, and numeric limits are finite and in range (no traceback from 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import signal
 
 # Limits beyond these are meaningless (a year of search; more nodes than an int64 counter holds)
 # and overflow the compiled search's clock and counters, so they are refused up front.
@@ -114,3 +116,23 @@ def json_object(text: str, what: str, example: str) -> dict:
     if not isinstance(obj, dict):
         raise ValueError(f"{what} must be a JSON object such as {example}, got {text[:60]!r}")
     return obj
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: the command stops its workers, keeps what it has written and
+    says so in one line (exit 143, the shell's 128 + 15, where Ctrl-C gives 130)."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) inside the block: a batch system's
+    stop reaches the command's Ctrl-C handling instead of killing it with its pool half torn down."""
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -54,3 +54,33 @@ def test_augmented_policy_stays_on_legal_moves_and_matches_a_symmetric_board():
     # and augmentation really changes samples
     plain = buf.sample(128, np.random.default_rng(1), augment=False)
     assert not np.array_equal(plain.obs, batch.obs)
+
+
+def _kept(buf) -> list[bytes]:
+    """The buffer's positions, oldest first."""
+    order = np.roll(np.arange(buf.size), -buf.head) if buf.size == buf.capacity else np.arange(buf.size)
+    return [buf.states[i].tobytes() for i in order]
+
+
+def test_a_ring_resumed_at_another_capacity_keeps_the_newest_positions():
+    """Resumed with a larger --replay-size, a full ring was copied slot for slot with its head: new
+    positions overwrote ones it had room to keep, and it counted slots never written (zero boards,
+    zero policies) as positions to train on. With a smaller one, the resume failed."""
+    buf = ReplayBuffer(G, 50)
+    old, new = _samples(70, 0), _samples(20, 1)
+    buf.add(old)  # wrapped: the newest 50 of them, the ring's head mid-way
+    bigger = ReplayBuffer(G, 80)
+    bigger.load_state_dict(buf.state_dict())
+    bigger.add(new)
+    assert len(bigger) == 70 and _kept(bigger) == [s.tobytes() for s in np.concatenate([old.states[20:], new.states])]
+    assert bigger.policy[:70].astype(np.float32).sum(1).min() > 0.99  # every counted slot holds a position
+    smaller = ReplayBuffer(G, 30)
+    smaller.load_state_dict(buf.state_dict())
+    assert len(smaller) == 30 and _kept(smaller) == [s.tobytes() for s in old.states[40:]]
+    smaller.add(new)
+    assert _kept(smaller) == [s.tobytes() for s in np.concatenate([old.states[60:], new.states])]
+    half = ReplayBuffer(G, 50)
+    half.add(_samples(20, 2))
+    grown = ReplayBuffer(G, 60)
+    grown.load_state_dict(half.state_dict())  # a ring not yet full: as it was
+    assert grown.head == 20 and _kept(grown) == _kept(half)

@@ -1,12 +1,13 @@
 """evaluate.py and highway_env.evaluation: metrics, Elo, the position set, the perfect agent, the CLI."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import evaluate
-from highway_env.core import Board, encode_action
+from highway_env.core import Board, encode_action, random_board
 from highway_env.evaluation import metrics
 from highway_env.evaluation.elo import elo_with_ci, fit_bt
 from highway_env.evaluation.positions import (DEFAULT_PATH, ILLEGAL, UNKNOWN, PositionSet, label_position,
@@ -353,3 +354,108 @@ def test_v2_seeds_do_not_depend_on_where_the_set_lies(tmp_path, small_set):
     assert shipped and v2_seeds(copy) == shipped
     assert evaluate.v2_seed_name(copy) == evaluate.V2_SEED_NAME
     assert v2_seeds(small_set) != shipped[:1] and evaluate.v2_seed_name(small_set).startswith("sha256:")
+
+
+def test_a_checkpoint_changed_under_the_same_path_is_not_answered_from_the_cache(tmp_path):
+    """Tasks were keyed by the agent spec alone: rerun with the same --out after best.pt had trained
+    further, the cache reported the old network's figures as the new one's."""
+    import shutil
+
+    ckpt = tmp_path / "best.pt"
+    args = evaluate.build_parser().parse_args(["--agent", f"az:{ckpt}:8", "--agent", "random", "--games", "2",
+                                               "--rr-games", "2", "--positions", "10", "--conversion", "2"])
+
+    def ids():
+        tasks, _ = evaluate.make_tasks(args, load_positions(), tmp_path)
+        return {t["id"]: t for t in tasks}
+
+    shutil.copy(Path(evaluate.__file__).parent / "agents" / "pretrained" / "highway_az.pt", ckpt)
+    before = ids()
+    assert ids().keys() == before.keys()  # the same file: every task is the cached one
+    ckpt.write_bytes(ckpt.read_bytes() + b"trained further")
+    after = ids()
+    uses_it = {i for i, t in before.items() if any(str(ckpt) in str(t.get(k)) for k in ("agent", "a", "b"))}
+    assert uses_it and not uses_it & after.keys()  # each task of the changed checkpoint runs again
+    assert before.keys() - uses_it <= after.keys()  # the other agent's tasks stay cached
+    assert [t["seed"] for t in before.values()] == [t["seed"] for t in after.values()]  # the same games
+
+
+@pytest.mark.parametrize("content", ["", "garbage", '{"id": "moves-x-1", "kind": "mo', "{}", "[1, 2]", "null",
+                                     '{"id": "moves-other-2", "kind": "moves", "actions": [3]}',
+                                     '{"id": "moves-x-1", "kind": "moves"}'],
+                         ids=["empty", "garbage", "truncated", "empty-dict", "list", "null", "other-task", "no-actions"])
+def test_a_damaged_cache_entry_is_run_again_not_a_traceback(tmp_path, content):
+    """A task file that parsed but was not this task's result (an emptied or overwritten file) went
+    on into the summary: KeyError 'actions'."""
+    from highway_env.evaluation.tasks import load_done, save_done, task_path
+
+    task = {"id": "moves-x-1", "kind": "moves", "index": [0]}
+    result = {"id": "moves-x-1", "kind": "moves", "actions": [17]}
+    save_done(tmp_path, task, result)
+    assert load_done(tmp_path, task) == result
+    task_path(tmp_path, task).write_text(content)
+    assert load_done(tmp_path, task) is None
+
+
+def test_a_build_work_folder_is_resumed_only_with_its_own_settings(tmp_path, capsys):
+    """The default --work (one folder per set version) was resumed whatever the settings: a build
+    with another --seed or --per-ply took the earlier build's selection and labels, and recorded
+    its own seed in the set's meta."""
+    from highway_env.evaluation import positions
+    from highway_env.evaluation.position_set import PositionSetError
+
+    rng = np.random.default_rng(0)
+    boards = np.array([random_board(rng, 14).cells for _ in range(2)], np.int8)
+    work = tmp_path / "work"
+    work.mkdir()
+    np.savez(work / "selection.npz", boards=boards, ply=np.array([14, 14]), source=np.array([0, 0]),
+             seconds=np.float64(1.0))
+    settings = dict(per_ply={14: 2}, games_per_source=3, workers=1, margin_min_ply=9, chunk=50, first_moves=None,
+                    progress=False)
+    ps = positions.build(tmp_path / "a.npz", work, seed=0, **settings)  # an old folder: resumed, with a note
+    assert len(ps) == 2 and "did not record its settings" in capsys.readouterr().err
+    assert len(positions.build(tmp_path / "a.npz", work, seed=0, **settings)) == 2  # its own settings: resumed
+    with pytest.raises(PositionSetError, match=r"holds a build with other settings \(seed 0 there, 1 here\)"):
+        positions.build(tmp_path / "b.npz", work, seed=1, **settings)
+    (work / "selection.npz").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(PositionSetError, match="selection .*selection.npz' is damaged"):
+        positions.build(tmp_path / "a.npz", work, seed=0, **settings)
+
+
+def _dies_once(marker: str) -> str:
+    """A task whose worker is killed the first time it runs it (kill -9, the out-of-memory killer)."""
+    import os
+    import signal
+
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "done"
+
+
+def test_an_evaluation_worker_killed_mid_task_is_replaced_not_waited_for(tmp_path):
+    """evaluate.py ran its tasks on a multiprocessing.Pool, which waits for ever on a task whose
+    worker was killed: `kill -9` of one worker, and the run never ended (150 s measured)."""
+    from highway_env.retrying_pool import RetryingPool, WorkerLostError
+
+    pool = RetryingPool(2, retries=1)
+    try:
+        pending = {pool.submit(_dies_once, str(tmp_path / "killed-once")), pool.submit(abs, -3)}
+        got = []
+        while pending:
+            for task, result in pool.wait_any(pending):
+                pending.discard(task)
+                got.append(result)
+        assert sorted(got, key=str) == [3, "done"] and max(pool.lost.values()) == 1
+        # as multiprocessing.Pool's imap (positions build draws and labels with them)
+        assert list(pool.imap(abs, [-1, -2, -3, -4])) == [1, 2, 3, 4]
+        assert sorted(pool.imap_unordered(abs, [-1, -2, -3])) == [1, 2, 3]
+    finally:
+        pool.close(kill=True)
+    pool = RetryingPool(1, retries=0, what=lambda args: f"running task {args[0]!r}", hint="try fewer --workers")
+    try:
+        task = pool.submit(_dies_once, str(tmp_path / "killed-again"))
+        with pytest.raises(WorkerLostError, match="a worker died 1 times running task .*killed-again'; try fewer"):
+            pool.wait_any({task})
+    finally:
+        pool.close(kill=True)

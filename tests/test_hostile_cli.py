@@ -250,6 +250,31 @@ def test_a_signal_ends_prove_in_one_line_and_stops_its_workers(tmp_path, sig, co
     assert _wait_gone(workers, 5) == []
 
 
+_EVALUATE_TERMINATED = """
+import os, signal, sys, time
+import evaluate
+
+def run_tasks(*args, **kwargs):  # a batch system stops the job while its tasks run
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(30)
+
+evaluate.run_tasks = run_tasks
+sys.exit(evaluate.main(["--agent", "random", "--games", "0", "--rr-games", "0", "--positions", "10",
+                        "--conversion", "0", "--workers", "1", "--store", "none", "--no-progress",
+                        "--out", sys.argv[1]]))
+"""
+
+
+def test_sigterm_ends_evaluate_in_one_line_as_ctrl_c_does(tmp_path):
+    """evaluate.py had no SIGTERM handling (the solver's commands had): killed by the signal, its
+    pool torn down half-way ("leaked semaphore objects"), without a word of what was kept."""
+    proc = subprocess.run([sys.executable, "-c", _EVALUATE_TERMINATED, str(tmp_path / "ev")], capture_output=True,
+                          text=True, timeout=120, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 143, proc.stderr
+    err = proc.stderr.strip()
+    assert "interrupted by SIGTERM" in err and "rerun the same command to resume" in err and "Traceback" not in err
+
+
 @linux_only
 @pytest.mark.slow
 def test_workers_die_with_a_killed_parent(tmp_path):

@@ -229,6 +229,27 @@ def test_a_real_search_process_ends_when_its_game_is_replaced(server):
     assert status == 200 and len(server.sessions) == 0
 
 
+def test_an_engine_process_killed_mid_search_is_restarted_and_the_game_goes_on():
+    """A killed engine (kill -9, the out-of-memory killer) was kept: its game reported "the process
+    ... ended", then "... is gone" for every later move, also after New game with that opponent."""
+    games = SessionManager()
+    try:
+        session = games.create("B", "mcts:6000", seed=1)
+        first = session.agent._process
+        time.sleep(0.15)  # the search (about 0.5 s alone) has started, or not: either way the process is gone
+        first.kill()
+        state = session.wait(60)
+        assert state["opponent_error"] is None and len(state["history"]) == 1, state
+        assert session.agent.restarts == 1 and session.agent._process.poll() is None
+        session.agent._process.kill()  # killed while idle: the next request finds it gone
+        games.restart(session.id)
+        state = session.wait(60)
+        assert state["opponent_error"] is None and len(state["history"]) == 1, state
+        assert session.agent.restarts == 2
+    finally:
+        games.close()
+
+
 # ----------------------------------------------------------------------------- 2. Host, Origin, files
 
 def test_host_names():

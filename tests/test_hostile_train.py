@@ -184,6 +184,264 @@ def test_sigterm_saves_like_ctrl_c(tmp_path, capsys):
     assert signal.getsignal(signal.SIGTERM) is before  # handler restored
 
 
+def _interrupt_inside_iteration(monkeypatch, iteration: int, signals: int = 1) -> None:
+    """Send ``signals`` SIGINTs to this process as iteration ``iteration`` starts its SGD steps
+    (its games already in the replay): what a Ctrl-C at that moment does."""
+    train_steps = Trainer.train_steps
+
+    def interrupted(self, n):
+        if self.counters["iteration"] + 1 == iteration:
+            for _ in range(signals):
+                os.kill(os.getpid(), signal.SIGINT)
+        return train_steps(self, n)
+
+    monkeypatch.setattr(Trainer, "train_steps", interrupted)
+
+
+def _log_rows(run_dir: Path) -> list[dict]:
+    import csv
+
+    with open(run_dir / "log.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("signals, saved_at", [(1, 3), (2, 2)], ids=["ctrl-c", "ctrl-c-twice"])
+def test_ctrl_c_inside_an_iteration_resumes_as_an_uninterrupted_run(tmp_path, monkeypatch, signals, saved_at):
+    calm = Trainer(tiny(tmp_path, "calm"))
+    calm.run()
+    cut = Trainer(tiny(tmp_path, "cut"))
+    with monkeypatch.context() as m:
+        _interrupt_inside_iteration(m, 3, signals)
+        with pytest.raises(KeyboardInterrupt):
+            cut.run()
+    # once: iteration 3 is finished, then saved; twice: it stops at once, latest.pt stays at 2
+    assert load_checkpoint(tmp_path / "cut" / "latest.pt")["counters"]["iteration"] == saved_at
+    resumed = Trainer(tiny(tmp_path, "cut"), resume=True)
+    resumed.run()
+    assert resumed.counters == {**calm.counters, "elapsed": resumed.counters["elapsed"]}  # no games counted twice
+    sa, sb = calm.net.state_dict(), resumed.net.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert [r["iteration"] for r in _log_rows(tmp_path / "cut")] == ["1", "2", "3", "4"]
+
+
+def test_an_evaluation_in_the_loop_cut_by_ctrl_c_runs_again_on_resume(tmp_path, monkeypatch):
+    kw = dict(eval_every=2, eval_games=4, eval_background=False)
+    calm = Trainer(tiny(tmp_path, "calm", **kw))
+    calm.run()
+    import agents.trainer
+
+    evaluate_net = agents.trainer.evaluate_net
+
+    def interrupted(*args, **kwargs):
+        monkeypatch.setattr(agents.trainer, "evaluate_net", evaluate_net)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.trainer, "evaluate_net", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(tiny(tmp_path, "cut", **kw)).run()
+    assert load_checkpoint(tmp_path / "cut" / "latest.pt")["counters"]["iteration"] == 2
+    Trainer(tiny(tmp_path, "cut", **kw), resume=True).run()
+    calm_rows, cut_rows = _log_rows(tmp_path / "calm"), _log_rows(tmp_path / "cut")
+    assert [r["eval_mean"] for r in cut_rows] == [r["eval_mean"] for r in calm_rows]
+    assert cut_rows[1]["eval_mean"] != ""  # iteration 2's evaluation, cut short, was run on resume
+
+
+def _pool_failing_at_collect(monkeypatch, call: int, error: Exception) -> None:
+    """The trainer's self-play pool: in-process, raising ``error`` at its ``call``-th collect."""
+    import agents.trainer
+
+    class Failing(InlinePool):
+        collected = 0
+
+        def collect(self):
+            Failing.collected += 1
+            if Failing.collected == call:
+                raise error
+            return super().collect()
+
+    monkeypatch.setattr(agents.trainer, "make_pool", lambda *a, **k: Failing())
+
+
+def test_a_run_stopped_by_a_lost_cluster_keeps_its_iterations(tmp_path, monkeypatch):
+    """A pool error between iterations (a Ray chunk lost more often than its retries, no worker
+    that can start) ended the run without saving: with the default --checkpoint-every 5, up to four
+    iterations were lost, and a run stopped before its first checkpoint had nothing to resume."""
+    from highway_env.ray_tasks import RayClusterError
+
+    calm = Trainer(tiny(tmp_path, "calm"))
+    calm.run()
+    with monkeypatch.context() as m:
+        _pool_failing_at_collect(m, 3, RayClusterError("self-play chunk 0 was lost with its Ray worker or node "
+                                                       "more often than its retries allow"))
+        with pytest.raises(RayClusterError):
+            Trainer(tiny(tmp_path, "cut", checkpoint_every=100)).run()
+    assert load_checkpoint(tmp_path / "cut" / "latest.pt")["counters"]["iteration"] == 2
+    resumed = Trainer(tiny(tmp_path, "cut"), resume=True)
+    resumed.run()
+    sa, sb = calm.net.state_dict(), resumed.net.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa) and resumed.counters["games"] == calm.counters["games"]
+
+
+@pytest.mark.parametrize("log", ["iteration,steps\nabc,1\n", "iteration,steps\n1,2\n\xff\xfe,3\n",
+                                 "iteration,steps\n1,2\n\0\0\0\0"],
+                         ids=["not-a-number", "not-utf8", "nul-bytes"])
+def test_a_damaged_log_on_resume_is_a_one_line_error_naming_it(tmp_path, capsys, log):
+    """log.csv that does not parse stopped the resumed run with a traceback from the CSV reader."""
+    cfg = tiny(tmp_path, iterations=2)
+    Trainer(cfg).run()
+    (tmp_path / "t" / "log.csv").write_bytes(log.encode("latin-1"))
+    assert train.main(_flags(cfg, iterations=3) + ["--resume"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "log.csv" in err and "damaged" in err and "\n" not in err
+
+
+def test_workers_that_keep_dying_end_train_py_in_one_line_and_keep_its_iterations(tmp_path, monkeypatch, capsys):
+    """Local self-play workers (or the evaluation process) killed past their restarts ended
+    train.py with a RuntimeError traceback."""
+    from agents.parallel import WorkersLostError
+
+    _pool_failing_at_collect(monkeypatch, 3, WorkersLostError(
+        "no self-play worker could be started: 4 worker processes in a row died before finishing a chunk "
+        "(last exit code -9)"))
+    cfg = tiny(tmp_path, checkpoint_every=100)
+    assert train.main(_flags(cfg)) == 2
+    err = capsys.readouterr().err
+    assert "error: no self-play worker could be started" in err and "Traceback" not in err
+    assert "saved" in err and load_checkpoint(tmp_path / "t" / "latest.pt")["counters"]["iteration"] == 2
+
+
+_KILLED_WHILE_SAVING = """
+import sys, time
+from highway_env.atomic_files import atomic_write
+
+def write(tmp):
+    with open(tmp, "wb") as f:
+        f.write(b"half a replay")
+        f.flush()
+        print("writing", flush=True)
+        time.sleep(60)
+
+atomic_write(sys.argv[1], write)
+"""
+
+
+def test_the_temp_file_of_a_run_killed_while_saving_is_removed_on_resume(tmp_path):
+    """kill -9 while latest.pt's replay was written left its temp file (as large as the replay)
+    in the run folder for good, one more each time."""
+    cfg = tiny(tmp_path, iterations=2)
+    Trainer(cfg).run()
+    run = tmp_path / "t"
+    saving = subprocess.Popen([sys.executable, "-c", _KILLED_WHILE_SAVING, str(run / "replay_000003.npz")],
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert saving.stdout.readline().strip() == "writing"
+    saving.kill()
+    saving.wait()
+    assert len(list(run.glob(".replay_000003.npz.*.tmp"))) == 1
+    Trainer(tiny(tmp_path, iterations=3), resume=True).run()
+    assert list(run.glob(".*.tmp")) == [] and load_checkpoint(run / "latest.pt")["counters"]["iteration"] == 3
+
+
+class _FakeSummaryWriter:
+    """torch's SummaryWriter as far as the trainer uses it: events queue until flushed, as the
+    real one's (a kill -9 loses the queue)."""
+    made: list = []
+
+    def __init__(self, logdir, purge_step=None):
+        self.queued, self.written = [], []
+        _FakeSummaryWriter.made.append(self)
+
+    def add_scalar(self, tag, value, step):
+        self.queued.append((tag, step, value))
+
+    def flush(self):
+        self.written += self.queued
+        self.queued = []
+
+    def close(self):
+        self.flush()
+
+
+@pytest.fixture()
+def fake_tensorboard(monkeypatch):
+    import types
+
+    module = types.ModuleType("torch.utils.tensorboard")
+    module.SummaryWriter = _FakeSummaryWriter
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", module)
+    _FakeSummaryWriter.made = []
+    return _FakeSummaryWriter
+
+
+def test_tensorboard_events_are_on_disk_when_a_checkpoint_is_written(tmp_path, monkeypatch, fake_tensorboard):
+    """A resume purges TensorBoard's steps past its checkpoint and writes them again; the steps up to
+    it are not written again, so those still queued in the writer at a kill -9 were lost."""
+    queued_at_save = []
+    save = Trainer.save
+    monkeypatch.setattr(Trainer, "save", lambda self: (queued_at_save.append(
+        [e for w in fake_tensorboard.made for e in w.queued]), save(self))[1])
+    Trainer(tiny(tmp_path, tensorboard=True, eval_every=2, eval_games=4)).run()
+    assert len(queued_at_save) == 2 and queued_at_save == [[], []]
+    assert {s for w in fake_tensorboard.made for tag, s, _ in w.written if tag == "eval_mean"} == {2, 4}
+
+
+def test_an_evaluation_run_again_on_resume_is_not_logged_twice(tmp_path, fake_tensorboard):
+    """An evaluation still pending in latest.pt, but recorded before the run was killed, is run again
+    on resume: its TensorBoard point at a step before the checkpoint was written a second time."""
+    from agents.trainer import _Logger
+
+    cfg = tiny(tmp_path, tensorboard=True)
+    (tmp_path / "t").mkdir()
+    first = _Logger(tmp_path / "t", cfg, 0)
+    for i in (1, 2, 3):
+        first.log({"iteration": i, "loss": 1.0 / i})
+    first.update(2, {"eval_mean": 0.75})  # recorded after latest.pt (iteration 3) was saved with it pending
+    first.tb.flush()  # then killed, its events on disk
+    resumed = _Logger(tmp_path / "t", cfg, 3)
+    resumed.update(2, {"eval_mean": 0.75})  # the same evaluation, run again
+    resumed.close()
+    points = [e for w in fake_tensorboard.made for e in w.written if e[0] == "eval_mean"]
+    assert points == [("eval_mean", 2, 0.75)]
+    assert _log_rows(tmp_path / "t")[1]["eval_mean"] == "0.75"
+
+
+def test_a_second_training_process_on_a_running_run_is_refused(tmp_path, capsys):
+    """A fresh run started while another trained in the same folder moved that folder aside under
+    it: the other's last checkpoints landed in the new run's folder and were overwritten."""
+    from agents.run_lock import lock_run
+
+    cfg = tiny(tmp_path, iterations=1)
+    Trainer(cfg).run()
+    held = lock_run(tmp_path, "t")  # as the running process holds it
+    before = sorted(p.name for p in tmp_path.iterdir())
+    try:
+        for extra in ([], ["--resume"]):
+            assert train.main(_flags(cfg, iterations=2) + extra) == 2
+            err = capsys.readouterr().err
+            assert "run 't'" in err and "in use by another training process" in err and str(os.getpid()) in err
+        assert sorted(p.name for p in tmp_path.iterdir()) == before  # not moved aside
+    finally:
+        held.close()
+    assert train.main(_flags(cfg, iterations=2) + ["--resume"]) == 0  # free again once it ends
+
+
+def test_the_run_lock_of_a_killed_process_is_free(tmp_path):
+    from agents.run_lock import RunInUseError, lock_run
+
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from agents.run_lock import lock_run; "
+                               "f = lock_run(sys.argv[1], 'r'); print('held', flush=True); time.sleep(60)",
+                               str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunInUseError, match=f"pid {holder.pid}"):
+            lock_run(tmp_path, "r")
+        holder.kill()
+        holder.wait()
+        lock_run(tmp_path, "r").close()  # kill -9 left no stale lock
+    finally:
+        holder.kill()
+
+
 _GRANDCHILD = """
 import sys, time
 from highway_env.parent_watch import exit_with_parent
@@ -346,13 +604,14 @@ def test_training_with_a_killed_worker_ends_with_the_undisturbed_weights(tmp_pat
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
-@pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04" + b"\x00" * 40, bytes(range(256))])
+@pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04" + b"\x00" * 40, bytes(range(256)), b""])
 def test_a_corrupt_checkpoint_is_a_one_line_error_naming_it(tmp_path, content):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(content)
     with pytest.raises(CheckpointError) as e:
         load_checkpoint(bad)
     assert "bad.pt" in str(e.value) and "\n" not in str(e.value)  # torch's own message spans a page
+    assert "restore it from a backup" in str(e.value)  # and what to do
 
 
 @pytest.mark.parametrize("content, named", [(b'{"run": "caf\xe9"}', "utf-8"), (b"[" * 100_000, "nested too deeply")],

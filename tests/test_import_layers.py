@@ -11,7 +11,7 @@ LAYERS = {
     1: ("highway_env.core", "highway_env.atomic_files", "highway_env.cli_args", "highway_env.extras",
         "highway_env.parent_watch", "highway_env.registration"),
     2: ("highway_env", "highway_env.highway.batch_rules", "highway_env.render", "highway_env.aec",
-        "highway_env.shipped", "highway_env.ray_address"),
+        "highway_env.shipped", "highway_env.ray_address", "highway_env.retrying_pool"),
     3: ("highway_env.solver.*", "highway_env.ray_tasks", "highway_env.highway", "highway_env.highway.highway",
         "highway_env.batched", "highway_env.gym_env", "highway_env.gym_vector_env", "highway_env.highway_v0",
         "highway_env.blackpath_v0", "highway_env.jumping_v0", "highway_env.blackpath.*", "highway_env.jumping.*", "highway_env.rushhour.*"),

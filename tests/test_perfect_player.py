@@ -19,8 +19,8 @@ from highway_env.solver.book import (Book, BookBuilder, BookError, book_from_cer
                                      build_book, close_under_moves, fix_lost_replies, load_book, positions_at)
 from highway_env.solver.player import DEFAULT_EXACT_MIN_PLY, TIEBREAKS, Oracle, PerfectPlayer, ordered_actions
 from highway_env.solver.reference import reference_move_values
-from highway_env.solver.store import (PositionStore, StoreConflictError, StoreCorruptError, canonical_key,
-                                      key_ply, value_from_bounds)
+from highway_env.solver.store import (PositionStore, StoreConflictError, StoreCorruptError, StoreLockedError,
+                                      canonical_key, key_ply, value_from_bounds)
 
 
 def sign(x):
@@ -421,6 +421,36 @@ def test_store_corrupt_file(tmp_path):
     conn.close()
     with pytest.raises(StoreCorruptError, match="not a position store"):
         PositionStore(other)
+
+
+def test_a_store_locked_by_another_process_is_not_called_corrupt_nor_moved_aside(tmp_path):
+    path = tmp_path / "busy.sqlite"
+    with PositionStore(path) as s:
+        s.put_key("kept", -3, 3)
+    other = sqlite3.connect(path, isolation_level=None)  # another process stopped with its write open
+    other.execute("PRAGMA locking_mode = EXCLUSIVE")
+    other.execute("BEGIN EXCLUSIVE")
+    other.execute("INSERT INTO meta VALUES ('other', 'writer')")
+    try:
+        with pytest.raises(StoreLockedError, match="busy.sqlite.*locked by another process.*not damaged"):
+            PositionStore(path, timeout=0.2, reset_if_corrupt=True)
+        assert sorted(p.name for p in tmp_path.iterdir() if "corrupt" in p.name) == []
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    with PositionStore(path, timeout=0.2, reset_if_corrupt=True) as s:
+        assert s.get_key("kept") == (-3, 3) and not hasattr(s, "moved_aside")
+        s.put_key("new", 0, 1)
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # a writer holding the lock while this store flushes
+        try:
+            with pytest.raises(StoreLockedError, match="busy.sqlite"):
+                s.flush()
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+        s.flush()  # the buffered bounds are kept for the next try
+        assert s.get_key("new") == (0, 1)
 
 
 def test_store_damaged_pages_raise(tmp_path):

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from highway_env.atomic_files import atomic_write_bytes
+from highway_env.atomic_files import atomic_write_bytes, atomic_write_text
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
 from highway_env.evaluation.position_set import (ARRAYS, DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH,  # noqa: F401
@@ -47,6 +47,7 @@ from highway_env.evaluation.positions_label import (_label_chunk, check, early_c
                                                     empty_labels, label_position, load_first_moves, mover_lost,
                                                     root_row)
 from highway_env.evaluation.tasks import pool_worker_init
+from highway_env.retrying_pool import RetryingPool
 from highway_env.shipped import check_output, note_missing_input
 
 #: Positions per ply (plies 4..15) of the shipped set, so that the labelling fits ~30 min on 2 cores
@@ -60,6 +61,38 @@ STRONG_PER_PLY = {5: 20, 6: 200, 7: 400, 8: 500, 9: 500, 10: 500, 11: 500}
 
 # ----------------------------------------------------------------------------- build
 
+def _claim_work(work: Path, settings: dict) -> None:
+    """Record in ``work`` the settings its selection and labels are made with, or check them: a
+    folder reused with other settings (the default --work is one per set version, whatever the
+    seed or sizes) would resume the other build and label the new set with its positions."""
+    record = work / "build.json"
+    if record.exists():
+        try:
+            held = json.loads(record.read_text())
+        except (OSError, ValueError) as e:
+            raise PositionSetError(f"work file {str(record)!r} is damaged ({type(e).__name__}); delete the "
+                                   f"folder {str(work)!r} to start the build over") from None
+        if held != settings:
+            diff = ", ".join(f"{k} {held.get(k)!r} there, {v!r} here" for k, v in settings.items() if held.get(k) != v)
+            raise PositionSetError(f"work folder {str(work)!r} holds a build with other settings ({diff}); give "
+                                   "another --work, or delete the folder to start over")
+        return
+    if (work / "selection.npz").exists():
+        print(f"note: work folder {work} is from a build that did not record its settings; resuming it "
+              "unchecked", file=sys.stderr)
+    atomic_write_text(record, json.dumps(settings, indent=1))
+
+
+def _load_work_file(path: Path, what: str):
+    """np.load of a work file, as a dict; PositionSetError naming it if it is damaged."""
+    try:
+        with np.load(path) as z:
+            return {k: z[k] for k in z.files}
+    except Exception as e:  # a truncated zip, not an npz: numpy raises many kinds
+        raise PositionSetError(f"{what} {str(path)!r} is damaged ({type(e).__name__}); delete it and run the "
+                               "build again (it is made again)") from None
+
+
 def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int, seed: int, workers: int,
           margin_min_ply: int, chunk: int, first_moves: str | None, progress: bool = True,
           perfect_games: int | None = None, strong: bool = False) -> PositionSet:
@@ -71,14 +104,20 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
     from tqdm import tqdm
 
     work.mkdir(parents=True, exist_ok=True)
+    _claim_work(work, {"strong": strong, "seed": seed, "per_ply": {str(k): v for k, v in sorted(per_ply.items())},
+                       "games_per_source": games_per_source, "perfect_games": perfect_games,
+                       "margin_min_ply": margin_min_ply, "chunk": chunk})
     t_start = time.monotonic()
     ctx = mp.get_context("spawn")
-    with ctx.Pool(workers, initializer=pool_worker_init) if workers > 1 else contextlib.nullcontext() as pool:
+    # a RetryingPool, not multiprocessing.Pool, which waited for ever on a chunk whose worker was killed
+    workers_pool = RetryingPool(workers, pool_worker_init, mp_context=ctx, what=lambda args: "on a chunk of the build",
+                                hint="out of memory? try fewer --workers") if workers > 1 else contextlib.nullcontext()
+    with workers_pool as pool:
         sel_path = work / "selection.npz"
         if sel_path.exists():
-            with np.load(sel_path) as z:
-                boards, plies, source = z["boards"], z["ply"], z["source"]
-                draw_seconds = float(z["seconds"])
+            z = _load_work_file(sel_path, "selection")
+            boards, plies, source = z["boards"], z["ply"], z["source"]
+            draw_seconds = float(z["seconds"])
         else:
             t0 = time.monotonic()
             if strong:
@@ -116,10 +155,10 @@ def build(out: Path, work: Path, per_ply: dict[int, int], games_per_source: int,
     label_seconds: dict[int, float] = {}
     for path, bs, _ in jobs:
         i, j = (int(x) for x in Path(path).stem.split("_")[1:])
-        with np.load(path) as z:
-            values[i:j], margins[i:j], value[i:j], margin[i:j] = z["values"], z["margins"], z["value"], z["margin"]
-            p = int(plies[i])
-            label_seconds[p] = label_seconds.get(p, 0.0) + float(z["seconds"])
+        z = _load_work_file(Path(path), "labelled chunk")
+        values[i:j], margins[i:j], value[i:j], margin[i:j] = z["values"], z["margins"], z["value"], z["margin"]
+        p = int(plies[i])
+        label_seconds[p] = label_seconds.get(p, 0.0) + float(z["seconds"])
     ps = PositionSet(boards, plies, values, margins, value, margin, source, sources, {})
     fm = load_first_moves(first_moves) if first_moves and not strong else None
     if fm is not None:

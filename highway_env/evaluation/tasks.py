@@ -43,16 +43,35 @@ def digest(obj) -> str:
     return hashlib.sha1(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:10]
 
 
+def file_digest(path: str) -> str:
+    """sha256 of a file's content."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def task_path(out_dir: Path, task: dict) -> Path:
     return Path(out_dir) / "tasks" / f"{task['id']}.json"
 
 
+#: what a result of each kind of task holds besides its id (see :func:`execute`)
+RESULT_FIELDS = {"moves": ("actions",), "match": ("margins_for_a",), "vs_perfect": ("margins",),
+                 "conversion": ("index", "margins"), "reply_tree": ("first_move", "replies", "margins")}
+
+
 def load_done(out_dir: Path, task: dict):
-    """The task's cached result; None where it is missing or damaged (the task runs again)."""
+    """The task's cached result; None where it is missing or damaged, also where it parses but is
+    not this task's result (an emptied or overwritten file): the task runs again."""
     try:
-        return json.loads(task_path(out_dir, task).read_text())
+        result = json.loads(task_path(out_dir, task).read_text())
     except (FileNotFoundError, ValueError):
         return None
+    if (not isinstance(result, dict) or result.get("id") != task["id"]
+            or any(k not in result for k in RESULT_FIELDS[task["kind"]])):
+        return None
+    return result
 
 
 # ----------------------------------------------------------------------------- in the worker

@@ -112,66 +112,111 @@ def build_opponent(spec, seed: int | None = None, isolate: bool | None = None):
 
 class AgentProcess:
     """An agent in a child process (``python -m highway_env.play.agent_worker SPEC SEED``), with the
-    agent interface the session uses (``act``) and ``close``. JSON lines over its stdin/stdout."""
+    agent interface the session uses (``act``) and ``close``. JSON lines over its stdin/stdout. A
+    process that dies (killed, out of memory) is started again once for the request that finds it
+    gone, so its game goes on; ``restarts`` counts them."""
 
     def __init__(self, spec: str, seed: int | None = None):
+        self.spec = spec
+        self.seed = seed
+        self.restarts = 0
+        self._lock = threading.Lock()  # one request at a time
+        self._life = threading.Lock()  # guards replacing and closing the process
+        self._closed = False
+        self._process, self._lines = self._launch()
+
+    def _launch(self) -> tuple[subprocess.Popen, queue.Queue]:
         import highway_env
 
-        self.spec = spec
         env = dict(os.environ)
         root = str(Path(highway_env.__file__).resolve().parent.parent)
         # a checkout: the child imports this very copy; never an installed copy's site-packages, which on
         # PYTHONPATH would come before the child's standard library (and could shadow it with a backport)
         if not is_installed(root):
             env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "highway_env.play.agent_worker", spec, "" if seed is None else str(seed)],
+        process = subprocess.Popen(
+            [sys.executable, "-m", "highway_env.play.agent_worker", self.spec,
+             "" if self.seed is None else str(self.seed)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
-        self._lines: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, name=f"agent-reader {spec}", daemon=True).start()
-        self._lock = threading.Lock()
+        lines: queue.Queue = queue.Queue()  # one per process: a dead one's last words stay in its own
+        threading.Thread(target=self._read, args=(process, lines), name=f"agent-reader {self.spec}",
+                         daemon=True).start()
         try:
-            reply = self._lines.get(timeout=START_TIMEOUT)
+            reply = lines.get(timeout=START_TIMEOUT)
         except queue.Empty:
-            reply = {"error": f"opponent {spec!r} did not start within {START_TIMEOUT:g} s"}
+            reply = {"error": f"opponent {self.spec!r} did not start within {START_TIMEOUT:g} s"}
         if "ready" not in reply:
-            self.close()
-            raise OpponentSpecError(reply.get("error", f"opponent {spec!r} failed to start"))
+            _stop(process)
+            raise OpponentSpecError(reply.get("error", f"opponent {self.spec!r} failed to start"))
+        return process, lines
 
-    def _read(self) -> None:
-        for line in self._process.stdout:
+    def _read(self, process: subprocess.Popen, lines: queue.Queue) -> None:
+        for line in process.stdout:
             try:
-                self._lines.put(json.loads(line))
+                lines.put(json.loads(line))
             except ValueError:
                 continue  # not ours (a library printing to stdout)
-        self._lines.put({"error": f"the process of opponent {self.spec!r} ended"})
+        lines.put({"ended": True})
 
     def act(self, board) -> int:
         with self._lock:
-            try:
-                self._process.stdin.write(json.dumps({"cells": list(board.cells)}) + "\n")
-                self._process.stdin.flush()
-            except (OSError, ValueError):
-                raise RuntimeError(f"the process of opponent {self.spec!r} is gone") from None
-            reply = self._lines.get()
+            reply = self._ask(board)
+            if reply is None:  # the process is gone (killed, out of memory): a new one, once
+                self._replace()
+                reply = self._ask(board)
+            if reply is None:
+                raise RuntimeError(f"the process of opponent {self.spec!r} ended again after a restart "
+                                   f"(exit code {self._process.poll()}); start a new game or choose another "
+                                   "opponent")
         if "action" not in reply:
             raise RuntimeError(reply.get("error", "no answer"))
         return int(reply["action"])
 
+    def _ask(self, board) -> dict | None:
+        """The process's reply to one request; None if it is gone, before or during the request."""
+        try:
+            self._process.stdin.write(json.dumps({"cells": list(board.cells)}) + "\n")
+            self._process.stdin.flush()
+        except (OSError, ValueError):
+            return None
+        reply = self._lines.get()
+        return None if "ended" in reply else reply
+
+    def _replace(self) -> None:
+        with self._life:
+            if self._closed:  # closed while searching (its game replaced or deleted): not restarted
+                raise RuntimeError(f"opponent {self.spec!r} was stopped")
+        process, lines = self._launch()  # seconds: outside the lock, so close() never waits for it
+        with self._life:
+            if self._closed:
+                _stop(process)
+                raise RuntimeError(f"opponent {self.spec!r} was stopped")
+            old, self._process, self._lines = self._process, process, lines
+            self.restarts += 1
+        _stop(old)
+
     def close(self) -> None:
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(5)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-        for f in (self._process.stdin, self._process.stdout):
-            try:
-                f.close()
-            except OSError:
-                pass
+        with self._life:
+            self._closed = True
+            process = self._process
+        _stop(process)
 
     def __del__(self):
         process = getattr(self, "_process", None)
         if process is not None and process.poll() is None:
             process.terminate()
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End an agent process (SIGTERM, then SIGKILL after 5 s) and close its pipes."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    for f in (process.stdin, process.stdout):
+        try:
+            f.close()
+        except OSError:
+            pass

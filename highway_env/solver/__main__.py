@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 
 from highway_env.core import NUM_ACTIONS, NUMBERS, PATH_LEN, HighwayError, parse_board
-from highway_env.cli_args import (OneLineErrorParser, non_negative_int, positive_float, positive_int, tt_bits_arg,
-                                  number as number_type)
+from highway_env.cli_args import (OneLineErrorParser, Terminated, non_negative_int, positive_float, positive_int,
+                                  sigterm_as_interrupt, tt_bits_arg, number as number_type)
 from highway_env.ray_tasks import add_ray_task_flags, ray_task_settings
 from highway_env.shipped import check_output, note_missing_input
 
@@ -305,32 +304,22 @@ def cmd_store(args) -> int:
     return 1 if report["mismatches"] or report["checksum"] else 0
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: stop the workers, keep what is written, say so in one line."""
-
-
-def _raise_terminated(signum, frame):
-    raise _Terminated()
-
-
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     command = {"solve": cmd_solve, "prove": cmd_prove, "first-moves": cmd_first_moves,
                "store": cmd_store}[args.command]
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        return command(args)
+        with sigterm_as_interrupt():
+            return command(args)
     except HighwayError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
-        name = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
+        name = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
         kept = {"first-moves": " (results so far are kept: run the same command again to resume)",
                 "prove": " (nothing written: a proof is written when complete)"}.get(args.command, "")
         print(f"interrupted by {name}; workers stopped{kept}", file=sys.stderr)
-        return 143 if isinstance(exc, _Terminated) else 130  # the shell's 128 + signal number
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        return 143 if isinstance(exc, Terminated) else 130  # the shell's 128 + signal number
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ re-solving any line re-checks that part of the proof. The shipped one is ``proof
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import os
 import platform
@@ -29,6 +28,7 @@ from highway_env.core import Board, HighwayError, decode_action
 from highway_env.atomic_files import atomic_write_text
 from highway_env.parent_watch import exit_with_parent
 from highway_env.ray_tasks import NODE_WAIT_SECONDS, RayCluster, shipped_runtime_env
+from highway_env.retrying_pool import RetryingPool, WorkerLostError  # noqa: F401  (raised from here)
 from highway_env.solver.proof_units import Goal, UnitTree, distinct_moves, goal_row, predicted_wall
 from highway_env.solver.solver import action_dict
 
@@ -87,108 +87,18 @@ class NotProvenError(RuntimeError):
     """Every candidate first move was refuted: an answer about the position, not a failure."""
 
 
-class WorkerLostError(HighwayError):
-    """A unit's worker process died more often than the configured retries allow."""
-
-
-class _LocalPool:
-    """Worker processes. A ``ProcessPoolExecutor`` (not ``multiprocessing.Pool``, which waits forever
-    when a worker is killed mid-unit): a dead worker breaks the pool, which is then rebuilt and the
-    unfinished units are submitted again."""
+class _LocalPool(RetryingPool):
+    """Worker processes for proof units (:class:`highway_env.retrying_pool.RetryingPool`: a worker
+    killed mid-unit breaks the pool, which is rebuilt and the unfinished units run again)."""
 
     def __init__(self, workers: int, tt_bits: int, retries: int = 2):
-        self.workers, self.tt_bits, self.retries = workers, tt_bits, retries
-        self.units: dict[int, tuple] = {}  # task -> (cells, threshold, node_limit)
-        self.futures: dict[int, concurrent.futures.Future] = {}
-        self.lost: dict[int, int] = {}  # task -> times its worker died
-        self.next_id = 0
-        self.executor = self._new_executor()
-
-    def _new_executor(self):
-        return concurrent.futures.ProcessPoolExecutor(
-            self.workers, initializer=_init_worker, initargs=(self.tt_bits, os.getpid()))
-
-    def _run(self, task: int) -> None:
-        cells, threshold, node_limit = self.units[task]
-        try:
-            self.futures[task] = self.executor.submit(solve_task, cells, threshold, self.tt_bits, node_limit)
-        except concurrent.futures.process.BrokenProcessPool as exc:
-            # a worker died since the last wait: the unit fails like the running ones, and wait_any
-            # rebuilds the pool and runs them all again
-            self.futures[task] = concurrent.futures.Future()
-            self.futures[task].set_exception(exc)
+        self.tt_bits = tt_bits
+        super().__init__(workers, _init_worker, (tt_bits, os.getpid()), retries,
+                         what=lambda args: f"solving {','.join(map(str, args[0]))}",
+                         hint="out of memory? try fewer --workers or a smaller --tt-bits")
 
     def submit(self, cells, threshold, node_limit: int = 0):
-        task = self.next_id
-        self.next_id += 1
-        self.units[task] = (tuple(cells), threshold, node_limit)
-        self._run(task)
-        return task
-
-    def wait_any(self, pending):
-        while True:
-            done, _ = concurrent.futures.wait([self.futures[t] for t in pending],
-                                              return_when=concurrent.futures.FIRST_COMPLETED)
-            finished, broken = [], False
-            for task in pending:
-                future = self.futures[task]
-                if future not in done:
-                    continue
-                error = future.exception()
-                if isinstance(error, concurrent.futures.process.BrokenProcessPool):
-                    broken = True
-                elif error is not None:
-                    raise error
-                else:
-                    finished.append((task, future.result()))
-            if broken:
-                self._recover([t for t in pending if t not in dict(finished)])
-            if finished:
-                for task, _ in finished:
-                    self.futures.pop(task), self.units.pop(task)
-                return finished
-
-    def _recover(self, unfinished) -> None:
-        """A worker died: kill the broken pool and run the unfinished units again on a new one."""
-        self._kill()
-        self.executor = self._new_executor()
-        for task in unfinished:
-            self.lost[task] = self.lost.get(task, 0) + 1
-            if self.lost[task] > self.retries:
-                raise WorkerLostError(
-                    f"a worker died {self.lost[task]} times solving {','.join(map(str, self.units[task][0]))}; "
-                    f"out of memory? try fewer --workers or a smaller --tt-bits")
-        for task in unfinished:
-            self._run(task)
-
-    def cancel(self, pending):
-        """Forget these units: queued ones never start; a running one ends within its node limit."""
-        for task in pending:
-            future = self.futures.pop(task, None)
-            if future is not None:
-                future.cancel()
-            self.units.pop(task, None)
-
-    def _kill(self) -> None:
-        # shutdown() alone lets running units finish (minutes); their processes are killed instead
-        processes = list((getattr(self.executor, "_processes", None) or {}).values())
-        manager = getattr(self.executor, "_executor_manager_thread", None)
-        self.executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.kill()
-        for process in processes:
-            process.join(5)
-        # let the executor's manager thread see the dead workers and close its wake-up pipe now: at
-        # exit, Python 3.11's concurrent.futures could write to that pipe while the thread closes it
-        # ("Exception ignored ... Bad file descriptor" after the one-line message)
-        if manager is not None:
-            manager.join(5)
-
-    def close(self, kill: bool = False):
-        if kill:
-            self._kill()
-        else:
-            self.executor.shutdown(wait=True)
+        return super().submit(solve_task, tuple(cells), threshold, self.tt_bits, node_limit)
 
 
 #: units given to Ray beyond its CPUs: an autoscaler adds nodes for the demand it sees waiting

@@ -56,6 +56,14 @@ class StoreConflictError(StoreError):
     """New bounds for a position contradict the stored ones."""
 
 
+class StoreLockedError(StoreError):
+    """Another process held the store's lock past the busy timeout: the file is fine, never moved aside."""
+
+
+#: SQLite's primary result codes for a lock held elsewhere (an extended code keeps them in its low byte)
+_LOCK_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 # ----------------------------------------------------------------------------- keys and bounds
 
 def canonical_key(board: Board | Sequence[int]) -> str:
@@ -198,7 +206,14 @@ class PositionStore:
         atexit.register(self._atexit)
 
     # -- opening
-    def _corrupt(self, exc: BaseException) -> StoreCorruptError:
+    def _corrupt(self, exc: BaseException) -> StoreError:
+        """The error for a failed SQLite call: a lock held past the timeout is not damage (deleting
+        or moving the file aside, as for damage, would lose a good store another process is using)."""
+        if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in _LOCK_CODES:
+            return StoreLockedError(
+                f"position store {self.path!r} is locked by another process ({exc}; waited {self.timeout:g} s): "
+                "wait for it to finish, or stop it (a process stopped with its write open holds the lock), "
+                "then try again; the file is not damaged, keep it")
         return StoreCorruptError(
             f"position store {self.path!r} is unreadable ({type(exc).__name__}: {exc}); delete or move the "
             f"file, or open it with PositionStore(..., reset_if_corrupt=True) to start a fresh one")

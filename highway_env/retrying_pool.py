@@ -1,0 +1,147 @@
+"""Local worker processes whose death (kill -9, out of memory) never hangs the work.
+
+``multiprocessing.Pool`` waits for ever on a task whose worker was killed. A
+``ProcessPoolExecutor`` breaks instead: :class:`RetryingPool` then kills the broken pool's other
+workers, starts a new one and submits the unfinished tasks again, each at most ``retries`` times;
+the work must be seeded (a task run again gives the same result). The proof's units
+(:mod:`highway_env.solver.prove`), the evaluation's tasks (``evaluate.py``) and a position set's
+games and labels (:mod:`highway_env.evaluation.positions`) run on it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Callable
+
+from highway_env.core import HighwayError
+
+
+class WorkerLostError(HighwayError):
+    """A task's worker process died more often than the configured retries allow."""
+
+
+class RetryingPool:
+    """``workers`` processes (``initializer(*initargs)`` in each, ``mp_context`` as
+    ProcessPoolExecutor takes it). ``submit(fn, *args)`` returns a task id; ``wait_any(pending)``
+    the ``(task, result)`` pairs finished first, after rerunning what a dead worker left unfinished.
+    ``what(args)`` names a task in the WorkerLostError, whose message ends with ``hint``."""
+
+    def __init__(self, workers: int, initializer=None, initargs: tuple = (), retries: int = 2, mp_context=None,
+                 what: Callable[[tuple], str] = lambda args: "running a task", hint: str = "out of memory?"):
+        self.workers, self.retries = workers, retries
+        self._initializer, self._initargs, self._mp_context = initializer, initargs, mp_context
+        self._what, self._hint = what, hint
+        self.units: dict[int, tuple] = {}  # task -> (fn, args)
+        self.futures: dict[int, concurrent.futures.Future] = {}
+        self.lost: dict[int, int] = {}  # task -> times its worker died
+        self.next_id = 0
+        self.executor = self._new_executor()
+
+    def _new_executor(self):
+        return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=self._mp_context,
+                                                      initializer=self._initializer, initargs=self._initargs)
+
+    def _run(self, task: int) -> None:
+        fn, args = self.units[task]
+        try:
+            self.futures[task] = self.executor.submit(fn, *args)
+        except concurrent.futures.process.BrokenProcessPool as exc:
+            # a worker died since the last wait: the task fails like the running ones, and wait_any
+            # rebuilds the pool and runs them all again
+            self.futures[task] = concurrent.futures.Future()
+            self.futures[task].set_exception(exc)
+
+    def submit(self, fn, *args) -> int:
+        task = self.next_id
+        self.next_id += 1
+        self.units[task] = (fn, args)
+        self._run(task)
+        return task
+
+    def wait_any(self, pending) -> list[tuple[int, object]]:
+        while True:
+            done, _ = concurrent.futures.wait([self.futures[t] for t in pending],
+                                              return_when=concurrent.futures.FIRST_COMPLETED)
+            finished, broken = [], False
+            for task in pending:
+                future = self.futures[task]
+                if future not in done:
+                    continue
+                error = future.exception()
+                if isinstance(error, concurrent.futures.process.BrokenProcessPool):
+                    broken = True
+                elif error is not None:
+                    raise error
+                else:
+                    finished.append((task, future.result()))
+            if broken:
+                self._recover([t for t in pending if t not in dict(finished)])
+            if finished:
+                for task, _ in finished:
+                    self.futures.pop(task), self.units.pop(task)
+                return finished
+
+    def imap(self, fn, items, ordered: bool = True):
+        """``fn(item)`` for each of ``items``, as ``multiprocessing.Pool.imap`` (in order) or, with
+        ``ordered=False``, ``imap_unordered`` (as they finish) gives them."""
+        tasks = [self.submit(fn, item) for item in items]
+        pending, finished, first = set(tasks), {}, 0
+        while pending:
+            for task, result in self.wait_any(pending):
+                pending.discard(task)
+                finished[task] = result
+                if not ordered:
+                    yield finished.pop(task)
+            while ordered and first < len(tasks) and tasks[first] in finished:
+                yield finished.pop(tasks[first])
+                first += 1
+
+    def imap_unordered(self, fn, items):
+        return self.imap(fn, items, ordered=False)
+
+    def _recover(self, unfinished) -> None:
+        """A worker died: kill the broken pool and run the unfinished tasks again on a new one."""
+        self._kill()
+        self.executor = self._new_executor()
+        for task in unfinished:
+            self.lost[task] = self.lost.get(task, 0) + 1
+            if self.lost[task] > self.retries:
+                raise WorkerLostError(f"a worker died {self.lost[task]} times {self._what(self.units[task][1])}; "
+                                      f"{self._hint}")
+        for task in unfinished:
+            self._run(task)
+
+    def cancel(self, pending) -> None:
+        """Forget these tasks: queued ones never start; a running one runs to its end."""
+        for task in pending:
+            future = self.futures.pop(task, None)
+            if future is not None:
+                future.cancel()
+            self.units.pop(task, None)
+
+    def _kill(self) -> None:
+        # shutdown() alone lets running tasks finish (minutes); their processes are killed instead
+        processes = list((getattr(self.executor, "_processes", None) or {}).values())
+        manager = getattr(self.executor, "_executor_manager_thread", None)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.join(5)
+        # let the executor's manager thread see the dead workers and close its wake-up pipe now: at
+        # exit, Python 3.11's concurrent.futures could write to that pipe while the thread closes it
+        # ("Exception ignored ... Bad file descriptor" after the one-line message)
+        if manager is not None:
+            manager.join(5)
+
+    def close(self, kill: bool = False) -> None:
+        if kill:
+            self._kill()
+        else:
+            self.executor.shutdown(wait=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close(kill=True)  # at once, also on Ctrl-C: what a task finished is written by then
