@@ -166,11 +166,26 @@ def test_json_schema_and_resume(tmp_path, small_set, capsys, monkeypatch):
 def test_frame_and_batched_without_a_policy_are_named_as_unused(capsys):
     for argv, named in ((["--agent", "greedy", "--frame", "player"], "--frame"),
                         (["--agent", "greedy", "--batched", "--frame=player"], "--batched and --frame")):
-        evaluate.validate(evaluate.build_parser().parse_args(argv), argv)
+        evaluate.validate(evaluate.build_parser().parse_args(argv))
         assert f"note: {named} only apply to module:attr" in capsys.readouterr().err, argv
     argv = ["--agent", "greedy"]
-    evaluate.validate(evaluate.build_parser().parse_args(argv), argv)
+    evaluate.validate(evaluate.build_parser().parse_args(argv))
     assert "note:" not in capsys.readouterr().err
+
+
+def test_abbreviated_flags_count_as_given(capsys):
+    """argparse takes --fra for --frame and --gam for --games: a flag given so is given. The note
+    once scanned argv for the full names, and --quick overwrote an abbreviated --conversion."""
+    for argv, named in ((["--agent", "greedy", "--fra", "player"], "--frame"),
+                        (["--agent", "greedy", "--bat"], "--batched")):
+        evaluate.validate(evaluate.build_parser().parse_args(argv))
+        assert f"note: {named} only apply to module:attr" in capsys.readouterr().err, argv
+    args = evaluate.build_parser().parse_args(["--agent", "greedy", "--quick", "--conv", "3", "--games=5"])
+    evaluate.validate(args)
+    assert (args.games, args.positions, args.conversion) == (5, evaluate.QUICK["positions"], 3)
+    args = evaluate.build_parser().parse_args(["--agent", "greedy"])
+    evaluate.validate(args)
+    assert (args.games, args.positions, args.conversion, args.frame, args.batched) == (20, 1500, 40, "absolute", False)
 
 
 def test_plots_written(tmp_path, small_set):
