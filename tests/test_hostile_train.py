@@ -550,3 +550,20 @@ def test_a_malformed_position_of_a_plugged_in_game_is_a_game_error(state, named)
     with pytest.raises(GameError) as e:
         TicTacToeGame().as_state(state)
     assert named in str(e.value) and "\n" not in str(e.value)
+
+
+def test_max_considered_past_the_actions_is_all_of_them(tmp_path):
+    """--max-considered 10**20 asked numpy for a table of that many rows (a traceback); more
+    considered actions than the game has are all of them, so the search is that of num_actions."""
+    from agents.mcts import BatchedMCTS, SearchConfig, UniformEvaluator
+    from agents.registry import get_game
+
+    game = get_game("blackpath")
+    states = game.initial_states(2)
+
+    def search(m):
+        mcts = BatchedMCTS(game, UniformEvaluator(game), SearchConfig(simulations=8, max_considered=m))
+        return mcts.run(states, np.random.default_rng(0)).visits
+
+    assert np.array_equal(search(10**20), search(game.num_actions))
+
