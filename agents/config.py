@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agents.mcts import ConfigError, SearchConfig
 from agents.net_config import NetConfig
-from highway_env.cli_args import MAX_SIMULATIONS, MAX_TIME_LIMIT, check_run_name
+from highway_env.cli_args import MAX_NODE_LIMIT, MAX_SIMULATIONS, MAX_TIME_LIMIT, check_run_name
 from highway_env.core import HighwayError
 from highway_env.ray_tasks import (NODE_WAIT_HELP, NODE_WAIT_SECONDS, RUNTIME_ENV_HELP, check_ray_only,
                                    runtime_env_from_text)
@@ -25,6 +25,9 @@ MAX_LOCAL_WORKERS = 1024
 # than games give one game a chunk): 100000 tasks take ~100 MB and seconds to build. Far more games
 # (10**9, or 10**9 Ray workers with as many games) filled the driver's memory before any self-play.
 MAX_GAMES_PER_ITER = 100_000
+# Games an evaluation plays against each opponent, at once in one arena: as evaluate.py's --games.
+# 10**20 failed deep in numpy ("Maximum allowed size exceeded") after the first iteration.
+MAX_EVAL_GAMES = 100_000
 
 
 def _f(default, help: str):
@@ -169,6 +172,12 @@ class TrainConfig:
               "--ray-address auto or HOST:PORT)")
         check("games_per_iter", self.games_per_iter <= MAX_GAMES_PER_ITER,
               f"at most {MAX_GAMES_PER_ITER} (each game may be a self-play task of its own, planned on this machine)")
+        check("eval_games", self.eval_games <= MAX_EVAL_GAMES, f"at most {MAX_EVAL_GAMES} (as evaluate.py's --games)")
+        # beyond int64 the seed and the opening length overflowed in torch and numpy (a traceback)
+        check("seed", self.seed <= MAX_NODE_LIMIT, "at most 2**62 (as evaluate.py's --seed)")
+        check("random_opening", self.random_opening <= MAX_NODE_LIMIT, "at most 2**62")
+        check("batch_size", self.batch_size <= self.replay_size,
+              f"<= replay_size ({self.replay_size}), the buffer it is drawn from")
         check("random_opening_share", self.random_opening_share <= 1, "in [0, 1]")
         check("replay_ratio", self.replay_ratio > 0, "> 0")
         check("minutes", self.minutes > 0 or self.iterations > 0,
