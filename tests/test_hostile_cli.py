@@ -766,6 +766,15 @@ def test_prove_with_a_ray_address_where_no_head_answers_is_one_line_error(capsys
     assert_one_line_error(rc, err, f"--ray-address '127.0.0.1:{port}'", "no Ray head answers")
 
 
+@pytest.mark.parametrize("address", ["9" * 20, "127.0.0.1:99999999999999999999", "localhost:70000", "host:0"])
+def test_a_ray_address_with_a_port_out_of_range_is_one_line_error(capsys, address):
+    """A port past a C long was socket's OverflowError traceback; 70000 was taken modulo 2**16."""
+    import evaluate
+
+    rc = evaluate.main(["--agent", "greedy", "--ray-address", address, "--no-progress"])
+    assert_one_line_error(rc, capsys.readouterr().err, f"--ray-address {address!r}", "is not in 1..65535")
+
+
 @pytest.mark.parametrize("log, out, named", [("{tmp}/none.csv", "{tmp}/o", "none.csv"),
                                              ("{tmp}/latin1.csv", "{tmp}/o", "latin1.csv"),
                                              ("{tmp}/latin1.csv", "{tmp}/a_file", "a_file"),
