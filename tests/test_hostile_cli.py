@@ -590,6 +590,17 @@ def test_a_damaged_position_set_is_one_line_error(capsys, tmp_path, damage):
     assert_one_line_error(rc, capsys.readouterr().err, "cut.npz", "unreadable")
 
 
+@pytest.mark.parametrize("flag", ["--positions-file", "--positions-v2"])
+@pytest.mark.parametrize("value, named", [("", "path '' is empty"), ("{tmp}", "{tmp}' is a directory")])
+def test_an_empty_or_directory_position_set_path_is_named_as_given(capsys, tmp_path, flag, value, named):
+    """'' was read as '.', and the error named '.' ("unreadable (IsADirectoryError ...)")."""
+    import evaluate
+
+    rc = evaluate.main(["--agent", "random", "--no-progress", "--out", str(tmp_path / "o"),
+                        flag, value.format(tmp=tmp_path)])
+    assert_one_line_error(rc, capsys.readouterr().err, named.format(tmp=tmp_path))
+
+
 @pytest.mark.parametrize("game, flag", [("highway", "--out"), ("jumping", "--out"), ("highway", "--store")])
 def test_evaluate_output_under_a_file_is_one_line_error(capsys, tmp_path, game, flag):
     """The --out folder was made after the checks (a FileExistsError traceback), the store's folder
