@@ -77,6 +77,13 @@ def test_file_errors_name_the_file_line(capsys, tmp_path):
     assert out == ""
 
 
+def test_an_empty_file_name_is_not_ignored(capsys):
+    """solve --file '' was taken as no --file: the positions given beside it were solved, rc 0."""
+    rc, out, err = run_cli(capsys, "solve", "--file", "", "--node-limit", "10", POSITION)
+    assert_one_line_error(rc, err, "cannot read --file ''")
+    assert out == ""
+
+
 def test_non_utf8_file_is_one_line_error(capsys, tmp_path):
     path = tmp_path / "latin1.txt"
     path.write_bytes(POSITION.encode() + b"\n6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,\xe9\n")

@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _read_positions(args) -> list[tuple[str, str]]:
     """(where, text) of every position: where names the argument or the --file line, for errors."""
     texts = [(f"position {i + 1}", text) for i, text in enumerate(args.positions)]
-    if args.file:
+    if args.file is not None:  # --file '' too: an empty name is no file, said so, not ignored
         name = "<stdin>" if args.file == "-" else args.file
         try:
             if args.file == "-":
