@@ -215,6 +215,8 @@ def validate(args) -> None:
         args.game = game_key(args.game)
     except ValueError as e:
         raise UsageError(f"unknown --game {args.game!r}: {e}") from None
+    if args.out == "":  # Path('') is '.': the files would land here, not where the default puts them
+        raise UsageError("--out '' is empty: give a folder (leave --out out for results/eval-NAME)")
     if args.name is not None:  # it names the default --out's folder: '../x' would write elsewhere
         try:
             check_run_name(args.name, "--name")

@@ -183,6 +183,7 @@ class TrainConfig:
         check("minutes", self.minutes > 0 or self.iterations > 0,
               "> 0 unless --iterations is set (otherwise the run never ends)")
         self.checked_run()
+        check("out_dir", self.out_dir != "", "a folder, not empty ('.' for this one)")  # '' put the run elsewhere
         check("device", self.device == "cpu" or self.device.startswith("cuda"), "'cpu' or 'cuda[:N]'")
         self.ray_runtime_env_dict()
         check("ray_node_wait", 0 < self.ray_node_wait <= MAX_TIME_LIMIT, f"in (0, {MAX_TIME_LIMIT:.0f}] seconds")

@@ -185,6 +185,33 @@ def test_prove_without_out_leaves_the_shipped_certificate_alone(tmp_path, cwd):
             expected.unlink()
 
 
+@pytest.mark.parametrize("module, argv", [
+    ("highway_env.solver.__main__", ["prove", "--threshold", "-100", "--first-move", "243", "--workers", "1"]),
+    ("highway_env.solver.__main__", ["first-moves", "--workers", "1"]),
+    ("highway_env.evaluation.positions", ["build", "--workers", "1"]),
+    ("highway_env.evaluation.positions", ["add-early"]),
+    ("highway_env.evaluation.positions", ["add-early", ""]),
+    ("evaluate", ["--agent", "random"]),
+    ("train", ["--iterations", "1"]),
+])
+def test_an_empty_output_path_is_refused_not_taken_for_the_default(capsys, tmp_path, monkeypatch, module, argv):
+    """--out '' was the default output and, being given, allowed to replace a shipped result: prove
+    --out '' run from the checkout overwrote proof/certificate.json, positions build --out '' the
+    shipped set; evaluate.py --out '' and train.py --out-dir '' wrote to other folders than asked."""
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    flag = "file" if "" in argv else {"train": "--out-dir"}.get(module, "--out")
+    argv = argv if "" in argv else [*argv, flag, ""]
+    try:
+        rc = importlib.import_module(module).main(argv)
+    except SystemExit as e:
+        rc = e.code
+    named = "out_dir must be a folder, not empty" if module == "train" else f"{flag} '' is empty"
+    assert_one_line_error(rc, capsys.readouterr().err, named)
+    assert not any(tmp_path.iterdir())
+
+
 def test_first_moves_with_a_corrupt_results_file_is_one_line_error(capsys, tmp_path):
     bad = tmp_path / "first.json"
     bad.write_text('{"moves": [1, 2')

@@ -302,8 +302,9 @@ def main(argv=None) -> int:
         if args.cmd == "build":
             v2 = args.strong
             args.games_per_source = args.games_per_source or (400 if v2 else 1000)
-            out = Path(args.out or (V2_PATH if v2 else DEFAULT_PATH))
+            out = (V2_PATH if v2 else DEFAULT_PATH) if args.out is None else args.out  # '' refused as given
             check_output(out, allowed=args.out is not None or args.force)
+            out = Path(out)
             if not v2:
                 note_missing_input(args.first_moves, "--first-moves", "the set leaves out ply 0")
             ps = build(out, Path(args.work or f"build/positions-v{2 if v2 else 1}"),
@@ -314,12 +315,13 @@ def main(argv=None) -> int:
         elif args.cmd == "add-early":
             from highway_env.solver.opening_book import load_book
 
-            check_output(args.out or args.file or DEFAULT_PATH,
-                         allowed=args.out is not None or args.file is not None or args.force)
+            out = next((p for p in (args.out, args.file) if p is not None), DEFAULT_PATH)  # '' refused as given
+            check_output(out, allowed=args.out is not None or args.file is not None or args.force,
+                         option="--out" if args.out is not None else "file")
             note_missing_input(args.first_moves, "--first-moves", "the set leaves out ply 0")
-            ps = add_early(load_positions(args.file or DEFAULT_PATH), load_book(args.book), args.first_moves, args.solve_per_ply,
+            ps = add_early(load_positions(args.file), load_book(args.book), args.first_moves, args.solve_per_ply,
                            args.time_limit, args.seed, progress=not args.no_progress)
-            save_positions(args.out or args.file or DEFAULT_PATH, ps)
+            save_positions(out, ps)
             print(json.dumps(ps.meta["counts"], indent=1))
         elif args.cmd == "info":
             ps = load_positions(args.file)
