@@ -166,6 +166,31 @@ def test_bench_ablations_default_output_is_not_shipped(tmp_path, monkeypatch):
     assert (tmp_path / outs[0]).is_dir()  # checked writable before the work
 
 
+@pytest.mark.parametrize("script", ["bench_ablations", "bench_strength"])
+def test_bench_training_scripts_give_train_py_their_own_output_folder(capsys, tmp_path, monkeypatch, script):
+    """train.py runs in the checkout's root: a relative --out (or '-1', which it took for a flag) was
+    another folder to it than to the script, which then found no log.csv (a traceback); a failed
+    train.py was a CalledProcessError traceback in bench_ablations."""
+    import importlib.util
+    import subprocess
+
+    spec = importlib.util.spec_from_file_location(script, REPO / "bench" / f"{script}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out_dirs = []
+
+    def run(cmd, **kwargs):
+        out_dirs.append(cmd[cmd.index("--out-dir") + 1])
+        raise subprocess.CalledProcessError(2, cmd)
+
+    monkeypatch.setattr(module.subprocess, "run", run)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--out", "-1"])
+    assert out_dirs == [str(tmp_path / "-1" / "checkpoints")]
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, "error:")
+
+
 @pytest.mark.parametrize("cwd", [pytest.param("repo", marks=pytest.mark.slow), "tmp"])
 def test_prove_without_out_leaves_the_shipped_certificate_alone(tmp_path, cwd):
     shipped = REPO / "proof" / "certificate.json"
