@@ -368,3 +368,17 @@ def test_v2_seeds_do_not_depend_on_where_the_set_lies(tmp_path, small_set):
     assert shipped and v2_seeds(copy) == shipped
     assert evaluate.v2_seed_name(copy) == evaluate.V2_SEED_NAME
     assert v2_seeds(small_set) != shipped[:1] and evaluate.v2_seed_name(small_set).startswith("sha256:")
+
+
+def test_the_same_seed_gives_the_same_summary(tmp_path, small_set):
+    """Two runs with one seed write the same summary.json, but for provenance and wall time (and
+    the default name, a timestamp: given here)."""
+    docs = []
+    for run in ("a", "b"):
+        assert evaluate.main(_args(tmp_path / run, small_set, "--agent", "mcts:4", "--positions-v2", "none",
+                                   "--games", "0", "--conversion", "0", "--seed", "5", "--name", "same",
+                                   "--no-plots")) == 0
+        doc = json.loads((tmp_path / run / "summary.json").read_text())
+        assert doc.pop("provenance") and doc.pop("wall_seconds") is not None
+        docs.append(json.dumps(doc, sort_keys=True))
+    assert docs[0] == docs[1] and '"accuracy"' in docs[0]
