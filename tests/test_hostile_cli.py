@@ -782,7 +782,7 @@ def test_huge_simulation_counts_in_specs_are_range_errors(spec, named):
 @pytest.mark.parametrize("script, flag, value", [
     ("bench_ablations", "--seed", "-1"), ("bench_agents", "--roots", "0"), ("bench_benchmark", "--games", "-1"),
     ("bench_env", "--seconds", "nan"), ("bench_evaluate", "--rounds", "0"),
-    ("bench_jumping_labels", "--stop-seconds", "inf"),
+    ("bench_jumping_labels", "--stop-seconds", "inf"), ("bench_jumping_labels", "--n", "0"),
     ("bench_jumping_solve", "--rounds", "0"), ("bench_numba_vs_c", "--tt-bits", "99"),
     ("bench_perfect", "--budget", "nan"), ("bench_scale", "--workers", "0"), ("bench_solver", "--filled", "16"),
     ("bench_strength", "--minutes", "nan"), ("bench_openspiel_mcts", "--uct-c", "nan"),
