@@ -779,6 +779,24 @@ def test_huge_simulation_counts_in_specs_are_range_errors(spec, named):
     assert str(exc.value) == f"bad agent spec {shown!r}: {named}"
 
 
+def test_bench_evaluate_passes_on_evaluate_errors_and_paths_from_here(tmp_path, monkeypatch):
+    """evaluate.py's own one-line error (here a store path under a file) was followed by the
+    driver's KeyError traceback; a relative --store meant a file in the checkout (the driver's
+    folder), not in the folder the command was run from."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_evaluate", REPO / "bench" / "bench_evaluate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("")
+    assert module.parse_args(["--store", "rel.sqlite"]).store == str(tmp_path / "rel.sqlite")
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--store", "a_file/s.sqlite", "--workers", "1", "--eval-args", "--agent random --games 0"])
+    message = str(exc.value)
+    assert "Traceback" not in message and "a_file" in message and "(exit 2)" in message, message
+
+
 @pytest.mark.parametrize("script, flag, value", [
     ("bench_ablations", "--seed", "-1"), ("bench_agents", "--roots", "0"), ("bench_benchmark", "--games", "-1"),
     ("bench_env", "--seconds", "nan"), ("bench_evaluate", "--rounds", "0"),
