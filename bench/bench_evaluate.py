@@ -124,8 +124,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.baseline is not None and not (args.baseline / "evaluate.py").is_file():
         p.error(f"--baseline {str(args.baseline)!r} has no evaluate.py: give a checkout of the project")
-    # each run's folder is its checkout: paths given here must mean the same there
-    args.baseline = args.baseline and args.baseline.resolve()
+    # each run's folder is its checkout: a store path given here must mean the same there
     if args.store not in ("default", "none", "fresh", ""):
         args.store = str(Path(args.store).resolve())
     return args

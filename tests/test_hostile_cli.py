@@ -791,6 +791,8 @@ def test_bench_evaluate_passes_on_evaluate_errors_and_paths_from_here(tmp_path, 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a_file").write_text("")
     assert module.parse_args(["--store", "rel.sqlite"]).store == str(tmp_path / "rel.sqlite")
+    with pytest.raises(SystemExit, match=f"failed in {REPO} "):  # a relative checkout is taken from here
+        module.run_driver(Path(os.path.relpath(REPO, tmp_path)), "import sys; sys.exit(3)", [], "the driver")
     with pytest.raises(SystemExit) as exc:
         module.main(["--store", "a_file/s.sqlite", "--workers", "1", "--eval-args", "--agent random --games 0"])
     message = str(exc.value)
