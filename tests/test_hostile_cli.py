@@ -728,6 +728,22 @@ def test_positions_commands_refuse_bad_output_and_values_before_work(capsys, tmp
     assert not (tmp_path / "x.npz").exists()
 
 
+@pytest.mark.parametrize("given", ["folder", "other_json"])
+def test_a_first_moves_file_that_cannot_give_ply_0_is_noted(capsys, tmp_path, monkeypatch, given):
+    """positions build --first-moves with a folder or a JSON file of another kind left ply 0 out
+    without a word (only a missing file was noted)."""
+    import highway_env.evaluation.positions as positions
+
+    def no_build(*args, **kwargs):
+        raise HighwayError("stop before the build")
+
+    monkeypatch.setattr(positions, "build", no_build)
+    path = tmp_path / "fm"
+    path.mkdir() if given == "folder" else path.write_text('{"moves": []}')
+    assert positions.main(["build", "--out", str(tmp_path / "x.npz"), "--first-moves", str(path)]) == 2
+    assert f"note: --first-moves {str(path)!r} is not a complete first-moves file" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, named", [(["--seed", "-1"], "--seed"), (["--png", ""], "--png ''"),
                                          (["--png", "{tmp}"], "not a file name")])
 def test_demo_bad_seed_and_png_are_one_line_errors_before_the_game(capsys, tmp_path, argv, named):

@@ -233,6 +233,15 @@ def _parse_per_ply(text: str) -> dict[int, int]:
     return out
 
 
+def _note_unused_first_moves(path) -> None:
+    """One line on stderr when --first-moves cannot give ply 0: missing, or there but not a complete
+    first-moves file (a folder, another JSON, a run cut short), which was left out without a word."""
+    note_missing_input(path, "--first-moves", "the set leaves out ply 0")
+    if path and os.path.exists(path) and load_first_moves(path) is None:
+        print(f"note: --first-moves {path!r} is not a complete first-moves file (python -m highway_env.solver "
+              "first-moves writes one): the set leaves out ply 0", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m highway_env.evaluation.positions", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -306,7 +315,7 @@ def main(argv=None) -> int:
             check_output(out, allowed=args.out is not None or args.force)
             out = Path(out)
             if not v2:
-                note_missing_input(args.first_moves, "--first-moves", "the set leaves out ply 0")
+                _note_unused_first_moves(args.first_moves)
             ps = build(out, Path(args.work or f"build/positions-v{2 if v2 else 1}"),
                        args.per_ply or (STRONG_PER_PLY if v2 else DEFAULT_PER_PLY), args.games_per_source,
                        args.seed, args.workers, args.margin_min_ply, args.chunk, args.first_moves,
@@ -318,7 +327,7 @@ def main(argv=None) -> int:
             out = next((p for p in (args.out, args.file) if p is not None), DEFAULT_PATH)  # '' refused as given
             check_output(out, allowed=args.out is not None or args.file is not None or args.force,
                          option="--out" if args.out is not None else "file")
-            note_missing_input(args.first_moves, "--first-moves", "the set leaves out ply 0")
+            _note_unused_first_moves(args.first_moves)
             ps = add_early(load_positions(args.file), load_book(args.book), args.first_moves, args.solve_per_ply,
                            args.time_limit, args.seed, progress=not args.no_progress)
             save_positions(out, ps)
