@@ -815,6 +815,22 @@ def test_bench_evaluate_passes_on_evaluate_errors_and_paths_from_here(tmp_path, 
     assert "Traceback" not in message and "a_file" in message and "(exit 2)" in message, message
 
 
+@pytest.mark.parametrize("flag, value, named", [("--opponent", "nan", "bad agent spec 'nan'"),
+                                               ("--book", "", "opening book path '' is empty"),
+                                               ("--book", "{tmp}", "{tmp}' is a directory"),
+                                               ("--store", "{tmp}", "{tmp}' is a directory")])
+def test_bench_perfect_refuses_a_bad_opponent_book_or_store_in_one_line(capsys, tmp_path, flag, value, named):
+    """Each was a traceback at the first game (the book '' named '.')."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_perfect", REPO / "bench" / "bench_perfect.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as exc:
+        module.main([flag, value.format(tmp=tmp_path), "--games", "1", "--no-baseline"])
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, named.format(tmp=tmp_path))
+
+
 @pytest.mark.parametrize("script, flag, value", [
     ("bench_ablations", "--seed", "-1"), ("bench_agents", "--roots", "0"), ("bench_benchmark", "--games", "-1"),
     ("bench_env", "--seconds", "nan"), ("bench_evaluate", "--rounds", "0"),
