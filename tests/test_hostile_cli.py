@@ -831,6 +831,22 @@ def test_bench_perfect_refuses_a_bad_opponent_book_or_store_in_one_line(capsys, 
     assert_one_line_error(exc.value.code, capsys.readouterr().err, named.format(tmp=tmp_path))
 
 
+def test_bench_eval_ray_refuses_a_bad_agent_before_starting_ray(capsys, monkeypatch):
+    """A bad --agent started a two-node Ray cluster first, then printed evaluate.py's error and a
+    second line, exit 1."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_eval_ray", REPO / "bench" / "bench_eval_ray.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a Ray cluster was started")
+
+    monkeypatch.setattr(module, "start_ray_cluster", no_cluster)
+    assert_one_line_error(module.main(["--agent", "nan"]), capsys.readouterr().err, "bad agent spec 'nan'")
+
+
 @pytest.mark.parametrize("script, flag, value", [
     ("bench_ablations", "--seed", "-1"), ("bench_agents", "--roots", "0"), ("bench_benchmark", "--games", "-1"),
     ("bench_env", "--seconds", "nan"), ("bench_evaluate", "--rounds", "0"),
