@@ -836,6 +836,7 @@ def test_bench_eval_ray_refuses_a_bad_agent_before_starting_ray(capsys, monkeypa
     second line, exit 1."""
     import importlib.util
 
+    monkeypatch.syspath_prepend(str(REPO / "bench"))  # it imports bench_scale beside it
     spec = importlib.util.spec_from_file_location("bench_eval_ray", REPO / "bench" / "bench_eval_ray.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
