@@ -50,7 +50,7 @@ class TrainConfig:
                               "(blackpath: rows, cols, start such as \"A1:top\"; jumping: n; highway: obs); "
                               "stored in the checkpoints, so az:PATH, --resume and evaluate.py rebuild "
                               "the same game ('' = the game's defaults: blackpath 4x4 from A1:top, jumping n = 4)")
-    seed: int = _f(0, "master seed: same seed and config (and a fixed --iterations) -> same result")
+    seed: int = _f(0, "master seed, 0..2**62: same seed and config (and a fixed --iterations) -> same result")
     minutes: float = _f(25.0, "wall-clock budget in minutes for the whole run, resumed parts included "
                               "(0 = no limit; then --iterations must be set)")
     iterations: int = _f(0, "stop after this many iterations (0 = until the time budget is spent); "
@@ -99,7 +99,7 @@ class TrainConfig:
     # -- learning
     replay_size: int = _f(150_000, "replay buffer capacity in positions (oldest dropped first)")
     min_replay: int = _f(4000, "positions in the buffer before training starts")
-    batch_size: int = _f(256, "training batch size")
+    batch_size: int = _f(256, "training batch size, in positions (at most --replay-size)")
     replay_ratio: float = _f(4.0, "training samples drawn per new self-play position")
     lr: float = _f(2e-3, "initial learning rate (AdamW)")
     lr_final: float = _f(2e-4, "final learning rate (cosine decay over the run)")
@@ -109,7 +109,7 @@ class TrainConfig:
     augment: bool = _f(True, "augment training samples with the game's symmetries")
     # -- evaluation, checkpoints, logs
     eval_every: int = _f(10, "evaluate against the baselines every N iterations (0 = never)")
-    eval_games: int = _f(64, "games against each evaluation opponent (half with each side)")
+    eval_games: int = _f(64, f"games against each evaluation opponent (half with each side; at most {MAX_EVAL_GAMES})")
     eval_opponents: str = _f("random,greedy,mcts:300", "comma-separated agent specs to evaluate against "
                                                           "(add 'perfect' for the exact player: slower)")
     eval_simulations: int = _f(32, "search simulations of the trained agent in evaluations")
