@@ -71,6 +71,9 @@ from highway_env.cli_args import (OneLineErrorParser, check_run_name, non_negati
 from highway_env.ray_tasks import add_ray_task_flags
 
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
+# The defaults of the flags that --quick or a note depends on: their parser default is None, so that
+# a flag given (also abbreviated, --fra A) is told from one left out
+DEFAULTS = {"games": 20, "positions": 1500, "conversion": 40, "frame": "absolute", "batched": False}
 REPLIES = 225  # B's legal replies to any first move of A on the empty board (15 numbers x 15 cells)
 TREE_CHUNK = 15  # ply-1 tree games per task
 # The flags' caps (argparse types from highway_env.cli_args, as in every command): above them a run
@@ -105,23 +108,23 @@ def build_parser() -> argparse.ArgumentParser:
                         f"az:PATH[:SIMS], perfect[:{'|'.join(TIEBREAKS)}]; or your own policy, graded in this "
                         "process: module:attr (an importable policy, model, bot or zero-argument factory; "
                         "see --frame, --batched) or sb3:PATH.zip (a saved MaskablePPO or PPO model)")
-    p.add_argument("--frame", default="absolute", choices=("absolute", "player"),
-                   help="observation/action frame of module:attr policies (default: %(default)s; see "
+    p.add_argument("--frame", default=None, choices=("absolute", "player"),
+                   help=f"observation/action frame of module:attr policies (default: {DEFAULTS['frame']}; see "
                         "highway_env.benchmark; OpenSpiel bots always play python_highway states)")
-    p.add_argument("--batched", action="store_true",
+    p.add_argument("--batched", action="store_true", default=None,
                    help="module:attr policies take stacked observations and return N actions")
-    p.add_argument("--games", type=number(int, 0, MAX_GAMES), default=20,
+    p.add_argument("--games", type=number(int, 0, MAX_GAMES), default=None,
                    help="games from the empty board against the perfect player, per side (as A and as B) "
-                        "and per agent (default: %(default)s)")
+                        f"and per agent (default: {DEFAULTS['games']})")
     p.add_argument("--rr-games", type=number(int, 0, 2 * MAX_GAMES), default=None,
                    help="round-robin games per pair of agents, colours alternating (default: 2 x --games)")
-    p.add_argument("--positions", type=number(int, 0, MAX_POSITIONS), default=1500,
+    p.add_argument("--positions", type=number(int, 0, MAX_POSITIONS), default=None,
                    help="positions sampled from the set's report part (the part training never looks at; "
                         "see highway_env/evaluation/position_set.py) for move accuracy and margin loss; 0 = all "
-                        "(default: %(default)s)")
-    p.add_argument("--conversion", type=number(int, 0, MAX_POSITIONS), default=40,
+                        f"(default: {DEFAULTS['positions']})")
+    p.add_argument("--conversion", type=number(int, 0, MAX_POSITIONS), default=None,
                    help="won positions (for the side to move) sampled from the set and played out "
-                        "against perfect defence, per agent (default: %(default)s)")
+                        f"against perfect defence, per agent (default: {DEFAULTS['conversion']})")
     p.add_argument("--quick", action="store_true",
                    help=f"small smoke-test sizes ({', '.join(f'--{k} {v}' for k, v in QUICK.items())}) "
                         "unless given explicitly")
@@ -201,18 +204,19 @@ class UsageError(Exception):
     pass
 
 
-def validate(args, argv) -> None:
-    given = set(a.split("=")[0] for a in (argv if argv is not None else sys.argv[1:]))
-    if args.quick:
-        for k, v in QUICK.items():
-            if f"--{k}" not in given:
-                setattr(args, k, v)
+def validate(args) -> None:
+    unused = [f"--{k}" for k in ("batched", "frame") if getattr(args, k) is not None]  # given, maybe abbreviated
+    for k, v in DEFAULTS.items():  # what was not given: --quick's size, else the default
+        if getattr(args, k) is None:
+            setattr(args, k, QUICK[k] if args.quick and k in QUICK else v)
     from agents.games import game_key
 
     try:  # a shipped name, a registered one or 'module:Class'; refs to shipped games become their names
         args.game = game_key(args.game)
     except ValueError as e:
         raise UsageError(f"unknown --game {args.game!r}: {e}") from None
+    if args.out == "":  # Path('') is '.': the files would land here, not where the default puts them
+        raise UsageError("--out '' is empty: give a folder (leave --out out for results/eval-NAME)")
     if args.name is not None:  # it names the default --out's folder: '../x' would write elsewhere
         try:
             check_run_name(args.name, "--name")
@@ -264,7 +268,7 @@ def validate(args, argv) -> None:
         except (AgentSpecError, CheckpointError, OSError, ValueError, TypeError, ImportError) as e:
             # ImportError: an OpenSpiel bot without the openspiel extra
             raise bad_spec(spec, e) from None
-    ignored = sorted(given & {"--frame", "--batched"}) if not args.policies else []
+    ignored = unused if not args.policies else []
     if ignored:  # a user who meant their policy to be graded should learn it was not one
         print(f"note: {' and '.join(ignored)} only apply to module:attr and sb3: policies, and no --agent is one",
               file=sys.stderr)
@@ -649,7 +653,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     t0 = time.monotonic()
     try:
-        validate(args, argv)
+        validate(args)
         args.name = args.name or time.strftime("%Y%m%d-%H%M%S")
         out_dir = Path(args.out or (f"results/eval-{args.name}" if args.game == "highway"
                                     else f"results/eval-{args.game_name}-{args.name}"))

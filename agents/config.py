@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agents.mcts import ConfigError, SearchConfig
 from agents.net_config import NetConfig
-from highway_env.cli_args import MAX_SIMULATIONS, MAX_TIME_LIMIT, check_run_name
+from highway_env.cli_args import MAX_NODE_LIMIT, MAX_SIMULATIONS, MAX_TIME_LIMIT, check_run_name
 from highway_env.core import HighwayError
 from highway_env.ray_tasks import (NODE_WAIT_HELP, NODE_WAIT_SECONDS, RUNTIME_ENV_HELP, check_ray_only,
                                    runtime_env_from_text)
@@ -25,6 +25,9 @@ MAX_LOCAL_WORKERS = 1024
 # than games give one game a chunk): 100000 tasks take ~100 MB and seconds to build. Far more games
 # (10**9, or 10**9 Ray workers with as many games) filled the driver's memory before any self-play.
 MAX_GAMES_PER_ITER = 100_000
+# Games an evaluation plays against each opponent, at once in one arena: as evaluate.py's --games.
+# 10**20 failed deep in numpy ("Maximum allowed size exceeded") after the first iteration.
+MAX_EVAL_GAMES = 100_000
 
 
 def _f(default, help: str):
@@ -47,7 +50,7 @@ class TrainConfig:
                               "(blackpath: rows, cols, start such as \"A1:top\"; jumping: n; highway: obs); "
                               "stored in the checkpoints, so az:PATH, --resume and evaluate.py rebuild "
                               "the same game ('' = the game's defaults: blackpath 4x4 from A1:top, jumping n = 4)")
-    seed: int = _f(0, "master seed: same seed and config (and a fixed --iterations) -> same result")
+    seed: int = _f(0, "master seed, 0..2**62: same seed and config (and a fixed --iterations) -> same result")
     minutes: float = _f(25.0, "wall-clock budget in minutes for the whole run, resumed parts included "
                               "(0 = no limit; then --iterations must be set)")
     iterations: int = _f(0, "stop after this many iterations (0 = until the time budget is spent); "
@@ -96,7 +99,7 @@ class TrainConfig:
     # -- learning
     replay_size: int = _f(150_000, "replay buffer capacity in positions (oldest dropped first)")
     min_replay: int = _f(4000, "positions in the buffer before training starts")
-    batch_size: int = _f(256, "training batch size")
+    batch_size: int = _f(256, "training batch size, in positions (at most --replay-size)")
     replay_ratio: float = _f(4.0, "training samples drawn per new self-play position")
     lr: float = _f(2e-3, "initial learning rate (AdamW)")
     lr_final: float = _f(2e-4, "final learning rate (cosine decay over the run)")
@@ -106,7 +109,7 @@ class TrainConfig:
     augment: bool = _f(True, "augment training samples with the game's symmetries")
     # -- evaluation, checkpoints, logs
     eval_every: int = _f(10, "evaluate against the baselines every N iterations (0 = never)")
-    eval_games: int = _f(64, "games against each evaluation opponent (half with each side)")
+    eval_games: int = _f(64, f"games against each evaluation opponent (half with each side; at most {MAX_EVAL_GAMES})")
     eval_opponents: str = _f("random,greedy,mcts:300", "comma-separated agent specs to evaluate against "
                                                           "(add 'perfect' for the exact player: slower)")
     eval_simulations: int = _f(32, "search simulations of the trained agent in evaluations")
@@ -169,11 +172,18 @@ class TrainConfig:
               "--ray-address auto or HOST:PORT)")
         check("games_per_iter", self.games_per_iter <= MAX_GAMES_PER_ITER,
               f"at most {MAX_GAMES_PER_ITER} (each game may be a self-play task of its own, planned on this machine)")
+        check("eval_games", self.eval_games <= MAX_EVAL_GAMES, f"at most {MAX_EVAL_GAMES} (as evaluate.py's --games)")
+        # beyond int64 the seed and the opening length overflowed in torch and numpy (a traceback)
+        check("seed", self.seed <= MAX_NODE_LIMIT, "at most 2**62 (as evaluate.py's --seed)")
+        check("random_opening", self.random_opening <= MAX_NODE_LIMIT, "at most 2**62")
+        check("batch_size", self.batch_size <= self.replay_size,
+              f"<= replay_size ({self.replay_size}), the buffer it is drawn from")
         check("random_opening_share", self.random_opening_share <= 1, "in [0, 1]")
         check("replay_ratio", self.replay_ratio > 0, "> 0")
         check("minutes", self.minutes > 0 or self.iterations > 0,
               "> 0 unless --iterations is set (otherwise the run never ends)")
         self.checked_run()
+        check("out_dir", self.out_dir != "", "a folder, not empty ('.' for this one)")  # '' put the run elsewhere
         check("device", self.device == "cpu" or self.device.startswith("cuda"), "'cpu' or 'cuda[:N]'")
         self.ray_runtime_env_dict()
         check("ray_node_wait", 0 < self.ray_node_wait <= MAX_TIME_LIMIT, f"in (0, {MAX_TIME_LIMIT:.0f}] seconds")

@@ -185,7 +185,10 @@ class BatchedMCTS:
         self.config = (config or SearchConfig()).validate()
         self.mode = {"puct": K.PUCT, "uct": K.UCT, "gumbel": K.GUMBEL}[self.config.kind]
         c = self.config
-        self._table = K.considered_visits_table(c.max_considered, c.simulations)
+        # more considered actions than the game has are all of them (--max-considered 10**20 once
+        # asked numpy for a table of that many rows)
+        self._max_considered = min(c.max_considered, game.num_actions)
+        self._table = K.considered_visits_table(self._max_considered, c.simulations)
 
     def _evaluate(self, states):
         """Logits (board frame), values for the mover, legal masks, to_play, terminal, result."""
@@ -244,7 +247,7 @@ class BatchedMCTS:
             P.e_prior[root_edges] = (1 - eps) * P.e_prior[root_edges] + eps * dirichlet
         if c.kind == "gumbel" and noise and c.gumbel_scale > 0:
             P.e_gumbel[root_edges] = c.gumbel_scale * rng.gumbel(size=len(root_edges))
-        num_considered = np.minimum(c.max_considered, nlegal).astype(np.int64)
+        num_considered = np.minimum(self._max_considered, nlegal).astype(np.int64)
 
         L = g.max_game_length + 1
         path_nodes = np.zeros((B, L + 1), np.int64)

@@ -3,9 +3,15 @@ checkpoint's configs read where torch is not installed."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 from agents.mcts import ConfigError
+
+# Weights beyond this are no network to train here: 2**28 float32 parameters take 1 GiB, 4 GiB with
+# the gradients and AdamW's two moments. Far larger sizes (--layers 10**20) were built layer by layer
+# until the machine's memory ran out.
+MAX_NET_PARAMS = 2 ** 28
 
 
 @dataclass
@@ -31,7 +37,23 @@ class NetConfig:
             raise ConfigError(f"net obs_shape must be a non-empty shape, got {self.obs_shape!r}")
         if self.kind == "resnet" and len(self.obs_shape) != 3:
             raise ConfigError(f"the resnet needs an (H, W, C) obs_shape, got {self.obs_shape!r}")
+        if self.parameter_count() > MAX_NET_PARAMS:
+            width, depth = ("hidden", "layers") if self.kind == "mlp" else ("channels", "blocks")
+            raise ConfigError(f"the {self.kind} network with {width} {getattr(self, width)} and {depth} "
+                              f"{getattr(self, depth)} has about {self.parameter_count():.3g} weights, more than "
+                              f"2**28 (1 GiB): give a smaller {width} or {depth}")
         return self
+
+    def parameter_count(self) -> int:
+        """The weights of the linear and convolution layers (what grows with the sizes; the heads'
+        small fixed parts and the biases left out)."""
+        a = self.num_actions
+        if self.kind == "mlp":
+            h = self.hidden
+            return math.prod(self.obs_shape) * h + (self.layers - 1) * h * h + h * a
+        h, w, c = self.obs_shape
+        ch = self.channels
+        return 9 * c * ch + self.blocks * 18 * ch * ch + ch * h * w * a
 
     def to_dict(self) -> dict:
         return {**asdict(self), "obs_shape": list(self.obs_shape)}

@@ -52,6 +52,13 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
+    @staticmethod
+    def nbytes(game: Game, capacity: int) -> int:
+        """The memory a buffer of ``capacity`` positions of ``game`` takes (its arrays are allocated
+        up front, so that a run that fits at the start fits to the end)."""
+        state = int(np.prod(game.state_shape)) * np.dtype(game.state_dtype).itemsize
+        return int(capacity) * (state + 2 * game.num_actions + 8)  # float16 policy, float32 value and score
+
     def add(self, s: Samples) -> None:
         n = len(s.value)
         if n > self.capacity:  # keep only the newest

@@ -47,8 +47,9 @@ def random_openings(game: Game, n_games: int, rng: np.random.Generator, max_move
     k = np.where(rng.random(n_games) < share, rng.integers(1, max_moves + 1, n_games), 0)
     for step in range(int(k.max(initial=0))):
         idx = np.flatnonzero((k > step) & ~game.terminal(states))
-        if len(idx):
-            states[idx] = game.apply(states[idx], sample_legal(game.legal_masks(states[idx]), rng))
+        if not len(idx):  # every game ended or done with its opening: a longer N changes nothing
+            break
+        states[idx] = game.apply(states[idx], sample_legal(game.legal_masks(states[idx]), rng))
     return states
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -59,6 +60,14 @@ def _np_weights(net: torch.nn.Module) -> dict:
     return {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
 
 
+def _physical_memory() -> int:
+    """This machine's memory in bytes (0 where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
 class Trainer:
     def __init__(self, cfg: TrainConfig, resume: bool = False):
         self.cfg = cfg.validate()
@@ -85,6 +94,11 @@ class Trainer:
                               "--channels/--blocks") from None
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.rng = np.random.default_rng([cfg.seed, 7])
+        need, memory = ReplayBuffer.nbytes(self.game, cfg.replay_size), _physical_memory()
+        if memory and need > memory:  # refused now, not a MemoryError or a swapping machine later
+            raise ConfigError(f"replay_size {cfg.replay_size} needs {need / 2**30:.3g} GiB for {self.game.name}, "
+                              f"more than this machine's {memory / 2**30:.3g} GiB of memory: give a smaller "
+                              "--replay-size")
         self.replay = ReplayBuffer(self.game, cfg.replay_size)
         self.counters = {"iteration": 0, "steps": 0, "games": 0, "positions": 0, "elapsed": 0.0,
                          "step_carry": 0.0}

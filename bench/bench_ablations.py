@@ -120,7 +120,9 @@ def main(argv=None) -> int:
                                                "results/ablations is replaced only when named here)")
     args = p.parse_args(argv)
     allowed = args.out is not None
-    args.out = args.out or "results/ablations-run"
+    # absolute: train.py and evaluate.py run in the checkout's root, and a relative folder (or one
+    # starting with '-', which they took for a flag) must mean the same folder to them as here
+    args.out = str(Path(args.out or "results/ablations-run").resolve())
     names = [n.strip() for n in args.only.split(",") if n.strip()] or [*TRAINED, *PLAY_TIME]
     unknown = [n for n in names if n not in TRAINED and n not in PLAY_TIME]
     if unknown:
@@ -139,15 +141,18 @@ def main(argv=None) -> int:
     base = None
     rows = []
     for name in names:
-        if name in TRAINED:
-            change, flags = TRAINED[name]
-            run = train(name, flags, args)
-            spec = f"az:{run / 'best.pt'}"
-            minutes = f"{float(_last_log_row(run)['elapsed_s']) / 60:.1f}"
-        else:
-            change, sims = PLAY_TIME[name]
-            spec, minutes = f"az:{base_run / 'best.pt'}:{sims}", "-"
-        graded = grade(name, spec, args)
+        try:
+            if name in TRAINED:
+                change, flags = TRAINED[name]
+                run = train(name, flags, args)
+                spec = f"az:{run / 'best.pt'}"
+                minutes = f"{float(_last_log_row(run)['elapsed_s']) / 60:.1f}"
+            else:
+                change, sims = PLAY_TIME[name]
+                spec, minutes = f"az:{base_run / 'best.pt'}:{sims}", "-"
+            graded = grade(name, spec, args)
+        except subprocess.CalledProcessError as e:  # train.py or evaluate.py said why itself, above
+            p.error(f"{Path(e.cmd[1]).name} of ablation {name!r} exited with code {e.returncode}")
         if name == "baseline":
             base_run, base = run, graded
         rows.append(row(name, change, graded, base, minutes))

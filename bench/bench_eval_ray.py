@@ -59,10 +59,15 @@ def timed_run(argv: list[str]) -> tuple[float, dict]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     work = ["--agent", args.agent, "--positions", str(args.positions), "--games", str(args.games),
             "--rr-games", "0", "--conversion", str(args.conversion), "--positions-v2", "none", "--store", "none",
             "--workers", "2", "--name", "bench", "--no-plots", "--no-progress", "--json"]
+    try:  # a bad --agent fails now, as evaluate.py says it, not after the Ray cluster started
+        evaluate.validate(evaluate.build_parser().parse_args(work))
+    except evaluate.UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     import ray
 
     cluster = start_ray_cluster(2)

@@ -81,6 +81,8 @@ if os.environ.get("BENCH_STORE_QUERIES"):  # count the store's SELECTs (a trace 
         self._conn.set_trace_callback(lambda sql: queries.__setitem__(0, queries[0] + (sql.lstrip()[:6].upper() == "SELECT")))
     store.PositionStore._open = traced_open
 code = evaluate.main(sys.argv[1:])
+if code:  # evaluate.py said why: nothing to time
+    sys.exit(code)
 wall = time.perf_counter() - t0
 phases["report"] = wall - phases["start-up"] - phases["validate"] - phases["tasks"]
 out = sys.argv[sys.argv.index("--out") + 1]
@@ -122,6 +124,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.baseline is not None and not (args.baseline / "evaluate.py").is_file():
         p.error(f"--baseline {str(args.baseline)!r} has no evaluate.py: give a checkout of the project")
+    # each run's folder is its checkout: a store path given here must mean the same there
+    if args.store not in ("default", "none", "fresh", ""):
+        args.store = str(Path(args.store).resolve())
     return args
 
 

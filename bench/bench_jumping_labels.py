@@ -20,9 +20,10 @@ import time
 
 import numpy as np
 
-from highway_env.cli_args import OneLineErrorParser, non_negative_int, positive_float, positive_int
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
 from highway_env.jumping import perfect
 from highway_env.jumping.az_game import JumpingGame
+from highway_env.jumping.game import MAX_N, MIN_N
 
 
 def random_position(game: JumpingGame, ply: int, rng: np.random.Generator):
@@ -38,7 +39,7 @@ def random_position(game: JumpingGame, ply: int, rng: np.random.Generator):
 
 def main(argv=None) -> int:
     p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--n", type=int, default=5, help="board size (default: %(default)s)")
+    p.add_argument("--n", type=number(int, MIN_N, MAX_N), default=5, help="board size n (grid n x n; default: %(default)s)")
     p.add_argument("--plies", type=non_negative_int, nargs="+", default=[16, 14, 12, 11, 10, 9, 8],
                    help="plies to measure, in this order (default: %(default)s)")
     p.add_argument("--positions", type=positive_int, default=3, help="positions per ply (default: %(default)s)")

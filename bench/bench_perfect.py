@@ -24,9 +24,10 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from agents.registry import get_game, make_agent
+from agents.checkpoint import CheckpointError
+from agents.registry import get_game, make_agent, spec_error_message
 from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
-from highway_env.core import Board
+from highway_env.core import Board, HighwayError
 from highway_env.solver import Solver
 from highway_env.solver.player import OPPONENT_OPTIONS, TIEBREAKS, PerfectPlayer
 
@@ -105,6 +106,14 @@ def main(argv=None) -> int:
         player.warm_up()  # kernel loading is not a move
         return player
 
+    try:  # a bad --opponent, --book or --store fails now, in one line, not as a traceback at the first game
+        make_agent(args.opponent, game, seed=0)
+    except (ValueError, CheckpointError, OSError) as e:
+        p.error(spec_error_message(args.opponent, e))
+    try:
+        make_perfect(0)
+    except HighwayError as e:  # BookError, StoreError
+        p.error(str(e))
     for mi, matchup in enumerate(args.matchups):
         res = Counter()
         for g in range(args.games):

@@ -145,7 +145,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "holds already count as hits)")
     p.add_argument("--rounds", type=positive_int, default=5, help="alternating rounds; each side's best counts")
     p.add_argument("--cold", action="store_true", help="drop each copy from the OS page cache before a run")
-    p.add_argument("--seed", type=int, default=0, help="seed of the positions and the built store")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the positions and the built store")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = p.parse_args(argv)
     try:

@@ -132,7 +132,8 @@ def main(argv=None) -> int:
 
     from agents.checkpoint import CheckpointError
 
-    out = Path(args.out)
+    out = Path(args.out).resolve()  # train.py runs in the checkout's root: the same folder to it as here
+    args.out = str(out)
     try:  # the output is checked before any training
         check_writable(out / "strength.csv", "--out")
         log = Path(args.log) if args.log else train(args)

@@ -14,6 +14,7 @@ from pathlib import Path
 def run_driver(tree: Path, driver: str, args: list[str], what: str, extra_env: dict | None = None) -> dict:
     """``python -c driver *args`` in ``tree``; its last ``BENCH`` line as a dict. SystemExit naming
     ``what`` and the checkout where it fails or prints no such line."""
+    tree = Path(tree).resolve()  # the driver runs in it: a relative --baseline would be taken from there
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]),
                **(extra_env or {}))
     r = subprocess.run([sys.executable, "-c", driver, *args], cwd=tree, env=env, capture_output=True, text=True,

@@ -72,6 +72,8 @@ def check_writable(path: str | os.PathLike, option: str = "output") -> None:
     and ``path`` is not a folder: commands call it before their work, so a bad output path fails at
     once instead of after hours. Raises OSError with a one-line message naming ``option`` (the
     flag that gave the path), the path and why."""
+    if not str(path):  # Path('') is '.', the current folder
+        raise OSError(f"{option} '' is empty: give a file path")
     path = Path(path)
     try:
         if path.is_dir():

@@ -15,6 +15,8 @@ def check_reachable(address: str, option: str = "--ray-address", timeout: float 
         return
     host, _, port = address.split("://", 1)[-1].rpartition(":")
     try:
+        if not 0 < int(port) < 2**16:  # socket raises OverflowError past a C long, and wraps some others
+            raise ValueError(f"port {port} is not in 1..65535")
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except (OSError, ValueError) as e:
         raise HighwayError(f"{option} {address!r}: no Ray head answers there ({e}); give the head's "

@@ -167,11 +167,26 @@ def test_json_schema_and_resume(tmp_path, small_set, capsys, monkeypatch):
 def test_frame_and_batched_without_a_policy_are_named_as_unused(capsys):
     for argv, named in ((["--agent", "greedy", "--frame", "player"], "--frame"),
                         (["--agent", "greedy", "--batched", "--frame=player"], "--batched and --frame")):
-        evaluate.validate(evaluate.build_parser().parse_args(argv), argv)
+        evaluate.validate(evaluate.build_parser().parse_args(argv))
         assert f"note: {named} only apply to module:attr" in capsys.readouterr().err, argv
     argv = ["--agent", "greedy"]
-    evaluate.validate(evaluate.build_parser().parse_args(argv), argv)
+    evaluate.validate(evaluate.build_parser().parse_args(argv))
     assert "note:" not in capsys.readouterr().err
+
+
+def test_abbreviated_flags_count_as_given(capsys):
+    """argparse takes --fra for --frame and --gam for --games: a flag given so is given. The note
+    once scanned argv for the full names, and --quick overwrote an abbreviated --conversion."""
+    for argv, named in ((["--agent", "greedy", "--fra", "player"], "--frame"),
+                        (["--agent", "greedy", "--bat"], "--batched")):
+        evaluate.validate(evaluate.build_parser().parse_args(argv))
+        assert f"note: {named} only apply to module:attr" in capsys.readouterr().err, argv
+    args = evaluate.build_parser().parse_args(["--agent", "greedy", "--quick", "--conv", "3", "--games=5"])
+    evaluate.validate(args)
+    assert (args.games, args.positions, args.conversion) == (5, evaluate.QUICK["positions"], 3)
+    args = evaluate.build_parser().parse_args(["--agent", "greedy"])
+    evaluate.validate(args)
+    assert (args.games, args.positions, args.conversion, args.frame, args.batched) == (20, 1500, 40, "absolute", False)
 
 
 def test_plots_written(tmp_path, small_set):
@@ -459,3 +474,17 @@ def test_an_evaluation_worker_killed_mid_task_is_replaced_not_waited_for(tmp_pat
             pool.wait_any({task})
     finally:
         pool.close(kill=True)
+
+
+def test_the_same_seed_gives_the_same_summary(tmp_path, small_set):
+    """Two runs with one seed write the same summary.json, but for provenance and wall time (and
+    the default name, a timestamp: given here)."""
+    docs = []
+    for run in ("a", "b"):
+        assert evaluate.main(_args(tmp_path / run, small_set, "--agent", "mcts:4", "--positions-v2", "none",
+                                   "--games", "0", "--conversion", "0", "--seed", "5", "--name", "same",
+                                   "--no-plots")) == 0
+        doc = json.loads((tmp_path / run / "summary.json").read_text())
+        assert doc.pop("provenance") and doc.pop("wall_seconds") is not None
+        docs.append(json.dumps(doc, sort_keys=True))
+    assert docs[0] == docs[1] and '"accuracy"' in docs[0]

@@ -77,6 +77,13 @@ def test_file_errors_name_the_file_line(capsys, tmp_path):
     assert out == ""
 
 
+def test_an_empty_file_name_is_not_ignored(capsys):
+    """solve --file '' was taken as no --file: the positions given beside it were solved, rc 0."""
+    rc, out, err = run_cli(capsys, "solve", "--file", "", "--node-limit", "10", POSITION)
+    assert_one_line_error(rc, err, "cannot read --file ''")
+    assert out == ""
+
+
 def test_non_utf8_file_is_one_line_error(capsys, tmp_path):
     path = tmp_path / "latin1.txt"
     path.write_bytes(POSITION.encode() + b"\n6,8,3,0,5,11,10,0,15,0,13,12,1,7,4,\xe9\n")
@@ -159,6 +166,31 @@ def test_bench_ablations_default_output_is_not_shipped(tmp_path, monkeypatch):
     assert (tmp_path / outs[0]).is_dir()  # checked writable before the work
 
 
+@pytest.mark.parametrize("script", ["bench_ablations", "bench_strength"])
+def test_bench_training_scripts_give_train_py_their_own_output_folder(capsys, tmp_path, monkeypatch, script):
+    """train.py runs in the checkout's root: a relative --out (or '-1', which it took for a flag) was
+    another folder to it than to the script, which then found no log.csv (a traceback); a failed
+    train.py was a CalledProcessError traceback in bench_ablations."""
+    import importlib.util
+    import subprocess
+
+    spec = importlib.util.spec_from_file_location(script, REPO / "bench" / f"{script}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out_dirs = []
+
+    def run(cmd, **kwargs):
+        out_dirs.append(cmd[cmd.index("--out-dir") + 1])
+        raise subprocess.CalledProcessError(2, cmd)
+
+    monkeypatch.setattr(module.subprocess, "run", run)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--out", "-1"])
+    assert out_dirs == [str(tmp_path / "-1" / "checkpoints")]
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, "error:")
+
+
 @pytest.mark.parametrize("cwd", [pytest.param("repo", marks=pytest.mark.slow), "tmp"])
 def test_prove_without_out_leaves_the_shipped_certificate_alone(tmp_path, cwd):
     shipped = REPO / "proof" / "certificate.json"
@@ -176,6 +208,33 @@ def test_prove_without_out_leaves_the_shipped_certificate_alone(tmp_path, cwd):
     finally:
         if not existed and expected.exists() and cwd == "repo":
             expected.unlink()
+
+
+@pytest.mark.parametrize("module, argv", [
+    ("highway_env.solver.__main__", ["prove", "--threshold", "-100", "--first-move", "243", "--workers", "1"]),
+    ("highway_env.solver.__main__", ["first-moves", "--workers", "1"]),
+    ("highway_env.evaluation.positions", ["build", "--workers", "1"]),
+    ("highway_env.evaluation.positions", ["add-early"]),
+    ("highway_env.evaluation.positions", ["add-early", ""]),
+    ("evaluate", ["--agent", "random"]),
+    ("train", ["--iterations", "1"]),
+])
+def test_an_empty_output_path_is_refused_not_taken_for_the_default(capsys, tmp_path, monkeypatch, module, argv):
+    """--out '' was the default output and, being given, allowed to replace a shipped result: prove
+    --out '' run from the checkout overwrote proof/certificate.json, positions build --out '' the
+    shipped set; evaluate.py --out '' and train.py --out-dir '' wrote to other folders than asked."""
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    flag = "file" if "" in argv else {"train": "--out-dir"}.get(module, "--out")
+    argv = argv if "" in argv else [*argv, flag, ""]
+    try:
+        rc = importlib.import_module(module).main(argv)
+    except SystemExit as e:
+        rc = e.code
+    named = "out_dir must be a folder, not empty" if module == "train" else f"{flag} '' is empty"
+    assert_one_line_error(rc, capsys.readouterr().err, named)
+    assert not any(tmp_path.iterdir())
 
 
 def test_first_moves_with_a_corrupt_results_file_is_one_line_error(capsys, tmp_path):
@@ -615,6 +674,17 @@ def test_a_damaged_position_set_is_one_line_error(capsys, tmp_path, damage):
     assert_one_line_error(rc, capsys.readouterr().err, "cut.npz", "unreadable")
 
 
+@pytest.mark.parametrize("flag", ["--positions-file", "--positions-v2"])
+@pytest.mark.parametrize("value, named", [("", "path '' is empty"), ("{tmp}", "{tmp}' is a directory")])
+def test_an_empty_or_directory_position_set_path_is_named_as_given(capsys, tmp_path, flag, value, named):
+    """'' was read as '.', and the error named '.' ("unreadable (IsADirectoryError ...)")."""
+    import evaluate
+
+    rc = evaluate.main(["--agent", "random", "--no-progress", "--out", str(tmp_path / "o"),
+                        flag, value.format(tmp=tmp_path)])
+    assert_one_line_error(rc, capsys.readouterr().err, named.format(tmp=tmp_path))
+
+
 @pytest.mark.parametrize("game, flag", [("highway", "--out"), ("jumping", "--out"), ("highway", "--store")])
 def test_evaluate_output_under_a_file_is_one_line_error(capsys, tmp_path, game, flag):
     """The --out folder was made after the checks (a FileExistsError traceback), the store's folder
@@ -683,6 +753,22 @@ def test_positions_commands_refuse_bad_output_and_values_before_work(capsys, tmp
     assert not (tmp_path / "x.npz").exists()
 
 
+@pytest.mark.parametrize("given", ["folder", "other_json"])
+def test_a_first_moves_file_that_cannot_give_ply_0_is_noted(capsys, tmp_path, monkeypatch, given):
+    """positions build --first-moves with a folder or a JSON file of another kind left ply 0 out
+    without a word (only a missing file was noted)."""
+    import highway_env.evaluation.positions as positions
+
+    def no_build(*args, **kwargs):
+        raise HighwayError("stop before the build")
+
+    monkeypatch.setattr(positions, "build", no_build)
+    path = tmp_path / "fm"
+    path.mkdir() if given == "folder" else path.write_text('{"moves": []}')
+    assert positions.main(["build", "--out", str(tmp_path / "x.npz"), "--first-moves", str(path)]) == 2
+    assert f"note: --first-moves {str(path)!r} is not a complete first-moves file" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, named", [(["--seed", "-1"], "--seed"), (["--png", ""], "--png ''"),
                                          (["--png", "{tmp}"], "not a file name")])
 def test_demo_bad_seed_and_png_are_one_line_errors_before_the_game(capsys, tmp_path, argv, named):
@@ -734,10 +820,63 @@ def test_huge_simulation_counts_in_specs_are_range_errors(spec, named):
     assert str(exc.value) == f"bad agent spec {shown!r}: {named}"
 
 
+def test_bench_evaluate_passes_on_evaluate_errors_and_paths_from_here(tmp_path, monkeypatch):
+    """evaluate.py's own one-line error (here a store path under a file) was followed by the
+    driver's KeyError traceback; a relative --store meant a file in the checkout (the driver's
+    folder), not in the folder the command was run from."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_evaluate", REPO / "bench" / "bench_evaluate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("")
+    assert module.parse_args(["--store", "rel.sqlite"]).store == str(tmp_path / "rel.sqlite")
+    with pytest.raises(SystemExit, match=f"failed in {REPO} "):  # a relative checkout is taken from here
+        module.run_driver(Path(os.path.relpath(REPO, tmp_path)), "import sys; sys.exit(3)", [], "the driver")
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--store", "a_file/s.sqlite", "--workers", "1", "--eval-args", "--agent random --games 0"])
+    message = str(exc.value)
+    assert "Traceback" not in message and "a_file" in message and "(exit 2)" in message, message
+
+
+@pytest.mark.parametrize("flag, value, named", [("--opponent", "nan", "bad agent spec 'nan'"),
+                                               ("--book", "", "opening book path '' is empty"),
+                                               ("--book", "{tmp}", "{tmp}' is a directory"),
+                                               ("--store", "{tmp}", "{tmp}' is a directory")])
+def test_bench_perfect_refuses_a_bad_opponent_book_or_store_in_one_line(capsys, tmp_path, flag, value, named):
+    """Each was a traceback at the first game (the book '' named '.')."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_perfect", REPO / "bench" / "bench_perfect.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as exc:
+        module.main([flag, value.format(tmp=tmp_path), "--games", "1", "--no-baseline"])
+    assert_one_line_error(exc.value.code, capsys.readouterr().err, named.format(tmp=tmp_path))
+
+
+def test_bench_eval_ray_refuses_a_bad_agent_before_starting_ray(capsys, monkeypatch):
+    """A bad --agent started a two-node Ray cluster first, then printed evaluate.py's error and a
+    second line, exit 1."""
+    import importlib.util
+
+    monkeypatch.syspath_prepend(str(REPO / "bench"))  # it imports bench_scale beside it
+    spec = importlib.util.spec_from_file_location("bench_eval_ray", REPO / "bench" / "bench_eval_ray.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a Ray cluster was started")
+
+    monkeypatch.setattr(module, "start_ray_cluster", no_cluster)
+    assert_one_line_error(module.main(["--agent", "nan"]), capsys.readouterr().err, "bad agent spec 'nan'")
+
+
 @pytest.mark.parametrize("script, flag, value", [
     ("bench_ablations", "--seed", "-1"), ("bench_agents", "--roots", "0"), ("bench_benchmark", "--games", "-1"),
     ("bench_env", "--seconds", "nan"), ("bench_evaluate", "--rounds", "0"),
-    ("bench_jumping_labels", "--stop-seconds", "inf"),
+    ("bench_jumping_labels", "--stop-seconds", "inf"), ("bench_jumping_labels", "--n", "0"),
     ("bench_jumping_solve", "--rounds", "0"), ("bench_numba_vs_c", "--tt-bits", "99"),
     ("bench_perfect", "--budget", "nan"), ("bench_scale", "--workers", "0"), ("bench_solver", "--filled", "16"),
     ("bench_strength", "--minutes", "nan"), ("bench_openspiel_mcts", "--uct-c", "nan"),
@@ -789,6 +928,15 @@ def test_prove_with_a_ray_address_where_no_head_answers_is_one_line_error(capsys
     rc, _, err = run_cli(capsys, "prove", "--ray-address", f"127.0.0.1:{port}", "--out", str(tmp_path / "c.json"),
                          "--estimates", "none", "--no-progress")
     assert_one_line_error(rc, err, f"--ray-address '127.0.0.1:{port}'", "no Ray head answers")
+
+
+@pytest.mark.parametrize("address", ["9" * 20, "127.0.0.1:99999999999999999999", "localhost:70000", "host:0"])
+def test_a_ray_address_with_a_port_out_of_range_is_one_line_error(capsys, address):
+    """A port past a C long was socket's OverflowError traceback; 70000 was taken modulo 2**16."""
+    import evaluate
+
+    rc = evaluate.main(["--agent", "greedy", "--ray-address", address, "--no-progress"])
+    assert_one_line_error(rc, capsys.readouterr().err, f"--ray-address {address!r}", "is not in 1..65535")
 
 
 @pytest.mark.parametrize("log, out, named", [("{tmp}/none.csv", "{tmp}/o", "none.csv"),

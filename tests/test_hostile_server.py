@@ -438,11 +438,14 @@ def test_bad_flags_stop_the_start_with_one_line(capsys):
 
 
 @pytest.mark.parametrize("argv, named", [(["--host", ""], "--host"), (["--host", " "], "--host"),
+                                         (["--host", "0"], "'0' means every interface"),
+                                         (["--host", "::0"], "write 0.0.0.0 (or ::) if you mean it"),
                                          (["--checkpoint", "{garbage}"], "garbage.pt"),
                                          (["--checkpoint", "{other}"], "is an agent of game 'jumping'")])
 def test_an_empty_host_or_a_corrupt_checkpoint_stops_the_start(capsys, tmp_path, monkeypatch, argv, named):
-    """--host '' listened on every interface (what 0.0.0.0 does, the server has no authentication); a
-    corrupt --checkpoint, or one of another game, was offered to the players."""
+    """--host '' listened on every interface (what 0.0.0.0 does, the server has no authentication), and
+    so did --host 0 (a mistyped port?) and '::0'; a corrupt --checkpoint, or one of another game, was
+    offered to the players."""
     import agents
     from agents.checkpoint import load_checkpoint, save_checkpoint
     import highway_env.play.server as server_module

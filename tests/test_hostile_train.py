@@ -809,3 +809,80 @@ def test_a_malformed_position_of_a_plugged_in_game_is_a_game_error(state, named)
     with pytest.raises(GameError) as e:
         TicTacToeGame().as_state(state)
     assert named in str(e.value) and "\n" not in str(e.value)
+
+
+_BOUNDED_RUN = ["--iterations", "1", "--minutes", "0", "--games-per-iter", "2", "--simulations", "2",
+                "--min-replay", "1", "--eval-every", "0", "--grade-every", "0", "--best-by", "score",
+                "--workers", "0", "--batch-size", "8", "--replay-size", "1000", "--hidden", "16", "--layers", "1",
+                "--no-tensorboard", "--no-progress", "--learner-threads", "1"]
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--seed", "9" * 20], "seed must be at most 2**62"),
+    (["--random-opening", "9" * 20], "random_opening must be at most 2**62"),
+    (["--eval-games", "9" * 20, "--eval-every", "1", "--eval-opponents", "random"], "eval_games must be at most"),
+    (["--batch-size", "2000"], "batch_size must be <= replay_size (1000)"),
+    (["--replay-size", "9" * 20, "--batch-size", "8"], "replay_size 99999999999999999999 needs"),
+    (["--layers", "9" * 20], "layers 99999999999999999999"),
+    (["--hidden", "300000"], "hidden 300000"),
+    (["--net", "resnet", "--channels", "100000"], "channels 100000"),
+])
+@pytest.mark.parametrize("where", ["flags", "config file"])
+def test_absurd_sizes_are_one_line_errors_before_training(tmp_path, capsys, flags, named, where):
+    """Each was accepted: --seed 10**20, --random-opening 10**20, --eval-games 10**20 and
+    --replay-size 10**20 were tracebacks from torch or numpy (the last two after an iteration);
+    --layers 10**20 built layers until memory ran out; a batch larger than the replay buffer trained
+    nothing (its steps rounded down to 0 every iteration). Refused alike from a --config file."""
+    argv = ["--out-dir", str(tmp_path), "--run", "t", *_BOUNDED_RUN]
+    if where == "flags":
+        argv += flags
+    else:
+        pairs = dict(zip(flags[::2], flags[1::2]))
+        cfg = {k.lstrip("-").replace("-", "_"): (v if k == "--net" or k == "--eval-opponents" else int(v))
+               for k, v in pairs.items()}
+        (tmp_path / "c.json").write_text(__import__("json").dumps(cfg))
+        argv += ["--config", str(tmp_path / "c.json")]
+        argv = [a for i, a in enumerate(argv) if not (a in pairs or (i and argv[i - 1] in pairs))]
+    rc = train.main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and named in err and "Traceback" not in err, err
+    assert not (tmp_path / "t" / "latest.pt").exists()
+
+
+def test_a_resumed_run_with_an_absurd_override_is_refused(tmp_path, capsys):
+    """--resume merges the saved options with the flags, then validates them the same way."""
+    assert train.main(["--out-dir", str(tmp_path), "--run", "t", *_BOUNDED_RUN]) == 0
+    capsys.readouterr()
+    rc = train.main(["--resume", "--out-dir", str(tmp_path), "--run", "t", "--random-opening", "9" * 20])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "random_opening must be at most" in err, err
+
+
+def test_max_considered_past_the_actions_is_all_of_them(tmp_path):
+    """--max-considered 10**20 asked numpy for a table of that many rows (a traceback); more
+    considered actions than the game has are all of them, so the search is that of num_actions."""
+    from agents.mcts import BatchedMCTS, SearchConfig, UniformEvaluator
+    from agents.registry import get_game
+
+    game = get_game("blackpath")
+    states = game.initial_states(2)
+
+    def search(m):
+        mcts = BatchedMCTS(game, UniformEvaluator(game), SearchConfig(simulations=8, max_considered=m))
+        return mcts.run(states, np.random.default_rng(0)).visits
+
+    assert np.array_equal(search(10**20), search(game.num_actions))
+
+
+def test_random_openings_longer_than_the_games_stop_with_them(monkeypatch):
+    """The opening loop ran N rounds whatever N (--random-opening 10**9: for ever), though every
+    game had ended or left its opening after a few moves."""
+    from agents import selfplay
+    from agents.registry import get_game
+
+    game = get_game("blackpath")
+    calls = []
+    terminal = game.terminal
+    monkeypatch.setattr(game, "terminal", lambda s: calls.append(1) or terminal(s))
+    states = selfplay.random_openings(game, 4, np.random.default_rng(0), 10**6, 1.0)
+    assert len(calls) <= game.max_game_length + 1 and terminal(states).all()

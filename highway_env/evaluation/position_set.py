@@ -119,7 +119,12 @@ def selection_mask(boards) -> np.ndarray:
 def load_positions(path: str | os.PathLike | None = None) -> PositionSet:
     """The position set at ``path`` (default: the shipped one); PositionSetError naming the file
     if it is missing or unreadable."""
+    if path is not None and not str(path):  # Path('') is '.', and an error would name that
+        raise PositionSetError("position set path '' is empty: give a .npz file (leave the option out for "
+                               "the shipped set)")
     path = Path(DEFAULT_PATH if path is None else path)
+    if path.is_dir():
+        raise PositionSetError(f"position set {str(path)!r} is a directory: give a .npz file")
     try:
         with np.load(path, allow_pickle=False) as z:
             d = {k: z[k] for k in z.files}

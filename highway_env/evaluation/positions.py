@@ -272,6 +272,15 @@ def _parse_per_ply(text: str) -> dict[int, int]:
     return out
 
 
+def _note_unused_first_moves(path) -> None:
+    """One line on stderr when --first-moves cannot give ply 0: missing, or there but not a complete
+    first-moves file (a folder, another JSON, a run cut short), which was left out without a word."""
+    note_missing_input(path, "--first-moves", "the set leaves out ply 0")
+    if path and os.path.exists(path) and load_first_moves(path) is None:
+        print(f"note: --first-moves {path!r} is not a complete first-moves file (python -m highway_env.solver "
+              "first-moves writes one): the set leaves out ply 0", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m highway_env.evaluation.positions", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -341,10 +350,11 @@ def main(argv=None) -> int:
         if args.cmd == "build":
             v2 = args.strong
             args.games_per_source = args.games_per_source or (400 if v2 else 1000)
-            out = Path(args.out or (V2_PATH if v2 else DEFAULT_PATH))
+            out = (V2_PATH if v2 else DEFAULT_PATH) if args.out is None else args.out  # '' refused as given
             check_output(out, allowed=args.out is not None or args.force)
+            out = Path(out)
             if not v2:
-                note_missing_input(args.first_moves, "--first-moves", "the set leaves out ply 0")
+                _note_unused_first_moves(args.first_moves)
             ps = build(out, Path(args.work or f"build/positions-v{2 if v2 else 1}"),
                        args.per_ply or (STRONG_PER_PLY if v2 else DEFAULT_PER_PLY), args.games_per_source,
                        args.seed, args.workers, args.margin_min_ply, args.chunk, args.first_moves,
@@ -353,12 +363,13 @@ def main(argv=None) -> int:
         elif args.cmd == "add-early":
             from highway_env.solver.opening_book import load_book
 
-            check_output(args.out or args.file or DEFAULT_PATH,
-                         allowed=args.out is not None or args.file is not None or args.force)
-            note_missing_input(args.first_moves, "--first-moves", "the set leaves out ply 0")
-            ps = add_early(load_positions(args.file or DEFAULT_PATH), load_book(args.book), args.first_moves, args.solve_per_ply,
+            out = next((p for p in (args.out, args.file) if p is not None), DEFAULT_PATH)  # '' refused as given
+            check_output(out, allowed=args.out is not None or args.file is not None or args.force,
+                         option="--out" if args.out is not None else "file")
+            _note_unused_first_moves(args.first_moves)
+            ps = add_early(load_positions(args.file), load_book(args.book), args.first_moves, args.solve_per_ply,
                            args.time_limit, args.seed, progress=not args.no_progress)
-            save_positions(args.out or args.file or DEFAULT_PATH, ps)
+            save_positions(out, ps)
             print(json.dumps(ps.meta["counts"], indent=1))
         elif args.cmd == "info":
             ps = load_positions(args.file)

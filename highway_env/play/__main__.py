@@ -12,7 +12,9 @@ game, and hints from the exact solver (the verdict and the value of every move).
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
+import socket
 import sys
 import webbrowser
 
@@ -39,6 +41,27 @@ def _host_name(text: str) -> str:
     return text.strip()
 
 
+def _listen_address(text: str) -> str:
+    host = _host_name(text)
+    if host not in ("0.0.0.0", "::") and _is_every_interface(host):
+        raise argparse.ArgumentTypeError(f"{text!r} means every interface, and the server has no authentication: "
+                                         "write 0.0.0.0 (or ::) if you mean it")
+    return host
+
+
+def _is_every_interface(text: str) -> bool:
+    """Whether ``text`` is a short or odd spelling of 0.0.0.0 or :: ('0', '0.0', '::0'), which a
+    socket binds to every interface."""
+    try:
+        return socket.inet_aton(text) == bytes(4)  # takes '0', '0.0', '0x0', ...
+    except OSError:
+        pass
+    try:
+        return ipaddress.ip_address(text).is_unspecified
+    except ValueError:
+        return False
+
+
 def _checkpoint(text: str) -> str:
     if not os.path.isfile(text):
         raise argparse.ArgumentTypeError(f"no checkpoint file {text!r}")
@@ -59,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     prog = "highway-play" if os.path.basename(sys.argv[0]) == "highway-play" else "python -m highway_env.play"
     parser = OneLineErrorParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                                 bare_errors=True)
-    parser.add_argument("--host", default="127.0.0.1", type=_host_name,
+    parser.add_argument("--host", default="127.0.0.1", type=_listen_address,
                         help="address to listen on (default: %(default)s, this machine only; 0.0.0.0 "
                              "lets other machines in; the server has no authentication)")
     parser.add_argument("--port", type=int, default=8000,

@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _read_positions(args) -> list[tuple[str, str]]:
     """(where, text) of every position: where names the argument or the --file line, for errors."""
     texts = [(f"position {i + 1}", text) for i, text in enumerate(args.positions)]
-    if args.file:
+    if args.file is not None:  # --file '' too: an empty name is no file, said so, not ignored
         name = "<stdin>" if args.file == "-" else args.file
         try:
             if args.file == "-":
@@ -217,7 +217,8 @@ def _ray_settings(args) -> dict:
 def cmd_prove(args) -> int:
     from highway_env.solver.prove import NotProvenError, ProofConfig, prove, write_certificate
 
-    out = args.out or default_certificate_path(args.threshold, args.first_move)
+    # --out '' is refused as given (it once meant the default path, shipped or not, as allowed)
+    out = default_certificate_path(args.threshold, args.first_move) if args.out is None else args.out
     check_output(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          **_ray_settings(args), first_move=args.first_move, unit_nodes=args.unit_nodes,
@@ -268,7 +269,7 @@ def load_estimates(path: str | None, threshold: int) -> dict:
 def cmd_first_moves(args) -> int:
     from highway_env.solver.prove import ProofConfig, first_move_values
 
-    out = args.out or DEFAULT_FIRST_MOVES_PATH
+    out = DEFAULT_FIRST_MOVES_PATH if args.out is None else args.out  # '' refused as given, as in prove
     check_output(out, allowed=args.out is not None or args.force)
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          **_ray_settings(args))

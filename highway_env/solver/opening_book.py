@@ -95,7 +95,11 @@ class Book:
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "Book":
+        if path is not None and not str(path):  # Path('') is '.', and an error would name that
+            raise BookError("opening book path '' is empty: give a book file")
         path = DEFAULT_BOOK_PATH if path is None else Path(path)
+        if path.is_dir():
+            raise BookError(f"opening book {str(path)!r} is a directory: give a book file")
         try:
             with gzip.open(path, "rb") as f:
                 doc = json.loads(f.read())
