@@ -353,3 +353,14 @@ def test_v2_seeds_do_not_depend_on_where_the_set_lies(tmp_path, small_set):
     assert shipped and v2_seeds(copy) == shipped
     assert evaluate.v2_seed_name(copy) == evaluate.V2_SEED_NAME
     assert v2_seeds(small_set) != shipped[:1] and evaluate.v2_seed_name(small_set).startswith("sha256:")
+
+
+def test_task_weight_runs_search_agents_moves_chunks_first():
+    """The pool takes the longest tasks first: a searching agent's moves chunks, then the games,
+    and a greedy or random agent's moves chunks last."""
+    kinds = [{"kind": "moves", "agent": "greedy"}, {"kind": "match", "a": "greedy", "b": "random"},
+             {"kind": "vs_perfect", "agent": "random"}, {"kind": "moves", "agent": "az:x.pt"},
+             {"kind": "conversion", "agent": "greedy"}, {"kind": "moves", "agent": "mcts:50"}]
+    order = sorted(kinds, key=lambda t: -evaluate.task_weight(t))
+    assert [t["kind"] for t in order] == ["moves", "moves", "vs_perfect", "conversion", "match", "moves"]
+    assert [t.get("agent") for t in order[:2]] == ["az:x.pt", "mcts:50"] and order[-1]["agent"] == "greedy"
