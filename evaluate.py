@@ -471,8 +471,7 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | No
             results[t["id"]] = r
         else:
             todo.append(t)
-    weight = {"moves": 1, "vs_perfect": 3, "conversion": 3, "match": 2, "reply_tree": 3}
-    todo.sort(key=lambda t: -weight[t["kind"]])
+    todo.sort(key=lambda t: -task_weight(t))
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="evaluation tasks", unit="task",
                disable=not progress, file=sys.stderr)
     if todo:
@@ -501,6 +500,16 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | No
                 bar.update(1)
     bar.close()
     return results
+
+
+def task_weight(task: dict) -> int:
+    """A rough rank of a task's cost: the pool takes the heaviest first, so that the last tasks
+    left, while the other workers idle, are short ones. A searching agent's (az:, mcts:) moves
+    chunk searches hundreds of positions at once, the longest task of a run; the same chunk of a
+    greedy or random agent is the shortest. The order decides nothing else: every task is seeded."""
+    if task["kind"] == "moves":
+        return 4 if task["agent"].split(":")[0] in ("az", "mcts") else 1
+    return {"vs_perfect": 3, "conversion": 3, "match": 2, "reply_tree": 3}[task["kind"]]
 
 
 # What one evaluation task may use at most, declared to Ray so that a node runs no more tasks than fit

@@ -115,14 +115,18 @@ class NetworkEvaluator:
 
         with torch.inference_mode():
             obs = torch.from_numpy(self.game.observations(states)).to(self.device)
+            # eval() walks every submodule: a search calls this once per simulation, so only a net
+            # left in training mode (a trainer's) is switched, and switched back
             was_training = self.net.training
-            self.net.eval()
+            if was_training:
+                self.net.eval()
             logits_v, value, score = self.net(obs)
             if was_training:
                 self.net.train()
         logits_v = logits_v.float().cpu().numpy()
         logits = np.empty_like(logits_v)
-        np.put_along_axis(logits, self.game.view_to_board(states), logits_v, axis=1)
+        # put_along_axis on axis 1, without its per-call index building
+        logits[np.arange(len(logits))[:, None], self.game.view_to_board(states)] = logits_v
         return logits, value.float().cpu().numpy(), score.float().cpu().numpy()
 
     def policy_moves(self, states) -> np.ndarray:

@@ -15,7 +15,8 @@ change it) in a fresh interpreter with timers around its phases:
 
 ``--baseline DIR`` (another checkout of the project, e.g. ``git worktree add /tmp/base <rev>``) runs
 the same evaluation from there, alternating with this checkout for ``--rounds`` rounds (the load of
-a shared machine then hits both), and prints the ratio of the best walls. Each run writes to a fresh
+a shared machine then hits both), and prints the ratio of the best walls and of the least CPU
+seconds (evaluate.py and its worker processes; other jobs inflate them less). Each run writes to a fresh
 temporary folder (no task cache); the solver's position store is ``--store`` (the default store is
 warm after a first run; ``none``: every run solves from its book alone; ``fresh``: an empty one per
 run, so every run writes the same rows).
@@ -90,7 +91,10 @@ import glob
 task_seconds = sum(json.load(open(f)).get("seconds", 0) for f in glob.glob(out + "/tasks/*.json"))
 workers = int(sys.argv[sys.argv.index("--workers") + 1])
 in_process = workers == 1
-print("BENCH " + json.dumps({"code": code, "wall": wall, "phases": phases, "task_seconds": task_seconds,
+import resource  # this process and its reaped children (the pool's workers): CPU seconds, less load-bound than wall
+cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+          for f in ("ru_utime", "ru_stime"))
+print("BENCH " + json.dumps({"code": code, "wall": wall, "cpu": cpu, "phases": phases, "task_seconds": task_seconds,
                              "store_seconds": store_seconds[0] if in_process else None,
                              "store_queries": queries[0] if in_process and os.environ.get("BENCH_STORE_QUERIES") else None}))
 """
@@ -140,25 +144,30 @@ def main(argv=None) -> int:
             runs[name].append(run_once(tree, eval_args, args.store, args.workers, args.count_queries))
     best = {name: min(rs, key=lambda r: r["wall"]) for name, rs in runs.items()}
     ratio = best["baseline"]["wall"] / best["this checkout"]["wall"] if args.baseline else None
+    least_cpu = {name: min(r["cpu"] for r in rs) for name, rs in runs.items()}
+    cpu_ratio = least_cpu["baseline"] / least_cpu["this checkout"] if args.baseline else None
     if args.json:
         print(json.dumps({"eval_args": args.eval_args, "workers": args.workers, "store": args.store,
-                          "runs": runs, "best": best, "speedup_vs_baseline": ratio}, indent=2))
+                          "runs": runs, "best": best, "speedup_vs_baseline": ratio,
+                          "cpu_speedup_vs_baseline": cpu_ratio}, indent=2))
         return 0
     print(f"python evaluate.py {args.eval_args} --workers {args.workers} --store {args.store} "
           f"(best of {args.rounds} round(s), seconds)")
-    head = (f"{'checkout':<15} {'wall':>7} {'start-up':>9} {'validate':>9} {'tasks':>7} {'report':>7} {'task s':>7} "
+    head = (f"{'checkout':<15} {'wall':>7} {'cpu':>7} {'start-up':>9} {'validate':>9} {'tasks':>7} {'report':>7} {'task s':>7} "
             f"{'store':>7}")
     print(head)
     print("-" * len(head))
     for name, r in best.items():
         ph = r["phases"]
-        print(f"{name:<15} {r['wall']:>7.2f} {ph['start-up']:>9.2f} {ph['validate']:>9.2f} {ph['tasks']:>7.2f} "
+        print(f"{name:<15} {r['wall']:>7.2f} {least_cpu[name]:>7.2f} {ph['start-up']:>9.2f} {ph['validate']:>9.2f} {ph['tasks']:>7.2f} "
               f"{ph['report']:>7.2f} {r['task_seconds']:>7.2f} "
               + (f"{r['store_seconds']:>7.2f}" if r.get("store_seconds") is not None else f"{'-':>7}")
               + (f"  {r['store_queries']} store queries" if r.get("store_queries") is not None else ""))
     if ratio:
-        print(f"\nthis checkout is {ratio:.2f}x the baseline's speed (wall, same run)")
-    print("task s = the tasks' own seconds summed over the workers (the rest of 'tasks' is starting them); "
+        print(f"\nthis checkout is {ratio:.2f}x the baseline's speed (wall, same run); {cpu_ratio:.2f}x in CPU seconds")
+    print("cpu = the least CPU seconds of a run (user + system, evaluate.py and its worker processes: other "
+          "jobs on the machine inflate them less than the wall); "
+          "task s = the tasks' own seconds summed over the workers (the rest of 'tasks' is starting them); "
           "store = seconds in the position store (--workers 1 only)")
     return 0
 

@@ -126,3 +126,31 @@ def test_terminal_root_is_refused():
     full = G.as_states([core.random_board(np.random.default_rng(0), 16)])
     with pytest.raises(GameError, match="terminal"):
         BatchedMCTS(G, UniformEvaluator(G)).run(full, np.random.default_rng(0))
+
+
+def test_network_evaluator_scores_in_eval_mode_and_leaves_the_nets_mode():
+    """A net in training mode (a trainer's) is evaluated in eval mode and handed back in training
+    mode; a net in eval mode gives the same numbers; the logits are the net's view-frame logits
+    moved to the board frame."""
+    torch = pytest.importorskip("torch")
+    from agents.mcts import NetworkEvaluator
+    from agents.network import NetConfig, build_network
+
+    torch.manual_seed(0)
+    net = build_network(NetConfig(kind="resnet", channels=8, blocks=1, obs_shape=G.obs_shape,
+                                  num_actions=G.num_actions))  # BatchNorm: the two modes differ
+    states = _positions(3, 6, 5)
+    net.train()
+    logits, value, score = NetworkEvaluator(G, net)(states)
+    assert net.training and all(m.training for m in net.modules())
+    net.eval()
+    with torch.inference_mode():
+        view_logits, v, s = net(torch.from_numpy(G.observations(states)))
+    expect = np.empty_like(logits)
+    np.put_along_axis(expect, G.view_to_board(states), view_logits.numpy(), axis=1)
+    again = NetworkEvaluator(G, net)(states)
+    assert not net.training
+    for got in ((logits, value, score), again):
+        np.testing.assert_array_equal(got[0], expect)
+        np.testing.assert_array_equal(got[1], v.numpy())
+        np.testing.assert_array_equal(got[2], s.numpy())

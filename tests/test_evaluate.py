@@ -488,3 +488,14 @@ def test_the_same_seed_gives_the_same_summary(tmp_path, small_set):
         assert doc.pop("provenance") and doc.pop("wall_seconds") is not None
         docs.append(json.dumps(doc, sort_keys=True))
     assert docs[0] == docs[1] and '"accuracy"' in docs[0]
+
+
+def test_task_weight_runs_search_agents_moves_chunks_first():
+    """The pool takes the longest tasks first: a searching agent's moves chunks, then the games,
+    and a greedy or random agent's moves chunks last."""
+    kinds = [{"kind": "moves", "agent": "greedy"}, {"kind": "match", "a": "greedy", "b": "random"},
+             {"kind": "vs_perfect", "agent": "random"}, {"kind": "moves", "agent": "az:x.pt"},
+             {"kind": "conversion", "agent": "greedy"}, {"kind": "moves", "agent": "mcts:50"}]
+    order = sorted(kinds, key=lambda t: -evaluate.task_weight(t))
+    assert [t["kind"] for t in order] == ["moves", "moves", "vs_perfect", "conversion", "match", "moves"]
+    assert [t.get("agent") for t in order[:2]] == ["az:x.pt", "mcts:50"] and order[-1]["agent"] == "greedy"
