@@ -83,9 +83,20 @@ class RetryingPool:
 
     def imap(self, fn, items, ordered: bool = True):
         """``fn(item)`` for each of ``items``, as ``multiprocessing.Pool.imap`` (in order) or, with
-        ``ordered=False``, ``imap_unordered`` (as they finish) gives them."""
-        tasks = [self.submit(fn, item) for item in items]
-        pending, finished, first = set(tasks), {}, 0
+        ``ordered=False``, ``imap_unordered`` (as they finish) gives them. Only ``workers`` items are
+        submitted at a time: a worker's death is charged to the unfinished tasks, which are then the
+        running ones, not every item still waiting (three unrelated deaths ended a long build)."""
+        items = iter(items)
+        tasks, pending, finished, first = [], set(), {}, 0
+
+        def fill():
+            for item in items:
+                tasks.append(self.submit(fn, item))
+                pending.add(tasks[-1])
+                if len(pending) >= self.workers:
+                    return
+
+        fill()
         while pending:
             for task, result in self.wait_any(pending):
                 pending.discard(task)
@@ -95,6 +106,7 @@ class RetryingPool:
             while ordered and first < len(tasks) and tasks[first] in finished:
                 yield finished.pop(tasks[first])
                 first += 1
+            fill()
 
     def imap_unordered(self, fn, items):
         return self.imap(fn, items, ordered=False)
