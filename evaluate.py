@@ -484,12 +484,9 @@ def run_tasks(tasks, out_dir: Path, workers: int, progress: bool, ray: dict | No
                                 what=lambda args: f"running evaluation task {args[0][0]['id']}",
                                 hint="out of memory? try fewer --workers")
             try:
-                pending = {pool.submit(run_task, (t, str(out_dir))) for t in todo}
-                while pending:
-                    for task, r in pool.wait_any(pending):
-                        pending.discard(task)
-                        results[r["id"]] = r
-                        bar.update(1)
+                for r in pool.imap_unordered(run_task, [(t, str(out_dir)) for t in todo]):
+                    results[r["id"]] = r
+                    bar.update(1)
             finally:
                 pool.close(kill=True)  # at once, also on Ctrl-C (finished tasks are in their files)
         else:

@@ -264,7 +264,7 @@ class Trainer:
         c = self.cfg
         self._opponents = self._opponents or c.eval_agents()
         scores = evaluate_net(c, self.game, net, self._opponents, iteration, c.device)
-        self._record_evaluation(iteration, scores, self._eval_models.pop(iteration), logger)
+        self._record_evaluation(iteration, scores, logger)
 
     def _resume_evaluations(self, logger: "_Logger") -> None:
         """The evaluations pending when the run was last saved, of their snapshots' weights."""
@@ -281,20 +281,23 @@ class Trainer:
             self._evaluator = BackgroundEvaluator(self.cfg)
         self._evaluator.submit(iteration, {k: v.numpy() for k, v in entry["model"].items()})
 
-    def _record_evaluation(self, iteration: int, scores: dict, model_entry: dict, logger: "_Logger") -> None:
-        """Results in iteration order: the log row of ``iteration``, the last evaluation, best.pt."""
+    def _record_evaluation(self, iteration: int, scores: dict, logger: "_Logger") -> None:
+        """Results in iteration order: the log row of ``iteration``, the last evaluation, best.pt.
+        The evaluation stays pending until all is written: cut short (Ctrl-C while best.pt is
+        written), it runs again on resume, its score equal to the best score it set."""
         self.last_eval = dict(scores)
         logger.update(iteration, {f"eval_{k}": v for k, v in scores.items()})
         if scores["mean"] >= self.best_score:
             self.best_score = scores["mean"]
             if self.best_by == "score":
-                save_checkpoint(self.run_dir / "best.pt", model_entry)
+                save_checkpoint(self.run_dir / "best.pt", self._eval_models[iteration])
+        del self._eval_models[iteration]
 
     def _finished_evaluations(self, logger: "_Logger", wait: bool = False) -> None:
         if self._evaluator is None:
             return
         for iteration, scores in (self._evaluator.wait() if wait else self._evaluator.poll()):
-            self._record_evaluation(iteration, scores, self._eval_models.pop(iteration), logger)
+            self._record_evaluation(iteration, scores, logger)
 
     # ------------------------------------------------------------------ the loop
     def _done(self) -> bool:

@@ -124,6 +124,8 @@ class Terminated(KeyboardInterrupt):
 
 
 def _raise_terminated(signum, frame):
+    # a second SIGTERM must not cut the first one's cleanup short (stopping the workers: seconds)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Terminated()
 
 

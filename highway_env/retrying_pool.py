@@ -34,7 +34,8 @@ class RetryingPool:
         self.units: dict[int, tuple] = {}  # task -> (fn, args)
         self.futures: dict[int, concurrent.futures.Future] = {}
         self.lost: dict[int, int] = {}  # task -> times its worker died
-        self.next_id = 0
+        self.handed: dict[int, int] = {}  # task -> order in which the current executor got it
+        self.next_id = self.next_handed = 0
         self.executor = self._new_executor()
 
     def _new_executor(self):
@@ -45,6 +46,8 @@ class RetryingPool:
         fn, args = self.units[task]
         try:
             self.futures[task] = self.executor.submit(fn, *args)
+            self.handed[task] = self.next_handed
+            self.next_handed += 1
         except concurrent.futures.process.BrokenProcessPool as exc:
             # a worker died since the last wait: the task fails like the running ones, and wait_any
             # rebuilds the pool and runs them all again
@@ -78,14 +81,25 @@ class RetryingPool:
                 self._recover([t for t in pending if t not in dict(finished)])
             if finished:
                 for task, _ in finished:
-                    self.futures.pop(task), self.units.pop(task)
+                    self.futures.pop(task), self.units.pop(task), self.handed.pop(task, None)
                 return finished
 
     def imap(self, fn, items, ordered: bool = True):
         """``fn(item)`` for each of ``items``, as ``multiprocessing.Pool.imap`` (in order) or, with
-        ``ordered=False``, ``imap_unordered`` (as they finish) gives them."""
-        tasks = [self.submit(fn, item) for item in items]
-        pending, finished, first = set(tasks), {}, 0
+        ``ordered=False``, ``imap_unordered`` (as they finish) gives them. Only ``workers`` items are
+        submitted at a time: a worker's death is charged to the unfinished tasks, which are then the
+        running ones, not every item still waiting (three unrelated deaths ended a long build)."""
+        items = iter(items)
+        tasks, pending, finished, first = [], set(), {}, 0
+
+        def fill():
+            for item in items:
+                tasks.append(self.submit(fn, item))
+                pending.add(tasks[-1])
+                if len(pending) >= self.workers:
+                    return
+
+        fill()
         while pending:
             for task, result in self.wait_any(pending):
                 pending.discard(task)
@@ -95,19 +109,32 @@ class RetryingPool:
             while ordered and first < len(tasks) and tasks[first] in finished:
                 yield finished.pop(tasks[first])
                 first += 1
+            fill()
 
     def imap_unordered(self, fn, items):
         return self.imap(fn, items, ordered=False)
 
+    def _running(self, unfinished) -> set:
+        """Of ``unfinished``, the tasks the dead pool was running: its workers take tasks in the
+        order it got them, so the first ``workers`` of those not finished. The others only waited:
+        the death is not charged to them (all are where none of them seems to have run)."""
+        ahead = sorted((t for t in self.futures if t in self.handed and not _succeeded(self.futures[t])),
+                       key=self.handed.get)
+        return set(ahead[:self.workers]) & set(unfinished) or set(unfinished)
+
     def _recover(self, unfinished) -> None:
         """A worker died: kill the broken pool and run the unfinished tasks again on a new one."""
+        running = self._running(unfinished)
         self._kill()
         self.executor = self._new_executor()
-        for task in unfinished:
+        self.handed = {}
+        for task in running:
             self.lost[task] = self.lost.get(task, 0) + 1
-            if self.lost[task] > self.retries:
-                raise WorkerLostError(f"a worker died {self.lost[task]} times {self._what(self.units[task][1])}; "
-                                      f"{self._hint}")
+        # a task running beside the one that kills its worker is charged too: both are named
+        over = sorted(t for t in running if self.lost[t] > self.retries)
+        if over:
+            raise WorkerLostError("a worker died " + " or ".join(f"{self.lost[t]} times {self._what(self.units[t][1])}"
+                                                                 for t in over) + f"; {self._hint}")
         for task in unfinished:
             self._run(task)
 
@@ -118,6 +145,7 @@ class RetryingPool:
             if future is not None:
                 future.cancel()
             self.units.pop(task, None)
+            self.handed.pop(task, None)
 
     def _kill(self) -> None:
         # shutdown() alone lets running tasks finish (minutes); their processes are killed instead
@@ -145,3 +173,7 @@ class RetryingPool:
 
     def __exit__(self, *exc):
         self.close(kill=True)  # at once, also on Ctrl-C: what a task finished is written by then
+
+
+def _succeeded(future: concurrent.futures.Future) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is None

@@ -1184,3 +1184,24 @@ def test_a_ray_setting_without_a_ray_address_is_one_line_error(capsys, tmp_path,
     rc, _, err = run_cli(capsys, command, flag, value, "--out", str(tmp_path / "c.json"), "--no-progress")
     assert_one_line_error(rc, err, named, "add --ray-address")
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_second_sigterm_does_not_cut_the_cleanup_of_the_first_short():
+    """sigterm_as_interrupt (evaluate.py, the solver's commands) raised Terminated again for a
+    second SIGTERM while the first one's cleanup ran inside the block (killing the worker pool,
+    seconds), leaving it half done; the second is ignored, as train.py ignores it."""
+    import os
+    import signal
+
+    from highway_env.cli_args import Terminated, sigterm_as_interrupt
+
+    previous = signal.getsignal(signal.SIGTERM)
+    cleaned = False
+    with pytest.raises(Terminated):
+        with sigterm_as_interrupt():
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)  # its handler runs as os.kill returns
+            finally:  # the cleanup, as run_tasks' pool.close(kill=True)
+                os.kill(os.getpid(), signal.SIGTERM)
+                cleaned = True
+    assert cleaned and signal.getsignal(signal.SIGTERM) == previous

@@ -246,6 +246,40 @@ def test_an_evaluation_in_the_loop_cut_by_ctrl_c_runs_again_on_resume(tmp_path, 
     assert cut_rows[1]["eval_mean"] != ""  # iteration 2's evaluation, cut short, was run on resume
 
 
+def test_ctrl_c_while_an_evaluation_writes_best_pt_keeps_it_pending(tmp_path, monkeypatch):
+    """The evaluation was taken off the pending ones before its result was recorded: a Ctrl-C while
+    best.pt was written saved latest.pt with the new best score but neither best.pt nor the
+    evaluation, so the resumed run never wrote that network to best.pt."""
+    import agents.trainer
+
+    kw = dict(eval_every=1, eval_games=4, iterations=4, best_by="score")
+    writes = []
+
+    def counted(path, entry):
+        writes.append(Path(path).name)
+        save_checkpoint(path, entry)
+
+    monkeypatch.setattr(agents.trainer, "save_checkpoint", counted)
+    Trainer(tiny(tmp_path, "calm", **kw)).run()
+    last = writes.count("best.pt")  # the write of the best evaluation's network
+
+    def interrupted(path, entry):
+        writes.append(Path(path).name)
+        if writes.count("best.pt") == 2 * last:
+            monkeypatch.setattr(agents.trainer, "save_checkpoint", save_checkpoint)
+            raise KeyboardInterrupt
+        save_checkpoint(path, entry)
+
+    monkeypatch.setattr(agents.trainer, "save_checkpoint", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(tiny(tmp_path, "cut", **kw)).run()
+    assert load_checkpoint(tmp_path / "cut" / "latest.pt")["eval_pending"]  # the evaluation cut short
+    Trainer(tiny(tmp_path, "cut", **kw), resume=True).run()
+    assert [r["eval_mean"] for r in _log_rows(tmp_path / "cut")] == [r["eval_mean"] for r in _log_rows(tmp_path / "calm")]
+    best = [load_checkpoint(tmp_path / run / "best.pt")["model"] for run in ("calm", "cut")]
+    assert all(torch.equal(best[0][k], best[1][k]) for k in best[0])
+
+
 def _pool_failing_at_collect(monkeypatch, call: int, error: Exception) -> None:
     """The trainer's self-play pool: in-process, raising ``error`` at its ``call``-th collect."""
     import agents.trainer

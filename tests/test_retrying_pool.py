@@ -1,0 +1,79 @@
+"""RetryingPool (highway_env/retrying_pool.py): what a dead worker costs the tasks around it."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from highway_env.retrying_pool import RetryingPool, WorkerLostError
+
+
+def _dies_once(marker: str) -> str:
+    """A task whose worker is killed the first time it runs it (kill -9, the out-of-memory killer)."""
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return os.path.basename(marker)
+
+
+def test_a_death_is_charged_to_the_tasks_running_not_to_the_ones_waiting(tmp_path):
+    """imap submitted every item at once, and each worker death counted against every unfinished
+    task: two different tasks each killed once (retries=1) ended a long run with WorkerLostError
+    naming a task that never ran."""
+    items = [str(tmp_path / f"t{i}") for i in range(6)]
+    for i in (0, 1, 2, 4):  # t3 and t5 each kill their worker once
+        open(items[i], "w").close()
+    with RetryingPool(1, retries=1) as pool:
+        assert list(pool.imap(_dies_once, items)) == [f"t{i}" for i in range(6)]
+        assert sorted(pool.lost.values()) == [1, 1]
+
+
+def _dies_at(item: tuple) -> str:
+    """Kills its worker while ``item`` is the doomed one, else takes a moment."""
+    name, doomed = item
+    if name == doomed:
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(0.05)
+    return name
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_task_that_keeps_killing_its_worker_is_named(workers):
+    """Named (with the task that ran beside it each time, if any), after 3 deaths, not for ever."""
+    items = [(f"t{i}", "t5") for i in range(8)]
+    with RetryingPool(workers, retries=2, what=lambda args: f"running {args[0][0]}") as pool:
+        with pytest.raises(WorkerLostError, match="died 3 times (running t4 or 3 times )?running t5;"):
+            pending = {pool.submit(_dies_at, item) for item in items}
+            while pending:
+                pending -= {task for task, _ in pool.wait_any(pending)}
+
+
+def _fails(x: int) -> int:
+    if x == 2:
+        raise ValueError(f"bad item {x}")
+    return x
+
+
+def test_a_task_raising_an_error_is_not_run_again():
+    with RetryingPool(2) as pool:
+        with pytest.raises(ValueError, match="bad item 2"):
+            list(pool.imap(_fails, range(5)))
+        assert pool.lost == {}
+
+
+def test_units_submitted_at_once_are_charged_only_when_running(tmp_path):
+    """The proof submits a goal's replies at once: each death was charged to every unit still
+    waiting too, so two units that each lost a worker once ended it (retries=1)."""
+    items = [str(tmp_path / f"t{i}") for i in range(6)]
+    for i in (0, 1, 2, 4):  # t3 and t5 each kill their worker once
+        open(items[i], "w").close()
+    with RetryingPool(1, retries=1) as pool:
+        pending = {pool.submit(_dies_once, item) for item in items}
+        got = []
+        while pending:
+            for task, result in pool.wait_any(pending):
+                pending.discard(task)
+                got.append(result)
+        # t3 and t5 charged once each (and at most the one unit queued behind a dying one)
+        assert sorted(got) == [f"t{i}" for i in range(6)] and max(pool.lost.values()) == 1
