@@ -25,10 +25,10 @@ import sys
 from pathlib import Path
 
 from agents.config import ConfigError, TrainConfig  # torch-free: --help needs no torch
-from agents.run_lock import RunInUseError, lock_run
 from highway_env.atomic_files import check_writable
 from highway_env.cli_args import OneLineErrorParser
 from highway_env.extras import require_torch
+from highway_env.run_lock import RunInUseError, lock_run
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -722,6 +722,39 @@ def test_prove_and_first_moves_refuse_bad_output_and_values_before_work(capsys, 
     assert_one_line_error(rc, err, named)
 
 
+@pytest.mark.parametrize("command", ["first-moves", "prove"])
+def test_a_second_process_on_the_same_out_is_refused(capsys, tmp_path, monkeypatch, command):
+    """Two first-moves runs given one --out each rewrote the file without the other's moves; two
+    proofs, each other's certificate."""
+    import highway_env.solver.prove as prove_module
+    from highway_env.run_lock import RunInUseError, lock_output
+
+    out = tmp_path / "sub" / "f.json"
+    argv = [command, "--out", str(out), "--no-progress", "--certificate" if command == "first-moves" else "--estimates",
+            "" if command == "first-moves" else "none"]
+    worked = []
+
+    def work(*args, **kwargs):  # the lock is held while the work runs: another process is refused
+        with pytest.raises(RunInUseError, match=f"pid {os.getpid()}"):
+            lock_output(out)
+        worked.append(command)
+        raise HighwayError("stop here")
+
+    monkeypatch.setattr(prove_module, "prove", work)
+    monkeypatch.setattr(prove_module, "first_move_values", work)
+    held = lock_output(out)  # as the first process, still writing, holds it
+    try:
+        rc, _, err = run_cli(capsys, *argv)
+        assert_one_line_error(rc, err, f"--out {str(out)!r} is being written by another process (pid {os.getpid()})")
+        assert not worked
+    finally:
+        held.close()
+    rc, _, err = run_cli(capsys, *argv)  # free once the first ends
+    assert_one_line_error(rc, err, "stop here")
+    assert worked == [command]
+    lock_output(out).close()  # and let go when the command ends
+
+
 def test_evaluate_refuses_a_module_attr_that_is_no_policy(capsys):
     """math:pi passed the checks; the run failed with a TypeError traceback after the other agents' work."""
     import evaluate

@@ -441,7 +441,7 @@ def test_an_evaluation_run_again_on_resume_is_not_logged_twice(tmp_path, fake_te
 def test_a_second_training_process_on_a_running_run_is_refused(tmp_path, capsys):
     """A fresh run started while another trained in the same folder moved that folder aside under
     it: the other's last checkpoints landed in the new run's folder and were overwritten."""
-    from agents.run_lock import lock_run
+    from highway_env.run_lock import lock_run
 
     cfg = tiny(tmp_path, iterations=1)
     Trainer(cfg).run()
@@ -459,9 +459,9 @@ def test_a_second_training_process_on_a_running_run_is_refused(tmp_path, capsys)
 
 
 def test_the_run_lock_of_a_killed_process_is_free(tmp_path):
-    from agents.run_lock import RunInUseError, lock_run
+    from highway_env.run_lock import RunInUseError, lock_run
 
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from agents.run_lock import lock_run; "
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from highway_env.run_lock import lock_run; "
                                "f = lock_run(sys.argv[1], 'r'); print('held', flush=True); time.sleep(60)",
                                str(tmp_path)], stdout=subprocess.PIPE, text=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -474,6 +474,40 @@ def test_the_run_lock_of_a_killed_process_is_free(tmp_path):
         lock_run(tmp_path, "r").close()  # kill -9 left no stale lock
     finally:
         holder.kill()
+
+
+def test_resume_with_a_read_only_out_dir_locks_inside_the_run_folder(tmp_path, monkeypatch, capsys):
+    """The lock file beside the run folder cannot be made in a read-only --out-dir: --resume of a
+    writable run folder there failed at the lock with a permission error, and worked before it."""
+    import errno
+
+    import highway_env.run_lock as run_lock
+
+    cfg = tiny(tmp_path, iterations=1)
+    Trainer(cfg).run()
+    assert not (tmp_path / ".t.lock").exists()  # as a run made before the lock existed
+    real_open = open
+
+    def read_only_out_dir(path, *args, **kwargs):  # chmod a-w does not stop root, who runs CI here
+        if Path(path).parent == tmp_path and not Path(path).exists():
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(run_lock, "open", read_only_out_dir, raising=False)
+    tmp_path.chmod(0o555)
+    try:
+        held = run_lock.lock_run(tmp_path, "t")  # as a resume still training there holds it
+        assert (tmp_path / "t" / ".lock").read_text() == str(os.getpid())
+        assert train.main(_flags(cfg, iterations=2) + ["--resume"]) == 2  # a second resume is still refused
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "in use by another training process" in err and str(os.getpid()) in err
+        held.close()
+        assert train.main(_flags(cfg, iterations=2) + ["--resume"]) == 0, capsys.readouterr().err
+        assert load_checkpoint(tmp_path / "t" / "latest.pt")["counters"]["iteration"] == 2
+        with pytest.raises(PermissionError):  # nothing to lock inside: the error as it is
+            run_lock.lock_run(tmp_path, "fresh")
+    finally:
+        tmp_path.chmod(0o755)
 
 
 _GRANDCHILD = """

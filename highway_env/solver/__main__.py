@@ -12,6 +12,7 @@ Exit status: 0 on success, 2 on bad input (a clear message on stderr).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -20,6 +21,7 @@ from highway_env.core import NUM_ACTIONS, NUMBERS, PATH_LEN, HighwayError, parse
 from highway_env.cli_args import (OneLineErrorParser, Terminated, non_negative_int, positive_float, positive_int,
                                   sigterm_as_interrupt, tt_bits_arg, number as number_type)
 from highway_env.ray_tasks import add_ray_task_flags, ray_task_settings
+from highway_env.run_lock import RunInUseError, lock_output
 from highway_env.shipped import check_output, note_missing_input
 
 DEFAULT_FIRST_MOVES_PATH = os.path.join("results", "first_moves.json")
@@ -49,7 +51,7 @@ def _add_pool_args(p, tt_default: int, out_help: str) -> None:
     add_ray_task_flags(p)
     p.add_argument("--tt-bits", type=tt_bits_arg, default=tt_default, metavar="B",
                    help="transposition table per worker: 2**B two-entry buckets (default %(default)s, ~350 MB)")
-    p.add_argument("--out", metavar="PATH", help=out_help)
+    p.add_argument("--out", metavar="PATH", help=out_help + "; one process at a time writes it, a second is refused")
     p.add_argument("--force", action="store_true", help="allow the default output to replace a shipped result")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -214,6 +216,18 @@ def _ray_settings(args) -> dict:
     return {"ray_runtime_env": env, "ray_no_cpu_timeout": node_wait}
 
 
+@contextlib.contextmanager
+def _writing(out: str):
+    """While the command writes ``out``: RunInUseError naming it and the pid of another process
+    writing it (prove or first-moves), instead of each overwriting the other's results."""
+    lock = lock_output(out)
+    try:
+        yield
+    finally:
+        if lock is not None:
+            lock.close()
+
+
 def cmd_prove(args) -> int:
     from highway_env.solver.prove import NotProvenError, ProofConfig, prove, write_certificate
 
@@ -223,12 +237,13 @@ def cmd_prove(args) -> int:
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          **_ray_settings(args), first_move=args.first_move, unit_nodes=args.unit_nodes,
                          estimates=load_estimates(args.estimates, args.threshold))
-    try:
-        certificate = prove(config, progress=not args.no_progress, threshold=args.threshold)
-    except NotProvenError as exc:  # every candidate first move was refuted: an answer, not a crash
-        print(f"not proven: {exc}", file=sys.stderr)
-        return 1
-    write_certificate(certificate, out)
+    with _writing(out):  # a second proof to the same --out would overwrite this one's certificate
+        try:
+            certificate = prove(config, progress=not args.no_progress, threshold=args.threshold)
+        except NotProvenError as exc:  # every candidate first move was refuted: an answer, not a crash
+            print(f"not proven: {exc}", file=sys.stderr)
+            return 1
+        write_certificate(certificate, out)
     fm = certificate["first_move"]
     claim = "A wins" if args.threshold == 1 else f"A forces margin >= {args.threshold}"
     print(f"{claim}: first move {fm['number']} at cell {fm['cell']}; all {certificate['replies_distinct']} "
@@ -283,7 +298,8 @@ def cmd_first_moves(args) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise HighwayError(f"--certificate {args.certificate!r} is not a proof certificate "
                                f"({type(exc).__name__}: {exc}); pass another or --certificate ''") from None
-    result = first_move_values(config, out, progress=not args.no_progress, certificate=certificate)
+    with _writing(out):  # two processes on one --out each rewrote it without the other's moves
+        result = first_move_values(config, out, progress=not args.no_progress, certificate=certificate)
     counts = {v: sum(1 for m in result["moves"] if m["value"] == v) for v in (1, 0, -1)}
     print(f"{len(result['moves'])} first moves solved ({'complete' if result['complete'] else 'partial'}): "
           f"{counts[1]} win for A, {counts[0]} draw, {counts[-1]} win for B; results: {out}")
@@ -312,7 +328,7 @@ def main(argv=None) -> int:
     try:
         with sigterm_as_interrupt():
             return command(args)
-    except HighwayError as exc:
+    except (HighwayError, RunInUseError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:

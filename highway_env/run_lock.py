@@ -1,0 +1,74 @@
+"""One process per run folder or output file: a lock held while the process writes there.
+
+Two processes on one training run (a fresh run started while another trains there, or a
+``--resume`` of a run still going) overwrite each other's ``latest.pt`` and ``log.csv``; a fresh
+run moves the folder aside while the other still writes by its name, so that run's last
+checkpoints land in the new run's folder and are overwritten. :func:`lock_run` takes an ``flock``
+on ``OUT_DIR/.RUN.lock``, beside the folder (it stays put when the folder is moved aside). Where
+that file cannot be created (a read-only ``OUT_DIR`` whose run folder is writable, as a
+``--resume`` there needs) it locks ``OUT_DIR/RUN/.lock`` inside the folder instead: the other
+process it must stop is then a resume of the same run, as a fresh run in a read-only ``OUT_DIR``
+cannot move the folder aside. Two solver commands given one ``--out`` overwrite each other's
+results: :func:`lock_output` locks ``.NAME.lock`` beside the file.
+
+The system drops a lock when its process ends, however it ends (kill -9 too), so no stale lock is
+left. Where ``fcntl`` is missing (Windows) nothing is locked.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+
+class RunInUseError(RuntimeError):
+    """Another process holds the lock; the message names what and the process's pid."""
+
+
+def hold_lock(path: str | os.PathLike, in_use: str):
+    """Hold an ``flock`` on the file ``path`` (made if missing) for the rest of this process (the
+    returned file object keeps it: close it to let go). RunInUseError(``in_use`` with ``{pid}``
+    replaced by the holder's pid) if another process holds it; None where ``fcntl`` is missing."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    f = open(path, "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        holder = f.read().strip() or "?"
+        f.close()
+        raise RunInUseError(in_use.replace("{pid}", holder)) from None
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    return f
+
+
+def lock_run(out_dir: str | os.PathLike, run: str):
+    """Hold the lock of training run ``run`` in ``out_dir`` (see the module docstring): the file
+    object that keeps it, or RunInUseError naming the run and the process holding it."""
+    out_dir = Path(out_dir)
+    in_use = (f"run {run!r} in {str(out_dir)!r} is in use by another training process (pid {{pid}}): "
+              "wait for it to end or stop it, or give another --run")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return hold_lock(out_dir / f".{run}.lock", in_use)
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS) or not (out_dir / run).is_dir():
+            raise
+    return hold_lock(out_dir / run / ".lock", in_use)  # a read-only out_dir: see the module docstring
+
+
+def lock_output(path: str | os.PathLike, option: str = "--out"):
+    """Hold the lock of the output file ``path`` (given by the flag ``option``): the file object
+    that keeps it, or RunInUseError naming the file and the process writing it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return hold_lock(path.with_name(f".{path.name}.lock"),
+                     f"{option} {str(path)!r} is being written by another process (pid {{pid}}): "
+                     f"wait for it to end or stop it, or give another {option}")
