@@ -3,7 +3,9 @@
 ``multiprocessing.Pool`` waits for ever on a task whose worker was killed. A
 ``ProcessPoolExecutor`` breaks instead: :class:`RetryingPool` then kills the broken pool's other
 workers, starts a new one and submits the unfinished tasks again, each at most ``retries`` times;
-the work must be seeded (a task run again gives the same result). The proof's units
+the work must be seeded (a task run again gives the same result). A worker whose initializer
+raises is no lost worker: it would fail the same way on every new pool, so the first such failure
+ends the work with :class:`WorkerInitError` naming the initializer and the exception. The proof's units
 (:mod:`highway_env.solver.prove`), the evaluation's tasks (``evaluate.py``) and a position set's
 games and labels (:mod:`highway_env.evaluation.positions`) run on it.
 """
@@ -11,6 +13,8 @@ games and labels (:mod:`highway_env.evaluation.positions`) run on it.
 from __future__ import annotations
 
 import concurrent.futures
+import multiprocessing
+import os
 from typing import Callable
 
 from highway_env.core import HighwayError
@@ -18,6 +22,10 @@ from highway_env.core import HighwayError
 
 class WorkerLostError(HighwayError):
     """A task's worker process died more often than the configured retries allow."""
+
+
+class WorkerInitError(WorkerLostError):
+    """A worker's initializer raised (an import error, say): every worker started would fail so."""
 
 
 class RetryingPool:
@@ -31,6 +39,11 @@ class RetryingPool:
         self.workers, self.retries = workers, retries
         self._initializer, self._initargs, self._mp_context = initializer, initargs, mp_context
         self._what, self._hint = what, hint
+        # where a worker whose initializer raised says why before it exits (a traceback on its
+        # stderr and a broken pool were all the parent saw: "a worker died ... out of memory?")
+        self._init_errors = None
+        if initializer is not None:
+            self._init_errors = (mp_context or multiprocessing.get_context()).SimpleQueue()
         self.units: dict[int, tuple] = {}  # task -> (fn, args)
         self.futures: dict[int, concurrent.futures.Future] = {}
         self.lost: dict[int, int] = {}  # task -> times its worker died
@@ -39,8 +52,11 @@ class RetryingPool:
         self.executor = self._new_executor()
 
     def _new_executor(self):
+        if self._initializer is None:
+            return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=self._mp_context)
         return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=self._mp_context,
-                                                      initializer=self._initializer, initargs=self._initargs)
+                                                      initializer=_initialize,
+                                                      initargs=(self._init_errors, self._initializer, self._initargs))
 
     def _run(self, task: int) -> None:
         fn, args = self.units[task]
@@ -78,6 +94,7 @@ class RetryingPool:
                 else:
                     finished.append((task, future.result()))
             if broken:
+                self._check_initializer()
                 self._recover([t for t in pending if t not in dict(finished)])
             if finished:
                 for task, _ in finished:
@@ -121,6 +138,13 @@ class RetryingPool:
         ahead = sorted((t for t in self.futures if t in self.handed and not _succeeded(self.futures[t])),
                        key=self.handed.get)
         return set(ahead[:self.workers]) & set(unfinished) or set(unfinished)
+
+    def _check_initializer(self) -> None:
+        """WorkerInitError if a worker's initializer raised: the pool broke for that, not a lost worker."""
+        if self._init_errors is not None and not self._init_errors.empty():
+            init = self._initializer
+            name = f"{getattr(init, '__module__', None) or '?'}.{getattr(init, '__qualname__', repr(init))}"
+            raise WorkerInitError(f"the worker initializer {name} failed: {self._init_errors.get()}")
 
     def _recover(self, unfinished) -> None:
         """A worker died: kill the broken pool and run the unfinished tasks again on a new one."""
@@ -167,12 +191,25 @@ class RetryingPool:
             self._kill()
         else:
             self.executor.shutdown(wait=True)
+        if self._init_errors is not None:
+            self._init_errors.close()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close(kill=True)  # at once, also on Ctrl-C: what a task finished is written by then
+
+
+def _initialize(errors, initializer, initargs) -> None:
+    """A worker's initializer: ``initializer(*initargs)``; if it raises, its type and first line go
+    to ``errors`` for the parent, and the worker exits (the pool breaks, as it does on its own)."""
+    try:
+        initializer(*initargs)
+    except Exception as exc:
+        first = next(iter(str(exc).strip().splitlines()), "")
+        errors.put(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
+        os._exit(1)  # not an exception: ProcessPoolExecutor would print its traceback in every worker
 
 
 def _succeeded(future: concurrent.futures.Future) -> bool:

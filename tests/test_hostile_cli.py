@@ -755,6 +755,34 @@ def test_a_second_process_on_the_same_out_is_refused(capsys, tmp_path, monkeypat
     lock_output(out).close()  # and let go when the command ends
 
 
+def _broken_worker_init(*args) -> None:
+    raise ImportError("No module named 'numba'\nsecond line")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "positions", "prove"])
+def test_a_worker_initializer_that_raises_is_one_line_naming_it(capsys, tmp_path, monkeypatch, command):
+    """An import error in the workers' initializer read "a worker died 3 times ...; out of memory?",
+    after each worker of three pools printed its traceback."""
+    import evaluate
+    import highway_env.evaluation.positions as positions
+    import highway_env.evaluation.tasks as tasks
+    import highway_env.solver.prove as prove_module
+
+    monkeypatch.setattr(tasks, "pool_worker_init", _broken_worker_init)  # evaluate.py imports it at its call
+    monkeypatch.setattr(positions, "pool_worker_init", _broken_worker_init)
+    monkeypatch.setattr(prove_module, "_init_worker", _broken_worker_init)
+    rc = {"evaluate": lambda: evaluate.main(["--agent", "random", "--games", "2", "--rr-games", "0", "--chunk", "1",
+                                             "--positions", "0", "--workers", "2", "--no-progress",
+                                             "--out", str(tmp_path / "ev")]),
+          "positions": lambda: positions.main(["build", "--out", str(tmp_path / "p.npz"), "--work", str(tmp_path / "w"),
+                                               "--per-ply", "6=2", "--games-per-source", "2", "--perfect-games", "1",
+                                               "--workers", "2", "--no-progress"]),
+          "prove": lambda: main(["prove", "--first-move", "243", "--workers", "2", "--tt-bits", "14",
+                                 "--estimates", "none", "--out", str(tmp_path / "c.json"), "--no-progress"])}[command]()
+    assert_one_line_error(rc, capsys.readouterr().err, "the worker initializer test_hostile_cli._broken_worker_init "
+                                                       "failed: ImportError: No module named 'numba'")
+
+
 def test_evaluate_refuses_a_module_attr_that_is_no_policy(capsys):
     """math:pi passed the checks; the run failed with a TypeError traceback after the other agents' work."""
     import evaluate

@@ -1,12 +1,13 @@
 """RetryingPool (highway_env/retrying_pool.py): what a dead worker costs the tasks around it."""
 
+import multiprocessing
 import os
 import signal
 import time
 
 import pytest
 
-from highway_env.retrying_pool import RetryingPool, WorkerLostError
+from highway_env.retrying_pool import RetryingPool, WorkerInitError, WorkerLostError
 
 
 def _dies_once(marker: str) -> str:
@@ -77,3 +78,32 @@ def test_units_submitted_at_once_are_charged_only_when_running(tmp_path):
                 got.append(result)
         # t3 and t5 charged once each (and at most the one unit queued behind a dying one)
         assert sorted(got) == [f"t{i}" for i in range(6)] and max(pool.lost.values()) == 1
+
+
+def _init_fails(marker: str) -> None:
+    with open(marker, "a") as f:
+        f.write("started\n")
+    raise ImportError("No module named 'gone'\n(a second line that stays out of the message)")
+
+
+def _init_marks(marker: str) -> None:
+    with open(marker, "a") as f:
+        f.write("ready\n")
+
+
+def test_an_initializer_that_raises_is_named_once_not_taken_for_a_lost_worker(tmp_path, capfd):
+    """pool_worker_init failing on an import was reported as "a worker died 3 times ...; out of
+    memory?", after three pools of workers each printed the traceback."""
+    marker = str(tmp_path / "init")
+    spawn = multiprocessing.get_context("spawn")  # as evaluate.py, positions build and prove start them
+    with RetryingPool(2, _init_fails, (marker,), mp_context=spawn) as pool:
+        with pytest.raises(WorkerInitError) as raised:
+            list(pool.imap(_fails, range(4)))
+    assert str(raised.value) == ("the worker initializer test_retrying_pool._init_fails failed: "
+                                 "ImportError: No module named 'gone'")
+    assert isinstance(raised.value, WorkerLostError)  # the commands' one-line errors catch it
+    assert open(marker).read().count("started") <= 2  # one pool, not one per retry
+    assert "Traceback" not in capfd.readouterr().err
+    with RetryingPool(1, _init_marks, (marker + "-ok",), retries=1, mp_context=spawn) as pool:
+        assert list(pool.imap(_dies_once, [str(tmp_path / "t0")])) == ["t0"]  # a lost worker is rerun still
+    assert open(marker + "-ok").read().count("ready") == 2
