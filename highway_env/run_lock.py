@@ -8,7 +8,8 @@ on ``OUT_DIR/.RUN.lock``, beside the folder (it stays put when the folder is mov
 that file cannot be created (a read-only ``OUT_DIR`` whose run folder is writable, as a
 ``--resume`` there needs) it locks ``OUT_DIR/RUN/.lock`` inside the folder instead: the other
 process it must stop is then a resume of the same run, as a fresh run in a read-only ``OUT_DIR``
-cannot move the folder aside. Two solver commands given one ``--out`` overwrite each other's
+cannot move the folder aside. A run folder that is a symlink is locked under both names, its own
+and that of the folder it names. Two solver commands given one ``--out`` overwrite each other's
 results: :func:`lock_output` locks ``.NAME.lock`` beside the file.
 
 The system drops a lock when its process ends, however it ends (kill -9 too), so no stale lock is
@@ -17,6 +18,7 @@ left. Where ``fcntl`` is missing (Windows) nothing is locked.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from pathlib import Path
@@ -50,12 +52,29 @@ def hold_lock(path: str | os.PathLike, in_use: str):
 
 
 def lock_run(out_dir: str | os.PathLike, run: str):
-    """Hold the lock of training run ``run`` in ``out_dir`` (see the module docstring): the file
-    object that keeps it, or RunInUseError naming the run and the process holding it."""
+    """Hold the lock of training run ``run`` in ``out_dir`` (see the module docstring): an object
+    whose close() lets go of it, or RunInUseError naming the run and the process holding it."""
     out_dir = Path(out_dir)
     in_use = (f"run {run!r} in {str(out_dir)!r} is in use by another training process (pid {{pid}}): "
               "wait for it to end or stop it, or give another --run")
     out_dir.mkdir(parents=True, exist_ok=True)
+    names = [(out_dir, run)]
+    if (out_dir / run).is_symlink():  # the folder it names is also locked under its own name, which
+        target = (out_dir / run).resolve()  # another process may train or resume it by
+        names.append((target.parent, target.name))
+    locks = contextlib.ExitStack()  # close() lets go of each
+    try:
+        for where, name in names:
+            lock = _hold_run_lock(where, name, in_use)
+            if lock is not None:
+                locks.callback(lock.close)
+    except BaseException:
+        locks.close()
+        raise
+    return locks
+
+
+def _hold_run_lock(out_dir: Path, run: str, in_use: str):
     try:
         return hold_lock(out_dir / f".{run}.lock", in_use)
     except OSError as e:

@@ -458,6 +458,24 @@ def test_a_second_training_process_on_a_running_run_is_refused(tmp_path, capsys)
     assert train.main(_flags(cfg, iterations=2) + ["--resume"]) == 0  # free again once it ends
 
 
+def test_a_run_folder_trained_under_two_names_is_locked_under_both(tmp_path):
+    """A run folder that is a symlink (runs/a -> b) was locked only under the name given: a resume
+    of 'a' and one of 'b' trained one folder at once."""
+    from highway_env.run_lock import RunInUseError, lock_run
+
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a").symlink_to("b")
+    for first, second in (("a", "b"), ("b", "a")):
+        held = lock_run(tmp_path, first)
+        try:
+            with pytest.raises(RunInUseError, match=f"run '{second}'.*pid {os.getpid()}"):
+                lock_run(tmp_path, second)
+        finally:
+            held.close()
+    lock_run(tmp_path, "a").close()  # both let go
+    lock_run(tmp_path, "b").close()
+
+
 def test_the_run_lock_of_a_killed_process_is_free(tmp_path):
     from highway_env.run_lock import RunInUseError, lock_run
 
