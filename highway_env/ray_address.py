@@ -14,6 +14,8 @@ def check_reachable(address: str, option: str = "--ray-address", timeout: float 
     if address in ("local", "auto"):
         return
     host, _, port = address.split("://", 1)[-1].rpartition(":")
+    if host.startswith("[") and host.endswith("]"):  # an IPv6 head as Ray writes it, [::1]:6379
+        host = host[1:-1]
     try:
         if not 0 < int(port) < 2**16:  # socket raises OverflowError past a C long, and wraps some others
             raise ValueError(f"port {port} is not in 1..65535")

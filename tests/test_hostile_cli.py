@@ -991,6 +991,22 @@ def test_prove_with_a_ray_address_where_no_head_answers_is_one_line_error(capsys
     assert_one_line_error(rc, err, f"--ray-address '127.0.0.1:{port}'", "no Ray head answers")
 
 
+def test_an_ipv6_ray_address_in_brackets_is_reachable():
+    """[::1]:PORT, as Ray writes an IPv6 head's address, was refused as 'no Ray head answers there'
+    (the brackets went to the name lookup)."""
+    import socket
+
+    from highway_env.ray_address import check_reachable
+
+    try:
+        head = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    with head:
+        check_reachable(f"[::1]:{head.getsockname()[1]}")
+        check_reachable(f"ray://[::1]:{head.getsockname()[1]}")
+
+
 @pytest.mark.parametrize("address", ["9" * 20, "127.0.0.1:99999999999999999999", "localhost:70000", "host:0"])
 def test_a_ray_address_with_a_port_out_of_range_is_one_line_error(capsys, address):
     """A port past a C long was socket's OverflowError traceback; 70000 was taken modulo 2**16."""
