@@ -440,6 +440,7 @@ def test_bad_flags_stop_the_start_with_one_line(capsys):
 @pytest.mark.parametrize("argv, named", [(["--host", ""], "--host"), (["--host", " "], "--host"),
                                          (["--host", "0"], "'0' means every interface"),
                                          (["--host", "::0"], "write 0.0.0.0 (or ::) if you mean it"),
+                                         (["--host", "::ffff:0.0.0.0"], "means every interface"),  # IPv4's
                                          (["--checkpoint", "{garbage}"], "garbage.pt"),
                                          (["--checkpoint", "{other}"], "is an agent of game 'jumping'")])
 def test_an_empty_host_or_a_corrupt_checkpoint_stops_the_start(capsys, tmp_path, monkeypatch, argv, named):

@@ -51,15 +51,17 @@ def _listen_address(text: str) -> str:
 
 def _is_every_interface(text: str) -> bool:
     """Whether ``text`` is a short or odd spelling of 0.0.0.0 or :: ('0', '0.0', '::0'), which a
-    socket binds to every interface."""
+    socket binds to every interface, or 0.0.0.0 mapped into IPv6 ('::ffff:0.0.0.0': every IPv4 one)."""
     try:
         return socket.inet_aton(text) == bytes(4)  # takes '0', '0.0', '0x0', ...
     except OSError:
         pass
     try:
-        return ipaddress.ip_address(text).is_unspecified
+        address = ipaddress.ip_address(text)
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_unspecified or mapped is not None and mapped.is_unspecified
 
 
 def _checkpoint(text: str) -> str:
