@@ -103,8 +103,9 @@ def _without_unused_ray_settings(saved: dict, explicit: dict) -> dict:
 
 
 def keep_previous_run(run_dir: Path) -> Path | None:
-    """A fresh run never overwrites an earlier one: its directory is renamed aside first."""
-    if not run_dir.is_dir() or not any(run_dir.iterdir()):
+    """A fresh run never overwrites an earlier one: its directory is renamed aside first. A folder
+    holding only this run's lock (a read-only --out-dir: highway_env/run_lock.py) has no run in it."""
+    if not run_dir.is_dir() or all(p.name == ".lock" for p in run_dir.iterdir()):
         return None
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     aside = run_dir.with_name(f"{run_dir.name}.previous-{stamp}")

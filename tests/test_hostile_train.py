@@ -528,6 +528,30 @@ def test_resume_with_a_read_only_out_dir_locks_inside_the_run_folder(tmp_path, m
         tmp_path.chmod(0o755)
 
 
+def test_a_fresh_run_in_its_empty_folder_under_a_read_only_out_dir_stays_there(tmp_path, monkeypatch, capsys):
+    """A run folder made for the run (writable, empty) in a read-only --out-dir: the lock made inside
+    it was taken for an earlier run, so the folder was moved aside (with the lock: a resume of the
+    new folder was not refused), or, where the out-dir refuses the rename, the run failed."""
+    import errno
+
+    import highway_env.run_lock as run_lock
+
+    cfg = tiny(tmp_path, iterations=1)
+    (tmp_path / "t").mkdir()
+    real_open = open
+
+    def read_only_out_dir(path, *args, **kwargs):  # chmod a-w does not stop root, who runs CI here
+        if Path(path).parent == tmp_path and not Path(path).exists():
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(run_lock, "open", read_only_out_dir, raising=False)
+    assert train.main(_flags(cfg)) == 0
+    assert "held an earlier run" not in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]
+    assert load_checkpoint(tmp_path / "t" / "latest.pt")["counters"]["iteration"] == 1
+
+
 _GRANDCHILD = """
 import sys, time
 from highway_env.parent_watch import exit_with_parent
