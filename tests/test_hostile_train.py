@@ -494,24 +494,32 @@ def test_the_run_lock_of_a_killed_process_is_free(tmp_path):
         holder.kill()
 
 
+def _lock_files_refused_in(folder, monkeypatch):
+    """The run lock cannot make a new file in ``folder``, as in a read-only one (chmod a-w does not
+    stop root, who runs CI here)."""
+    import errno
+
+    import highway_env.run_lock as run_lock
+
+    real_open = open
+
+    def read_only(path, *args, **kwargs):
+        if Path(path).parent == folder and not Path(path).exists():
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(run_lock, "open", read_only, raising=False)
+
+
 def test_resume_with_a_read_only_out_dir_locks_inside_the_run_folder(tmp_path, monkeypatch, capsys):
     """The lock file beside the run folder cannot be made in a read-only --out-dir: --resume of a
     writable run folder there failed at the lock with a permission error, and worked before it."""
-    import errno
-
     import highway_env.run_lock as run_lock
 
     cfg = tiny(tmp_path, iterations=1)
     Trainer(cfg).run()
     assert not (tmp_path / ".t.lock").exists()  # as a run made before the lock existed
-    real_open = open
-
-    def read_only_out_dir(path, *args, **kwargs):  # chmod a-w does not stop root, who runs CI here
-        if Path(path).parent == tmp_path and not Path(path).exists():
-            raise PermissionError(errno.EACCES, "Permission denied", str(path))
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(run_lock, "open", read_only_out_dir, raising=False)
+    _lock_files_refused_in(tmp_path, monkeypatch)
     tmp_path.chmod(0o555)
     try:
         held = run_lock.lock_run(tmp_path, "t")  # as a resume still training there holds it
@@ -532,20 +540,9 @@ def test_a_fresh_run_in_its_empty_folder_under_a_read_only_out_dir_stays_there(t
     """A run folder made for the run (writable, empty) in a read-only --out-dir: the lock made inside
     it was taken for an earlier run, so the folder was moved aside (with the lock: a resume of the
     new folder was not refused), or, where the out-dir refuses the rename, the run failed."""
-    import errno
-
-    import highway_env.run_lock as run_lock
-
     cfg = tiny(tmp_path, iterations=1)
     (tmp_path / "t").mkdir()
-    real_open = open
-
-    def read_only_out_dir(path, *args, **kwargs):  # chmod a-w does not stop root, who runs CI here
-        if Path(path).parent == tmp_path and not Path(path).exists():
-            raise PermissionError(errno.EACCES, "Permission denied", str(path))
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(run_lock, "open", read_only_out_dir, raising=False)
+    _lock_files_refused_in(tmp_path, monkeypatch)
     assert train.main(_flags(cfg)) == 0
     assert "held an earlier run" not in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]
