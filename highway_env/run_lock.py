@@ -63,9 +63,10 @@ def lock_run(out_dir: str | os.PathLike, run: str):
         target = (out_dir / run).resolve()  # another process may train or resume it by
         names.append((target.parent, target.name))
     locks = contextlib.ExitStack()  # close() lets go of each
+    held: set[str] = set()  # lock files, resolved: both names may come to one (inside the folder)
     try:
         for where, name in names:
-            lock = _hold_run_lock(where, name, in_use)
+            lock = _hold_run_lock(where, name, in_use, held)
             if lock is not None:
                 locks.callback(lock.close)
     except BaseException:
@@ -74,13 +75,21 @@ def lock_run(out_dir: str | os.PathLike, run: str):
     return locks
 
 
-def _hold_run_lock(out_dir: Path, run: str, in_use: str):
-    try:
-        return hold_lock(out_dir / f".{run}.lock", in_use)
-    except OSError as e:
-        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS) or not (out_dir / run).is_dir():
-            raise
-    return hold_lock(out_dir / run / ".lock", in_use)  # a read-only out_dir: see the module docstring
+def _hold_run_lock(out_dir: Path, run: str, in_use: str, held: set[str]):
+    beside, inside = out_dir / f".{run}.lock", out_dir / run / ".lock"
+    if os.path.realpath(beside) not in held:
+        try:
+            lock = hold_lock(beside, in_use)
+            held.add(os.path.realpath(beside))
+            return lock
+        except OSError as e:
+            if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS) or not (out_dir / run).is_dir():
+                raise
+    if os.path.realpath(inside) in held:
+        return None
+    lock = hold_lock(inside, in_use)  # a read-only out_dir: see the module docstring
+    held.add(os.path.realpath(inside))
+    return lock
 
 
 def lock_output(path: str | os.PathLike, option: str = "--out"):

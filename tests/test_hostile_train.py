@@ -458,7 +458,7 @@ def test_a_second_training_process_on_a_running_run_is_refused(tmp_path, capsys)
     assert train.main(_flags(cfg, iterations=2) + ["--resume"]) == 0  # free again once it ends
 
 
-def test_a_run_folder_trained_under_two_names_is_locked_under_both(tmp_path):
+def test_a_run_folder_trained_under_two_names_is_locked_under_both(tmp_path, monkeypatch):
     """A run folder that is a symlink (runs/a -> b) was locked only under the name given: a resume
     of 'a' and one of 'b' trained one folder at once."""
     from highway_env.run_lock import RunInUseError, lock_run
@@ -474,6 +474,15 @@ def test_a_run_folder_trained_under_two_names_is_locked_under_both(tmp_path):
             held.close()
     lock_run(tmp_path, "a").close()  # both let go
     lock_run(tmp_path, "b").close()
+    read_only = tmp_path / "read-only"
+    (read_only / "d").mkdir(parents=True)
+    (read_only / "c").symlink_to("d")
+    _lock_files_refused_in(read_only, monkeypatch)  # both names lock d/.lock: once, not against itself
+    held = lock_run(read_only, "c")
+    assert (read_only / "d" / ".lock").read_text() == str(os.getpid())
+    with pytest.raises(RunInUseError):
+        lock_run(read_only, "d")
+    held.close()
 
 
 def test_the_run_lock_of_a_killed_process_is_free(tmp_path):
