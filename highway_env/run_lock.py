@@ -59,8 +59,9 @@ def lock_run(out_dir: str | os.PathLike, run: str):
               "wait for it to end or stop it, or give another --run")
     out_dir.mkdir(parents=True, exist_ok=True)
     names = [(out_dir, run)]
-    if (out_dir / run).is_symlink() and (out_dir / run).is_dir():  # the folder it names is also locked under its own name, which
-        target = (out_dir / run).resolve()  # another process may train or resume it by
+    if (out_dir / run).is_symlink() and (out_dir / run).is_dir():
+        # the folder it names is locked under its own name too, which another process may train it by
+        target = (out_dir / run).resolve()
         names.append((target.parent, target.name))
     locks = contextlib.ExitStack()  # close() lets go of each
     held: set[str] = set()  # lock files, resolved: both names may come to one (inside the folder)
