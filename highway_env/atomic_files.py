@@ -72,8 +72,11 @@ def check_writable(path: str | os.PathLike, option: str = "output") -> None:
     and ``path`` is not a folder: commands call it before their work, so a bad output path fails at
     once instead of after hours. Raises OSError with a one-line message naming ``option`` (the
     flag that gave the path), the path and why."""
-    if not str(path):  # Path('') is '.', the current folder
+    text = os.fspath(path)
+    if not text:  # Path('') is '.', the current folder
         raise OSError(f"{option} '' is empty: give a file path")
+    if text.endswith(("/", os.sep)):  # Path('sub/') is 'sub': a folder's name would be written as a file
+        raise OSError(f"{option} {text!r} ends with {text[-1]!r}, a folder: give a file path")
     path = Path(path)
     try:
         if path.is_dir():

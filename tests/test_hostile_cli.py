@@ -237,6 +237,25 @@ def test_an_empty_output_path_is_refused_not_taken_for_the_default(capsys, tmp_p
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("module, argv", [
+    ("highway_env.solver.__main__", ["prove", "--threshold", "-100", "--first-move", "243", "--workers", "1"]),
+    ("highway_env.solver.__main__", ["first-moves", "--workers", "1"]),
+    ("highway_env.evaluation.positions", ["build", "--workers", "1"]),
+])
+def test_an_output_file_path_ending_in_a_slash_is_refused(capsys, tmp_path, monkeypatch, module, argv):
+    """--out sub/ was written as the file 'sub' (Path drops the slash), which a later resume could
+    not read as the folder the user meant."""
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        rc = importlib.import_module(module).main([*argv, "--out", "sub/"])
+    except SystemExit as e:
+        rc = e.code
+    assert_one_line_error(rc, capsys.readouterr().err, "--out 'sub/' ends with '/', a folder")
+    assert not any(tmp_path.iterdir())
+
+
 def test_first_moves_with_a_corrupt_results_file_is_one_line_error(capsys, tmp_path):
     bad = tmp_path / "first.json"
     bad.write_text('{"moves": [1, 2')
