@@ -70,9 +70,12 @@ def check_run_name(name, option: str) -> str:
     (``--name`` under results/, ``--run`` under --out-dir), so that no name puts the run's files
     elsewhere; else ValueError naming ``option``, the value and what is allowed."""
     if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\") or any(
-            ord(c) < 32 or ord(c) == 127 for c in name):  # control characters: a newline split the report's path
+            ord(c) < 32 or ord(c) == 127 for c in name) or name != name.strip():
+        # control characters: a newline split the report's path; spaces around it: 'x ' is another
+        # folder than 'x', and ' ' one that looks like none
         raise ValueError(f"{option} must be a run name: one folder name, not empty, '.' or '..', "
-                         f"without '/', '\\' or control characters (NUL, newline, ...), got {name!r}")
+                         f"without '/', '\\', control characters (NUL, newline, ...) or spaces around it, "
+                         f"got {name!r}")
     return name
 
 

@@ -661,6 +661,7 @@ def test_evaluate_refuses_non_finite_negative_and_huge_numbers(capsys, flag, val
     ("evaluate", ["--name", ""]), ("evaluate", ["--name", ".."]),
     ("train", ["--run", "a\\b"]), ("train", ["--run", ".."]), ("train", ["--resume", "--run", "../t"]),
     ("evaluate", ["--name", "a\nb"]), ("train", ["--run", "a\tb"]),  # a newline split the printed report path
+    ("evaluate", ["--name", " "]), ("train", ["--run", "run "]),  # ' ' looks like no folder, 'run ' is not 'run'
 ])
 def test_run_names_are_one_folder_name(capsys, tmp_path, monkeypatch, module, argv):
     """evaluate.py --name made the default --out results/eval-<NAME>, so '../../../x' wrote outside
