@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -378,7 +379,7 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     sample, conv = plan["sample"], plan["conversion"]
     v2_seed = v2_seed_name(args.positions_v2) if ps2 is not None else None  # hashes the file: once
     tasks = []
-    contents: dict = {}  # file -> sha256, each file read once
+    content_digest = functools.cache(file_digest)  # each file read once
 
     def add(kind, name, opponent=perfect, seed_kw=None, **kw):
         pkey = {k: v for k, v in opponent.items() if k != "store"}
@@ -389,7 +390,7 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
         t = {"kind": kind, "perfect": opponent, "positions_file": pfile, **kw}
         # the id also covers the content of the files the task reads (az: checkpoints, position sets):
         # a checkpoint trained further under the same path is a new task, not the old one's cached result
-        files = {f: contents.get(f) or contents.setdefault(f, file_digest(f)) for f in task_files(t)}
+        files = {f: content_digest(f) for f in task_files(t)}
         t["id"] = f"{kind}-{slug(name)}-{digest({'key': key, 'files': files}) if files else key}"
         t["seed"] = [args.seed, int(seed_key, 16) % (2**31)]
         tasks.append(t)
@@ -440,12 +441,11 @@ V2_SEED_NAME = "/work/main/highway_env/data/positions_v2.npz"
 def v2_seed_name(path) -> str:
     """The name that seeds the tasks on set v2 ``path``: :data:`V2_SEED_NAME` for the shipped file
     (wherever it lies), else the file's content digest (a copy of a file seeds as the file does)."""
-    import hashlib
-
     from highway_env.evaluation.position_set import V2_PATH
+    from highway_env.evaluation.tasks import file_digest
 
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    return V2_SEED_NAME if digest == hashlib.sha256(V2_PATH.read_bytes()).hexdigest() else "sha256:" + digest
+    digest = file_digest(path)
+    return V2_SEED_NAME if digest == file_digest(V2_PATH) else "sha256:" + digest
 
 
 def registry_agents(args) -> list[str]:

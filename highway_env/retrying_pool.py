@@ -17,6 +17,7 @@ import multiprocessing
 import os
 from typing import Callable
 
+from highway_env.cli_args import first_line
 from highway_env.core import HighwayError
 
 
@@ -95,7 +96,8 @@ class RetryingPool:
                     finished.append((task, future.result()))
             if broken:
                 self._check_initializer()
-                self._recover([t for t in pending if t not in dict(finished)])
+                done_tasks = {task for task, _ in finished}
+                self._recover([t for t in pending if t not in done_tasks])
             if finished:
                 for task, _ in finished:
                     self.futures.pop(task), self.units.pop(task), self.handed.pop(task, None)
@@ -207,7 +209,7 @@ def _initialize(errors, initializer, initargs) -> None:
     try:
         initializer(*initargs)
     except Exception as exc:
-        first = next(iter(str(exc).strip().splitlines()), "")
+        first = first_line(exc)
         errors.put(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
         os._exit(1)  # not an exception: ProcessPoolExecutor would print its traceback in every worker
 
