@@ -52,19 +52,15 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     _fsync_dir(path.parent)
 
 
-def remove_stale_temp_files(folder: str | os.PathLike, pattern: str = "*") -> list[Path]:
-    """Delete the temp files that :func:`atomic_write` left in ``folder`` for targets matching
-    ``pattern`` when its process was killed mid-write (kill -9, out of memory: no cleanup runs);
-    a checkpoint's replay leaves one as large as itself each time. Only for a folder no other
-    process writes to now. Returns the files removed."""
-    removed = []
-    for tmp in Path(folder).glob(f".{pattern}.*.tmp"):
+def remove_stale_temp_files(folder: str | os.PathLike) -> None:
+    """Delete the temp files (``.NAME.*.tmp``) that :func:`atomic_write` left in ``folder`` when its
+    process was killed mid-write (kill -9, out of memory: no cleanup runs); a checkpoint's replay
+    leaves one as large as itself each time. Only for a folder no other process writes to now."""
+    for tmp in Path(folder).glob(".*.*.tmp"):
         try:
             tmp.unlink()
-            removed.append(tmp)
         except OSError:  # gone meanwhile, or not ours to delete: leave it
             pass
-    return removed
 
 
 def check_writable(path: str | os.PathLike, option: str = "output") -> None:
