@@ -216,18 +216,6 @@ def _ray_settings(args) -> dict:
     return {"ray_runtime_env": env, "ray_no_cpu_timeout": node_wait}
 
 
-@contextlib.contextmanager
-def _writing(out: str):
-    """While the command writes ``out``: RunInUseError naming it and the pid of another process
-    writing it (prove or first-moves), instead of each overwriting the other's results."""
-    lock = lock_output(out)
-    try:
-        yield
-    finally:
-        if lock is not None:
-            lock.close()
-
-
 def cmd_prove(args) -> int:
     from highway_env.solver.prove import NotProvenError, ProofConfig, prove, write_certificate
 
@@ -237,7 +225,9 @@ def cmd_prove(args) -> int:
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          **_ray_settings(args), first_move=args.first_move, unit_nodes=args.unit_nodes,
                          estimates=load_estimates(args.estimates, args.threshold))
-    with _writing(out):  # a second proof to the same --out would overwrite this one's certificate
+    # one process per --out (the lock file is closed, so let go, on leaving): a second proof to it
+    # would overwrite this one's certificate
+    with lock_output(out) or contextlib.nullcontext():
         try:
             certificate = prove(config, progress=not args.no_progress, threshold=args.threshold)
         except NotProvenError as exc:  # every candidate first move was refuted: an answer, not a crash
@@ -298,7 +288,7 @@ def cmd_first_moves(args) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise HighwayError(f"--certificate {args.certificate!r} is not a proof certificate "
                                f"({type(exc).__name__}: {exc}); pass another or --certificate ''") from None
-    with _writing(out):  # two processes on one --out each rewrote it without the other's moves
+    with lock_output(out) or contextlib.nullcontext():  # two on one --out each rewrote it without the other's moves
         result = first_move_values(config, out, progress=not args.no_progress, certificate=certificate)
     counts = {v: sum(1 for m in result["moves"] if m["value"] == v) for v in (1, 0, -1)}
     print(f"{len(result['moves'])} first moves solved ({'complete' if result['complete'] else 'partial'}): "
