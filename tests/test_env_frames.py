@@ -181,6 +181,70 @@ def test_every_observation_option_reaches_every_highway_env():
                          "option (see CONTRIBUTING.md, 'A new observation option for the Highway envs')")
 
 
+
+#: A value other than the default for each observation option of ``highway_v0.raw_env``: with it,
+#: the test below checks that every Highway env and the benchmark show what the AEC env shows.
+OPTION_EXAMPLES = {"frame": "player"}
+
+
+def _first_legal(board, mask, rng):
+    """An opponent (the single and the vector env's signature) that plays the same whatever the seed."""
+    return int(np.flatnonzero(mask)[0])
+
+
+def test_every_observation_option_shows_every_highway_env_the_same(monkeypatch):
+    """Taking an option (the test above checks the signatures) is not passing it on: an env that
+    accepts it and builds its observations without it passed every other test. With each option at
+    a value other than its default, the Gymnasium env, its vector env and the benchmark's graded
+    policy see, as B after A's first move, what ``highway_v0.raw_env`` shows B; and
+    ``benchmark.evaluate`` hands the option to the policy it grades."""
+    import inspect
+
+    from highway_env import benchmark
+    from highway_env.benchmark import policy as bench_policy
+    from highway_env.benchmark import run as bench_run
+    from highway_env.gym_vector_env import HighwayVectorEnv
+
+    options = set(inspect.signature(highway_v0.raw_env.__init__).parameters) - {"self", "render_mode"}
+    unexampled = sorted(options - set(OPTION_EXAMPLES))
+    assert not unexampled, (f"observation option(s) {unexampled} of highway_v0.raw_env have no example: add a "
+                            "value other than the default to OPTION_EXAMPLES in tests/test_env_frames.py")
+    for name, value in OPTION_EXAMPLES.items():
+        kw = {name: value}
+        single = HighwayGymEnv(play_as="B", opponent=_first_legal, **kw)
+        shown_single, _ = single.reset(seed=0)  # A has moved: B's first observation
+        aec, plain = highway_v0.raw_env(**kw), highway_v0.raw_env()
+        for env in (aec, plain):
+            env.reset(options={"board": single.board})
+        want = aec.observe("player_1")
+        assert any(not np.array_equal(want[k], plain.observe("player_1")[k]) for k in want), (
+            f"{name}={value!r} changes nothing B sees in highway_v0.raw_env: pick an example in OPTION_EXAMPLES that does")
+        vector_obs, _ = HighwayVectorEnv(1, play_as="B", opponent=_first_legal, **kw).reset(seed=0)
+        graded = []
+        policy = bench_policy.as_agent(lambda o: graded.append(o) or int(np.flatnonzero(o["action_mask"])[0]), **kw)
+        policy.act_batch(np.array([single.board.cells], np.int8))
+        shown = {"HighwayGymEnv": shown_single, "HighwayVectorEnv": {k: v[0] for k, v in vector_obs.items()},
+                 "highway_env.benchmark's as_agent": graded[0]}
+        for where, obs in shown.items():
+            for key in want:
+                np.testing.assert_array_equal(obs[key], want[key], err_msg=(
+                    f"{where} with {name}={value!r}: its {key!r} is not highway_v0.raw_env's; pass the option on "
+                    "(CONTRIBUTING.md, 'A new observation option for the Highway envs')"))
+
+        handed = {}
+
+        class Handed(Exception):
+            pass
+
+        def spy(policy, **kwargs):
+            handed.update(kwargs)
+            raise Handed
+
+        monkeypatch.setattr(bench_run, "as_agent", spy)
+        with pytest.raises(Handed):
+            benchmark.evaluate(lambda o: 0, positions=1, games=0, conversion=0, progress=False, **kw)
+        assert handed.get(name) == value, f"highway_env.benchmark.evaluate does not hand {name}={value!r} to as_agent"
+
 def test_every_highway_env_declares_the_one_observation_space():
     from highway_env.gym_vector_env import HighwayVectorEnv
 
