@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from agents.game import GameError, sample_legal
+from agents.games import SHIPPED
 from highway_env import core
 from highway_env.az_game import SCORE_SCALE, HighwayGame
 from highway_env.batched import BatchedHighway
@@ -129,12 +130,17 @@ def test_sample_legal_draws_the_moves_of_the_rules_kernels_random_legal():
     assert ours.random() == kernels.random()
 
 
-@pytest.mark.parametrize("name, options", [("highway", None), ("highway", {"obs": "planes"}), ("blackpath", None),
-                                           ("blackpath", {"rows": 3, "cols": 5, "start": "E2:right"}),
-                                           ("jumping", None), ("jumping", {"n": 3})])
+#: every game of ``agents.games.GAMES`` at its default options (a shipped game is not checked when
+#: built, so this is its only check), and other options worth checking
+CONTRACT_CASES = [*((name, None) for name in sorted(SHIPPED)), ("highway", {"obs": "planes"}),
+                  ("blackpath", {"rows": 3, "cols": 5, "start": "E2:right"}), ("jumping", {"n": 3})]
+
+
+@pytest.mark.parametrize("name, options", CONTRACT_CASES)
 def test_every_shipped_game_passes_the_contract_a_plugged_in_game_must_pass(name, options):
     """check_contract refuses results outside [-1, 1] and movers other than 0 / 1: the shipped games,
-    the models for a user's own, must pass it (a game built on one is checked the same way)."""
+    the models for a user's own, must pass it (a game built on one is checked the same way; a game
+    added to ``GAMES`` is shipped, which ``get_game`` does not check)."""
     from agents.game import check_contract
     from agents.games import get_game
 

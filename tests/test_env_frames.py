@@ -4,6 +4,7 @@ the AEC env reaches the other Highway envs and the benchmark."""
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import gymnasium
@@ -12,8 +13,9 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import highway_env  # noqa: F401  (registers the Gymnasium id)
-from highway_env import blackpath_v0, core, highway_v0, jumping_v0
+from highway_env import core, highway_v0
 from highway_env.gym_env import HighwayGymEnv
+from highway_env.registration import PETTINGZOO_AEC_ENVS
 
 FRAMES = ("absolute", "player")
 
@@ -258,8 +260,12 @@ def test_every_highway_env_declares_the_one_observation_space():
         assert HighwayVectorEnv(2, play_as="B", frame=frame).single_observation_space == space
 
 
-@pytest.mark.parametrize("make", [highway_v0.raw_env, blackpath_v0.raw_env, jumping_v0.raw_env],
-                         ids=["highway", "blackpath", "jumping"])
+#: the raw AEC env of every PettingZoo id the package registers (a new game's env is checked too)
+AEC_RAW_ENVS = {env_id: importlib.import_module(ref.partition(":")[0]).raw_env
+                for env_id, ref in PETTINGZOO_AEC_ENVS.items()}
+
+
+@pytest.mark.parametrize("make", list(AEC_RAW_ENVS.values()), ids=list(AEC_RAW_ENVS))
 def test_pickling_an_aec_env_keeps_every_constructor_option(make):
     """The AEC envs pickle as a fresh env from the arguments given to ``EzPickle.__init__`` (as
     PettingZoo's classic envs): an option left out of that call comes back at its default, silently."""

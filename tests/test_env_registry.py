@@ -28,9 +28,11 @@ def run_fresh(code: str) -> str:
     return out.stdout
 
 
-@pytest.mark.parametrize("env_id, name", [("highway_env/highway-v0", "highway_v0"),
-                                          ("highway_env/blackpath-v0", "blackpath_v0"),
-                                          ("highway_env/jumping-v0", "jumping_v0")])
+#: every registered AEC id and the name its env's metadata gives (its face module's, e.g. ``highway_v0``)
+AEC_IDS = [(env_id, ref.partition(":")[0].rpartition(".")[2]) for env_id, ref in registration.PETTINGZOO_AEC_ENVS.items()]
+
+
+@pytest.mark.parametrize("env_id, name", AEC_IDS)
 def test_pettingzoo_make_gives_the_wrapped_env(env_id, name):
     env = pettingzoo.make("aec", env_id)
     assert isinstance(env, OrderEnforcingWrapper)
