@@ -1,6 +1,7 @@
 """evaluate.py and highway_env.evaluation: metrics, Elo, the position set, the perfect agent, the CLI."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -499,3 +500,38 @@ def test_task_weight_runs_search_agents_moves_chunks_first():
     order = sorted(kinds, key=lambda t: -evaluate.task_weight(t))
     assert [t["kind"] for t in order] == ["moves", "moves", "vs_perfect", "conversion", "match", "moves"]
     assert [t.get("agent") for t in order[:2]] == ["az:x.pt", "mcts:50"] and order[-1]["agent"] == "greedy"
+
+
+def _explained(header: str, notes: str) -> bool:
+    """Whether some note line holds every word of a table column (``as A W/D/L`` is explained by
+    "**as A / as B W/D/L**"; "Elo [95% CI]" by "**Elo**")."""
+    words = header.split(" [")[0].split()
+    return any(all(w in line for w in words) for line in notes.splitlines() if line.startswith("- "))
+
+
+def _columns(summary: dict) -> list[str]:
+    from highway_env.evaluation import report
+
+    return [h for h in re.split(r"\s{2,}", report.table(summary).splitlines()[0].strip()) if h != "agent"]
+
+
+@pytest.mark.parametrize("v2", [None, {"file": "v2.npz", "version": 2, "size": 10, "critical": 4}])
+def test_every_column_of_the_report_table_is_explained_under_it(v2):
+    """A column added to ``report.table`` (or shown for a game that does not measure it) needs a line
+    in report.md saying what it is; 'acc v2' once had none."""
+    from highway_env.evaluation import report, siblings
+
+    config = {"games": 1, "rr_games": 2, "positions": 3, "conversion": 1, "workers": 1, "seed": 0, "name": "t",
+              "perfect_tiebreak": "hardest", "perfect_budget_nodes": 10, "reply_tree_tiebreaks": ["margin"]}
+    highway = {"config": config, "agents": {}, "position_set": {"file": "v1.npz", "version": 1, "size": 9},
+               "position_set_v2": v2, "perfect_moves": 0}
+    sibling = {"config": {**config, "reply_tree_tiebreaks": [], "critical_positions": 1, "random_shares": [0.5],
+                          "label_from_ply": 0},
+               "agents": {}, "title": "Jumping", "board": "n = 4", "start_value": 2}
+    cases = [(highway, report.markdown(highway, []))]
+    cases += [(s, siblings.markdown(s, [])) for s in (dict(sibling, scored=True), dict(sibling, scored=False))]
+    for summary, text in cases:
+        unexplained = [h for h in _columns(summary) if not _explained(h, text)]
+        assert not unexplained, (f"report.md of {summary.get('title', 'Highway')} shows column(s) {unexplained} "
+                                 "without a note: add one to the notes of report.markdown (Highway) or "
+                                 "siblings.markdown (say 'not measured for this game' where it shows '-')")

@@ -129,6 +129,9 @@ def markdown(summary: dict, plots: list[str]) -> str:
         ["- **accuracy**: share of value-keeping moves (the position after the move has the game value "
         "the mover could get) on *critical* positions, where some legal move loses value; acc A / acc B "
         "by side to move. Solver labels: every legal move's exact value.",
+        "- **acc v2**: the same on every critical position of the second set (positions reached by strong "
+        + (f"play, `{summary['position_set_v2']['file']}`, {summary['position_set_v2']['critical']} critical)."
+           if summary.get("position_set_v2") else "play; not graded in this run: `--positions-v2 none`)."),
         "- **margin lost**: mean of (best exact margin - chosen move's margin) from the mover's side, "
         "on positions whose move margins are labelled (late plies); **margin-opt**: the share of those "
         "moves that keep the exact margin.",

@@ -207,12 +207,12 @@ def markdown(summary: dict, plots: list[str]) -> str:
         "and labelled by the solver" + (f"; only plies {c['label_from_ply']} and later (the moves before "
                                         "them random)." if c.get("label_from_ply") else "."),
         "- **margin lost** (scored games): mean points given away, best move's value - chosen move's, "
-        "over all sampled positions." if scored else
-        f"- **margin lost**: not applicable ({title} has no score).",
+        "over all sampled positions; **margin-opt**: the share of those moves that give none away." if scored else
+        f"- **margin lost**, **margin-opt**: not applicable ({title} has no score).",
         "- **as A / as B W/D/L**: games from the start against the perfect player (W/D/L from the "
         "agent's side). The best possible result against it is the game's value: a side that loses "
         "with perfect play loses every game whatever it does.",
-        "- **conversion**: not measured for this game.",
+        "- **conversion**, **acc v2**, **B held to 2**: Highway's measures, not measured for this game.",
         "- **Elo**: Bradley-Terry fit of the round robin (draw = half a win, one virtual draw per "
         f"pair), anchored at `{summary.get('elo_anchor')}` = 0, 95 % CI from 500 bootstrap resamples."],
         plots, "`summary.json` (everything), `agents.csv`, `accuracy_by_ply.csv`")
