@@ -131,6 +131,45 @@ def test_every_agent_kind_is_placed_in_or_out_of_the_server_process():
                           "move is instant, to IN_SERVER_KINDS in tests/test_hostile_server.py")
 
 
+
+#: What caps the size of each kind that runs in its own process: (the ServerLimits field, a spec over
+#: a limit of 5). None: a page cannot size it (the perfect player's budgets are the server's own).
+ISOLATED_CAPS = {"mcts": ("max_mcts_simulations", "mcts:6"), "az": ("max_az_simulations", "az:shipped:6"),
+                 "perfect": None}
+
+
+def test_every_isolated_kind_has_its_size_capped():
+    """A searching kind put in ISOLATED_KINDS without a cap in ServerLimits.check lets one request
+    start a search of any size (minimax:40) that holds an engine process and a core."""
+    from highway_env.play.limits import LimitError
+    from highway_env.play.opponents import ISOLATED_KINDS
+
+    assert set(ISOLATED_KINDS) == set(ISOLATED_CAPS), (
+        f"kind(s) {sorted(set(ISOLATED_KINDS) ^ set(ISOLATED_CAPS))}: give each a cap in ServerLimits.check "
+        "(highway_env/play/limits.py: a field, a --max-... flag in highway_env/play/__main__.py, a row in the "
+        "README's 'Play in the browser' table) and an entry in ISOLATED_CAPS in tests/test_hostile_server.py")
+    for kind, cap in ISOLATED_CAPS.items():
+        if cap is not None:
+            field, spec = cap
+            with pytest.raises(LimitError, match="more than this server's limit of 5"):
+                ServerLimits(**{field: 5}).check(spec)
+
+
+def test_every_limit_refuses_a_value_below_one():
+    """A field added to ServerLimits but not to the checks of ``__post_init__`` took 0 or -1 silently."""
+    import dataclasses
+
+    for f in dataclasses.fields(ServerLimits):
+        if f.name == "checkpoints":
+            continue
+        try:
+            ServerLimits(**{f.name: 0})
+        except ValueError as e:
+            assert f"{f.name} must be a positive integer, got 0" in str(e)
+        else:
+            pytest.fail(f"ServerLimits({f.name}=0) was accepted: add {f.name!r} to the checks in "
+                        "ServerLimits.__post_init__ (highway_env/play/limits.py)")
+
 def test_limits_are_configurable():
     limits = ServerLimits(max_mcts_simulations=50, max_az_simulations=8)
     limits.check("mcts:50")
