@@ -48,6 +48,41 @@ def test_every_agent_kind_is_tested():
                           "and its malformed specs to test_bad_specs")
 
 
+
+def _agent_kind_lists() -> dict[str, str]:
+    """Where the docs and help texts list the agent kinds (CONTRIBUTING.md, 'A new agent kind', step 4)."""
+    import re
+    from pathlib import Path
+
+    import evaluate
+    from agents import registry
+    from highway_env.play import opponents
+
+    root = Path(__file__).resolve().parents[1]
+
+    def line_with(path, marker):
+        return next(line for line in (root / path).read_text().splitlines() if marker in line)
+
+    demo = (root / "highway_env/demo.py").read_text()
+    return {"agents/registry.py's docstring": registry.__doc__, "make_agent's docstring": registry.make_agent.__doc__,
+            "agents/__init__.py's docstring": agents.__doc__, "evaluate.py's docstring": evaluate.__doc__,
+            "evaluate.py --agent's help": next(a.help for a in evaluate.build_parser()._actions if a.dest == "agent"),
+            "highway_env/demo.py --a's help": re.search(r'"--a",.*?help=(.*?)\)', demo, re.S).group(1),
+            "highway_env/play/opponents.py's docstring": opponents.__doc__,
+            "agents/README.md's example": line_with("agents/README.md", 'agents.make_agent("mcts:'),
+            "README.md's 'Using it in research code'": line_with("README.md", "* Agents: `agents.make_agent(")}
+
+
+def test_every_agent_kind_is_in_the_lists_of_kinds():
+    """The lists of kinds are text: a kind registered in agents/registry.py and missing from them is
+    one that ``evaluate.py --help`` and the docs do not offer."""
+    import re
+
+    missing = {where: kinds for where, text in _agent_kind_lists().items()
+               if (kinds := [k for k in builtin_agent_kinds() if not re.search(rf"(?<![\w-]){k}(?![\w-])", text)])}
+    assert not missing, (f"agent kind(s) missing from these lists: {missing}; add them (CONTRIBUTING.md, "
+                         "'A new agent kind', step 4)")
+
 @pytest.mark.parametrize("spec", BASELINE_SPECS.values())
 def test_baselines_legal_and_reproducible(spec):
     s = _states()
