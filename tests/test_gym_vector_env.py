@@ -573,7 +573,10 @@ def assert_same_structure(ours, theirs, path="") -> None:
     but for LEFT_OUT; "t", an episode's wall time, is not compared."""
     if isinstance(ours, dict):
         assert isinstance(theirs, dict), path
-        assert set(theirs) - set(ours) <= LEFT_OUT | {f"_{k}" for k in LEFT_OUT}, path
+        missing = sorted(set(theirs) - set(ours) - LEFT_OUT - {f"_{k}" for k in LEFT_OUT})
+        assert not missing, (f"{path}: SyncVectorEnv of the single env has {missing}, the native vector env not: "
+                             "give HighwayVectorEnv._infos the key (and its '_' mask) or, if it costs more than "
+                             "the step, add it to LEFT_OUT here and to gym_vector_env.py's docstring")
         for key in ours:
             if key in ("t", "_t") or key.startswith("_"):
                 continue
