@@ -49,8 +49,9 @@ def test_legal_masks_in_both_frames(positions):
     br.legal_masks(cells, False, board_frame)
     br.legal_masks(cells, True, mover_frame)
     for b, m, mv in zip(boards, board_frame, mover_frame):
-        assert np.array_equal(m, b.legal_mask().astype(bool))
-        assert np.array_equal(mv, _frame(b).legal_mask().astype(bool))
+        assert np.array_equal(m, b.legal_mask().astype(bool)), f"legal_masks(player_view=False) is not core's on {b}"
+        assert np.array_equal(mv, _frame(b).legal_mask().astype(bool)), (
+            f"legal_masks(player_view=True) is not core's legal mask in the mover's frame (PLAYER_FRAME) on {b}")
 
 
 def test_apply_matches_core_and_names_the_first_illegal(positions):
@@ -169,7 +170,9 @@ def test_bounds_and_per_path_ranges(positions):
     placed, free, lo, hi = (np.zeros(40, np.int64) for _ in range(4))
     for k, (b, row) in enumerate(zip(boards, out)):
         want = b.bounds()
-        assert tuple(row.tolist()) == want.min_a + want.min_b
+        assert tuple(row.tolist()) == want.min_a + want.min_b, (
+            f"bounds (min_a lo, hi, min_b lo, hi) {tuple(row.tolist())} are not core.Board.bounds' on {b} "
+            "(batch_rules.path_ranges reduces PATHS: rows < NUM_A_PATHS are A's)")
         assert (row[2] - row[1], row[3] - row[0]) == want.margin
         if k % 10 == 0:  # the per-path reduction behind them
             used = br.unused_prefix_sums(cells[k], small, large)

@@ -22,7 +22,9 @@ def test_compiled_brute_force_matches_python_reference():
     rng = np.random.default_rng(10)
     for _ in range(150):
         board = random_board(rng, 16 - int(rng.integers(0, 4)))
-        assert kernel.brute_force_margin(np.array(board.cells)) == reference_margin(board)
+        assert kernel.brute_force_margin(np.array(board.cells)) == reference_margin(board), (
+            f"kernel.brute_force_margin is not reference.py's on {board.to_string()}: the kernel's own path "
+            "tables (PATH_MASK, CELL_PATHS), _place / _unplace or _final_margin")
 
 
 @pytest.mark.parametrize("empty", [1, 2, 3, 4, 5, 6])
@@ -35,7 +37,10 @@ def test_value_and_margin_match_brute_force(solver, empty):
         if i % 2:
             solver.clear()  # half with a cold table, half with a warm one
         result = solver.solve(board, margin=True)
-        assert result.margin == truth, board.to_string()
+        where = {2: "its _two_empty endgame", 3: "its _three_empty endgame"}.get(
+            empty, "its search: bounds (_simple_bounds, _pair_upper / _pair_lower), live-path pruning in _generate_moves")
+        assert result.margin == truth, (f"solver margin {result.margin}, brute force {truth} on {board.to_string()} "
+                                        f"({empty} empty cells; kernel.py: {where})")
         assert result.value == sign(truth), board.to_string()
         assert solver.solve(board).value == sign(truth)
 
