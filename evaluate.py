@@ -11,8 +11,8 @@ or your own policy: ``module:attr`` (an importable callable on PettingZoo observ
 ``agents.Agent``, an SB3 model, an OpenSpiel bot, or a zero-argument factory returning one; --frame
 and --batched say how it takes observations) or ``sb3:PATH.zip`` (a saved sb3-contrib MaskablePPO or
 SB3 PPO model).
-Those are graded in this process by ``highway_env.benchmark.evaluate`` (same measures; not in the
-round robin).
+Those are graded in this process by ``highway_env.benchmark.evaluate`` (same measures but set v2's
+accuracy, 'acc v2': '-'; not in the round robin).
 Per agent it measures:
 
 - move accuracy (share of value-keeping moves) on the critical positions of the held-out position
@@ -636,8 +636,8 @@ def reply_tree_summary(args, mine: list, results: dict) -> dict:
 
 
 def grade_policies(args, summary: dict) -> None:
-    """Grade the ``module:attr`` / ``sb3:`` policies with highway_env.benchmark (same measures, same
-    position sample and perfect opponent) and put them into ``summary`` in the order given."""
+    """Grade the ``module:attr`` / ``sb3:`` policies with highway_env.benchmark (same measures but
+    set v2, which the benchmark does not grade; same position sample and perfect opponent) and put them into ``summary`` in the order given."""
     from highway_env.benchmark import evaluate
 
     graded = {}

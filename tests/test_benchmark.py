@@ -530,6 +530,12 @@ def test_evaluate_cli_grades_a_module_attr_policy_with_the_registry_agents(tmp_p
     direct = evaluate(spec, positions=150, games=0, conversion=0, margin_games=0, progress=False)
     assert mine["accuracy"] == direct.to_dict()["agents"][spec]["accuracy"]  # same sample, same code
     assert mine["as_A_vs_perfect"]["games"] == 1 and mine["elo"] is None
+    # one table: a measure evaluate.py's summarize gives registry agents, the benchmark gives policies
+    # too, but set v2's accuracy (the benchmark does not grade set v2, as evaluate.py --help says)
+    assert set(mine) == set(doc["agents"]["random"]) - {"accuracy_v2"}, (
+        f"measures of evaluate.py's registry agents {sorted(doc['agents']['random'])} and of the policies "
+        f"highway_env.benchmark grades {sorted(mine)} differ: compute each in both (evaluate.py's summarize, "
+        "highway_env/benchmark/run.py's evaluate)")
     for a in doc["agents"].values():  # the margin measures, for every agent
         assert a["as_B_vs_perfect_margin"]["games"] == 1
         assert 0 <= a["margin_loss"]["optimal_rate"] <= 1
