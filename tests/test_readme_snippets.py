@@ -234,3 +234,23 @@ def test_documented_flags_are_in_the_help(argv):
     unknown = [f"{where}: {flag}" for where, flags in documented_commands()[argv] for flag in flags
                if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", run.stdout)]
     assert not unknown, f"flags that python {' '.join(argv)} --help does not list:\n" + "\n".join(unknown)
+
+
+def _table_of(doc: Path, heading: str) -> str:
+    """The text of ``doc`` from ``heading`` to the next heading of its level."""
+    text = doc.read_text()
+    start = text.index(f"\n{heading}\n")
+    level = heading.split()[0]
+    end = text.find(f"\n{level} ", start + len(heading) + 2)
+    return text[start:end if end >= 0 else None]
+
+
+@pytest.mark.parametrize("folder, doc, heading", [("highway_env", "README.md", "## Layout"),
+                                                   ("agents", "agents/README.md", "## Modules (one job each)")])
+def test_every_module_is_in_its_layout_table(folder, doc, heading):
+    """A newcomer looks a module up in the layout tables; ``retrying_pool.py``, ``run_lock.py`` and
+    ``agents/interrupts.py`` were in neither. Checks the modules directly in ``folder``."""
+    table = _table_of(ROOT / doc, heading)
+    missing = [p.name for p in sorted((ROOT / folder).glob("*.py"))
+               if p.name != "__init__.py" and not re.search(rf"`(?:{folder}/)?{re.escape(p.name)}`", table)]
+    assert not missing, f"{folder}/ module(s) {missing} are not in {doc}'s '{heading[3:]}' table: add a line saying its job"
