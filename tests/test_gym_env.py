@@ -85,7 +85,8 @@ def test_random_episodes(play_as):
         assert reward == float(out.value if me == 0 else -out.value)
         assert isinstance(reward, float)
         assert info["min_a"] == out.min_a and info["min_b"] == out.min_b and info["winner"] == (out.winner or "")
-        assert set(info) == {"ply", "bounds", "min_a", "min_b", "margin", "winner", "opponent_action"}
+        assert set(info) == {"ply", "bounds", "min_a", "min_b", "margin", "winner", "opponent_action"}, (
+            "the info keys changed: a new key needs the vector env and the docs too (CONTRIBUTING.md, 'A new info key for the Highway envs')")
         json.dumps(info)
         assert not env.action_masks().any() and obs["action_mask"].sum() == 0
         seen.add(reward)

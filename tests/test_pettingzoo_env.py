@@ -97,7 +97,8 @@ def test_random_games_last_16_moves_and_rewards_match_core(wrapped):
             assert info["margin"] == out.margin == out.min_b - out.min_a
             assert info["winner"] == (out.winner or "")  # "" for a draw: no None in infos
             # the paths (their number varies) are in board.outcome(), not in the infos
-            assert set(info) == {"ply", "bounds", "min_a", "min_b", "margin", "winner"}
+            assert set(info) == {"ply", "bounds", "min_a", "min_b", "margin", "winner"}, (
+                "the info keys changed: a new key needs the vector env and the docs too (CONTRIBUTING.md, 'A new info key for the Highway envs')")
             paths = unwrapped.board.outcome()  # where the module doc sends a reader for the paths
             assert paths.a_paths and all(sum(board.cells[c] for c in p) == info["min_a"] for p in paths.a_paths)
             assert paths.b_paths and all(sum(board.cells[c] for c in p) == info["min_b"] for p in paths.b_paths)
