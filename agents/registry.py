@@ -82,6 +82,9 @@ def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> 
 
 
 def _int_arg(spec_name, value, what, minimum=0, maximum=MAX_SIMULATIONS):
+    """The spec argument ``value`` (text) as an int in ``minimum..maximum``, for a factory registered
+    below; else :class:`AgentSpecError` naming the kind ``spec_name``, the argument ``what`` and the value.
+    The default maximum suits simulation counts: give a search depth its own."""
     shown = value if len(value) <= 40 else value[:40] + "..."
     # plain digits only: int() also reads ' 5', '+5' and '5_000', which the play server's caps
     # (limits.py, by the digits) would let through, and '\xb9' passes isdigit but not int()
