@@ -38,7 +38,8 @@ def _f(default, help: str):
 class TrainConfig:
     # -- run and budget
     run: str = _f("highway_az", "run name, one folder name (no '/'): files go to OUT_DIR/RUN/ (latest.pt, best.pt, "
-                                   "log.csv, tb/)")
+                                   "log.csv, tb/); the default is the same for every --game, so name another "
+                                   "game's run")
     out_dir: str = _f("checkpoints", "parent directory of the run directories")
     game: str = _f("highway", "game to train: highway, blackpath, jumping, a name added with "
                               "agents.register_game, or your own agents.game.Game subclass as "
