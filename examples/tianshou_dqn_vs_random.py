@@ -28,6 +28,10 @@ PLIES = 16  # every legal game lasts 16 moves; an illegal one ends it sooner
 #: the learner's n-step return: its own move and the opponent's reply, so the bootstrap is taken on a
 #: position where the learner moves again (Tianshou's buffer holds both seats' moves, alternating)
 N_STEP = 2
+#: env steps per collection and gradient steps per env step: 16 updates a collection, under the 20 from
+#: which Tianshou 2.0.1's trainer shows a bar for the updates even with show_progress=False
+COLLECT_STEPS = 64
+UPDATES_PER_STEP = 0.25
 
 
 def _import_tianshou():
@@ -114,8 +118,8 @@ def train(args, progress: bool):
     epochs = []  # the epochs tested (the trainer tests once before training, as epoch 0)
     result = algorithm.run_training(OffPolicyTrainerParams(
         training_collector=collector, test_collector=tester, max_epochs=args.epochs,
-        epoch_num_steps=args.epoch_steps, collection_step_num_env_steps=args.envs * PLIES,
-        test_step_num_episodes=args.test_games, batch_size=args.batch, update_step_num_gradient_steps_per_sample=0.25,
+        epoch_num_steps=args.epoch_steps, collection_step_num_env_steps=COLLECT_STEPS,
+        test_step_num_episodes=args.test_games, batch_size=args.batch, update_step_num_gradient_steps_per_sample=UPDATES_PER_STEP,
         test_fn=lambda epoch, _: epochs.append(epoch), stop_fn=lambda _: clock.seconds() > args.minutes * 60,
         multi_agent_return_reduction=lambda r: r[:, learner_index],
         show_progress=progress, verbose=False))

@@ -156,6 +156,40 @@ def test_torchrl_env_follows_highway_v0_in_the_player_frame():
     assert td[GROUP, "reward"].flatten().tolist() == [ref.rewards["player_0"], ref.rewards["player_1"]]
 
 
+def test_torchrl_still_needs_the_glue_for_the_env_unchanged():
+    """TorchRL's PettingZooWrapper makes a tensor spec of each info entry at the first reset
+    (torchrl/envs/libs/pettingzoo.py, 0.14.1): the nested ``bounds`` dict stops it there, and
+    without it the ``winner`` string, then the results that appear only at the end (``min_a``,
+    ``min_b``, ``margin``: no spec to write them into). When this test fails, TorchRL takes the env
+    as it is: drop ``TensorInfos`` and say so in the README."""
+    require("torchrl")
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+
+    from highway_env.integrations.torchrl import GROUP
+
+    def wrap(env):
+        return PettingZooWrapper(env, use_mask=True, categorical_actions=True, group_map={GROUP: env.possible_agents})
+
+    class Without(BaseWrapper):
+        """The env's infos without some keys."""
+
+        def __init__(self, env, *keys):
+            super().__init__(env)
+            self.keys = keys
+
+        @property
+        def infos(self):
+            return {a: {k: v for k, v in info.items() if k not in self.keys} for a, info in self.env.infos.items()}
+
+    with pytest.raises(RuntimeError, match="Could not infer dtype of dict"):
+        wrap(highway_v0.env(frame="player"))
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        wrap(Without(highway_v0.env(frame="player"), "bounds"))
+    env = wrap(Without(highway_v0.env(frame="player"), "bounds", "winner"))
+    with pytest.raises(TypeError, match="'NoneType' object does not support item assignment"):
+        env.rollout(16)  # the last move's infos hold min_a, min_b and margin
+
+
 @pytest.mark.parametrize("frame", ["player", "absolute"])
 def test_torchrl_env_passes_check_env_specs(frame):
     """TorchRL's own checker (torchrl.envs.utils.check_env_specs): a rollout matches the specs."""
