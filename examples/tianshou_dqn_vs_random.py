@@ -34,21 +34,12 @@ COLLECT_STEPS = 64
 UPDATES_PER_STEP = 0.25
 
 
-def _import_tianshou():
+def _require_tianshou() -> None:
+    """Exit with the extra to install unless Tianshou 2.x imports."""
     try:
-        from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
-        from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
-        from tianshou.algorithm.optim import AdamOptimizerFactory
-        from tianshou.data import Collector, VectorReplayBuffer
-        from tianshou.env import DummyVectorEnv
-        from tianshou.env.pettingzoo_env import PettingZooEnv
-        from tianshou.trainer import OffPolicyTrainerParams
-        from tianshou.utils.net.common import Net
+        import tianshou.algorithm  # noqa: F401  (2.x; 1.x had tianshou.policy)
     except ImportError as e:
         sys.exit(f'this recipe needs tianshou 2.x: pip install -e ".[tianshou]" ({e})')
-    return (DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm, DiscreteQLearningPolicy,
-            AdamOptimizerFactory, Collector, VectorReplayBuffer, DummyVectorEnv, PettingZooEnv, OffPolicyTrainerParams,
-            Net)
 
 
 def make_env():
@@ -79,16 +70,22 @@ def game_counter(Collector):
 
 def build_algorithm(args, env):
     """The learner's DQN and the two-seat algorithm (the learner on ``args.seat``, random masked on the other)."""
-    (DQN, Random, MultiAgent, QPolicy, Adam, *_, Net) = _import_tianshou()
+    from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
+    from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
+    from tianshou.algorithm.optim import AdamOptimizerFactory
+    from tianshou.utils.net.common import Net
+
     from highway_env.core import NUM_ACTIONS
     from highway_env.highway_v0 import PLANES_SHAPE
 
     net = Net(state_shape=PLANES_SHAPE, action_shape=NUM_ACTIONS, hidden_sizes=[args.width] * args.layers)
-    policy = QPolicy(model=net, action_space=env.action_space, eps_training=args.eps, eps_inference=0.0)
-    learner = DQN(policy=policy, optim=Adam(lr=args.lr), n_step_return_horizon=N_STEP, gamma=1.0,
+    policy = DiscreteQLearningPolicy(model=net, action_space=env.action_space, eps_training=args.eps,
+                                     eps_inference=0.0)
+    learner = DQN(policy=policy, optim=AdamOptimizerFactory(lr=args.lr), n_step_return_horizon=N_STEP, gamma=1.0,
                   target_update_freq=args.target_update)
-    opponent = Random(action_space=env.action_space)
-    return learner, MultiAgent(algorithms=[learner, opponent] if args.seat == "A" else [opponent, learner], env=env)
+    opponent = MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space)
+    seats = [learner, opponent] if args.seat == "A" else [opponent, learner]
+    return learner, MultiAgentOffPolicyAlgorithm(algorithms=seats, env=env)
 
 
 def train(args, progress: bool):
@@ -98,11 +95,13 @@ def train(args, progress: bool):
 
     import numpy as np
     import torch
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv
+    from tianshou.trainer import OffPolicyTrainerParams
 
     # every multi-agent collect warns that it summarises the (games, 2) rewards flattened; the trainer's
     # score is the learner's column (multi_agent_return_reduction)
     logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
-    *_, Collector, VectorReplayBuffer, DummyVectorEnv, _, OffPolicyTrainerParams, _ = _import_tianshou()
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)  # Tianshou's exploration and random opponent draw from numpy's global generator
     learner, algorithm = build_algorithm(args, make_env())
@@ -111,19 +110,21 @@ def train(args, progress: bool):
     training_envs.seed(args.seed)
     test_envs.seed(args.seed + 1)
     GameCounter = game_counter(Collector)
-    collector = GameCounter(algorithm, training_envs, VectorReplayBuffer(args.buffer, args.envs), exploration_noise=True)
+    buffer = VectorReplayBuffer(args.buffer, args.envs)
+    collector = GameCounter(algorithm, training_envs, buffer, exploration_noise=True)
     tester = Collector(algorithm, test_envs, exploration_noise=True)
     learner_index = 0 if args.seat == "A" else 1
     clock = recipe_common.Stopwatch()
     epochs = []  # the epochs tested (the trainer tests once before training, as epoch 0)
     result = algorithm.run_training(OffPolicyTrainerParams(
         training_collector=collector, test_collector=tester, max_epochs=args.epochs,
-        epoch_num_steps=args.epoch_steps, collection_step_num_env_steps=COLLECT_STEPS,
-        test_step_num_episodes=args.test_games, batch_size=args.batch, update_step_num_gradient_steps_per_sample=UPDATES_PER_STEP,
+        epoch_num_steps=args.epoch_steps, collection_step_num_env_steps=COLLECT_STEPS, batch_size=args.batch,
+        update_step_num_gradient_steps_per_sample=UPDATES_PER_STEP, test_step_num_episodes=args.test_games,
         test_fn=lambda epoch, _: epochs.append(epoch), stop_fn=lambda _: clock.seconds() > args.minutes * 60,
         multi_agent_return_reduction=lambda r: r[:, learner_index],
         show_progress=progress, verbose=False))
-    training = {"library": f"Tianshou DQN (masked) as {args.seat} vs random masked", "seconds": round(clock.seconds(), 1),
+    training = {"library": f"Tianshou DQN (masked) as {args.seat} vs random masked",
+                "seconds": round(clock.seconds(), 1),
                 "epochs": max(epochs), "steps": int(result.train_step), "learner_moves": int(result.train_step) // 2,
                 "games": collector.games, "illegal": collector.illegal,
                 "best_mean_reward_vs_random": float(result.best_reward),
@@ -148,7 +149,8 @@ def batched_policy(net):
 def build_parser():
     p = recipe_common.parser(__doc__.split("\n\n")[0])
     recipe_common.add_budget_args(p, 5.0, "--epochs", "training epochs (default 10,000; 1 with --tiny)")
-    p.add_argument("--seat", choices=("A", "B"), default="A", help="the learner's seat (the random opponent has the other)")
+    p.add_argument("--seat", choices=("A", "B"), default="A",
+                   help="the learner's seat (the random opponent has the other)")
     p.add_argument("--epoch-steps", type=positive_int, default=None,
                    help="env steps (both seats' moves) per epoch (default 20,000; 256 with --tiny)")
     p.add_argument("--envs", type=positive_int, default=None, help="training envs (default 16; 4 with --tiny)")
@@ -158,7 +160,8 @@ def build_parser():
     p.add_argument("--buffer", type=positive_int, default=None,
                    help="replay buffer size in env steps (default 100,000; 2,000 with --tiny)")
     p.add_argument("--eps", type=number(float, 0, 1), default=0.1, help="epsilon of the legal-move exploration")
-    p.add_argument("--target-update", type=positive_int, default=500, help="gradient steps between target-network updates")
+    p.add_argument("--target-update", type=positive_int, default=500,
+                   help="gradient steps between target-network updates")
     recipe_common.add_model_args(p, lr=1e-3, entropy=False)
     return p
 
@@ -169,6 +172,7 @@ FULL_TRAINING = {"epochs": 10_000, "epoch_steps": 20_000, "envs": 16, "test_game
 
 def main(argv=None):
     args = recipe_common.parse_args(build_parser(), argv, TINY_TRAINING, FULL_TRAINING)
+    _require_tianshou()
     net, training = train(args, progress=not args.no_progress)
     return net, recipe_common.grade(batched_policy(net), args, name="Tianshou DQN vs random", frame="player",
                                     batched=True, training=training)
