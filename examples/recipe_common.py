@@ -60,10 +60,11 @@ def add_budget_args(p: argparse.ArgumentParser, minutes: float, count_flag: str,
     p.add_argument(count_flag, type=positive_int, default=None, help=count_help)
 
 
-def add_model_args(p: argparse.ArgumentParser, lr: float) -> None:
-    """The network and optimiser flags the recipes share."""
+def add_model_args(p: argparse.ArgumentParser, lr: float, entropy: bool = True) -> None:
+    """The network and optimiser flags the recipes share (``--entropy`` for the policy-gradient ones)."""
     p.add_argument("--lr", type=positive_float, default=lr, help="learning rate (Adam)")
-    p.add_argument("--entropy", type=number(float, 0), default=0.01, help="entropy bonus coefficient")
+    if entropy:
+        p.add_argument("--entropy", type=number(float, 0), default=0.01, help="entropy bonus coefficient")
     p.add_argument("--width", type=positive_int, default=256, help="hidden units per layer")
     p.add_argument("--layers", type=positive_int, default=2, help="hidden layers")
     p.add_argument("--threads", type=number(int, 1, 256), default=1,

@@ -1,6 +1,6 @@
 """The recipes in ``examples/`` at tiny size: MaskablePPO self-play (extra ``sb3``), RLlib PPO with
-action masking (extra ``rllib``), TorchRL collection (extra ``torchrl``) and PPO on the native
-vector env (extra ``torch``) each train or collect,
+action masking (extra ``rllib``), TorchRL collection (extra ``torchrl``), Tianshou DQN against random
+(extra ``tianshou``) and PPO on the native vector env (extra ``torch``) each train or collect,
 never play an illegal move, and end with a sane benchmark report; plus the glue in
 ``highway_env.integrations``.
 
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pettingzoo.utils.wrappers import BaseWrapper
 
 from highway_env import highway_v0
 from optional_parts import require_modules
@@ -23,7 +24,7 @@ from optional_parts import require_modules
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 EXTRAS = {"sb3": ("sb3_contrib", "stable_baselines3"), "rllib": ("ray.rllib",), "torchrl": ("torchrl", "tensordict"),
-          "torch": ("torch",)}
+          "tianshou": ("tianshou",), "torch": ("torch",)}
 
 
 def require(extra: str) -> None:
@@ -155,6 +156,40 @@ def test_torchrl_env_follows_highway_v0_in_the_player_frame():
     assert td[GROUP, "reward"].flatten().tolist() == [ref.rewards["player_0"], ref.rewards["player_1"]]
 
 
+def test_torchrl_still_needs_the_glue_for_the_env_unchanged():
+    """TorchRL's PettingZooWrapper makes a tensor spec of each info entry at the first reset
+    (torchrl/envs/libs/pettingzoo.py, 0.14.1): the nested ``bounds`` dict stops it there, and
+    without it the ``winner`` string, then the results that appear only at the end (``min_a``,
+    ``min_b``, ``margin``: no spec to write them into). When this test fails, TorchRL takes the env
+    as it is: drop ``TensorInfos`` and say so in the README."""
+    require("torchrl")
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+
+    from highway_env.integrations.torchrl import GROUP
+
+    def wrap(env):
+        return PettingZooWrapper(env, use_mask=True, categorical_actions=True, group_map={GROUP: env.possible_agents})
+
+    class Without(BaseWrapper):
+        """The env's infos without some keys."""
+
+        def __init__(self, env, *keys):
+            super().__init__(env)
+            self.keys = keys
+
+        @property
+        def infos(self):
+            return {a: {k: v for k, v in info.items() if k not in self.keys} for a, info in self.env.infos.items()}
+
+    with pytest.raises(RuntimeError, match="Could not infer dtype of dict"):
+        wrap(highway_v0.env(frame="player"))
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        wrap(Without(highway_v0.env(frame="player"), "bounds"))
+    env = wrap(Without(highway_v0.env(frame="player"), "bounds", "winner"))
+    with pytest.raises(TypeError, match="'NoneType' object does not support item assignment"):
+        env.rollout(16)  # the last move's infos hold min_a, min_b and margin
+
+
 @pytest.mark.parametrize("frame", ["player", "absolute"])
 def test_torchrl_env_passes_check_env_specs(frame):
     """TorchRL's own checker (torchrl.envs.utils.check_env_specs): a rollout matches the specs."""
@@ -210,6 +245,66 @@ def test_torchrl_illegal_move_count_catches_an_unmasked_policy():
     second = first["next"].clone()
     second[GROUP, "action"] = torch.zeros(2, dtype=torch.int64)
     assert trl.illegal_moves(second.unsqueeze(0)) == 1
+
+
+# --- Tianshou DQN against random, Tianshou's PettingZooEnv on the env unchanged
+
+def test_tianshou_dqn_trains_against_random_and_grades_it(tmp_path):
+    require("tianshou")
+    ts = recipe("tianshou_dqn_vs_random")
+    import torch
+
+    net, report = ts.main(["--tiny", "--no-progress", "--out", str(tmp_path)])
+    training = json.loads((tmp_path / "summary.json").read_text())["training"]
+    assert training == report.summary["training"]
+    assert training["steps"] == 256 and training["learner_moves"] == 128 and training["epochs"] == 1
+    assert training["games"] == 256 // 16 and training["illegal"] == 0  # whole games, every move legal
+    torch.manual_seed(0)  # the recipe's seed: the same initial weights
+    fresh, _ = ts.build_algorithm(recipe_common_args(ts, ["--tiny"]), ts.make_env())
+    assert any(not torch.equal(p, q) for p, q in zip(net.parameters(), fresh.policy.model.parameters()))  # it learned
+    assert_sane(json.loads((tmp_path / "summary.json").read_text()))
+
+
+class Unmasked(BaseWrapper):
+    """A Highway AEC env showing only the observation planes, no action mask: Tianshou's random
+    policy then picks among all 256 actions, illegal ones too."""
+
+    def observe(self, agent):
+        return self.env.observe(agent)["observation"]
+
+    def observation_space(self, agent):
+        return self.env.observation_space(agent)["observation"]
+
+
+def test_tianshou_game_counter_catches_games_an_illegal_move_ended():
+    require("tianshou")
+    ts = recipe("tianshou_dqn_vs_random")
+    from tianshou.algorithm import MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
+    from tianshou.data import Collector
+    from tianshou.env import DummyVectorEnv
+    from tianshou.env.pettingzoo_env import PettingZooEnv
+
+    np.random.seed(0)
+    counts = {}
+    for name, make in (("masked", ts.make_env), ("unmasked", lambda: PettingZooEnv(Unmasked(highway_v0.env())))):
+        env = make()
+        random = MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space)
+        seats = MultiAgentOffPolicyAlgorithm(algorithms=[random, random], env=env)
+        collector = ts.game_counter(Collector)(seats, DummyVectorEnv([make] * 2))
+        collector.collect(n_episode=6, reset_before_collect=True)
+        counts[name] = (collector.games, collector.illegal)
+    assert counts["masked"] == (6, 0)
+    assert counts["unmasked"] == (6, 6)  # 16 random moves are all legal with probability (16! / 16**16)**2
+
+
+def test_tianshou_same_seed_same_network():
+    require("tianshou")
+    ts = recipe("tianshou_dqn_vs_random")
+    import torch
+
+    nets = [ts.train(recipe_common_args(ts, ["--tiny", "--seed", str(seed)]), progress=False)[0] for seed in (3, 3, 4)]
+    same = [all(torch.equal(a, b) for a, b in zip(nets[0].parameters(), n.parameters())) for n in nets[1:]]
+    assert same == [True, False]
 
 
 # --- RLlib new API stack PPO

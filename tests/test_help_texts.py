@@ -23,8 +23,8 @@ MODULES = ["highway_env.solver.__main__", "highway_env.solver.book", "highway_en
            "highway_env.demo", "highway_env.play.__main__", "highway_env.play.screenshot",
            "highway_env.rushhour.__main__", "highway_env.blackpath.__main__", "highway_env.jumping.__main__"]
 SCRIPTS = ["train.py", "evaluate.py", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "bench").glob("bench_*.py")),
-           "examples/rllib_ppo_masked.py", "examples/sb3_maskable_ppo_selfplay.py", "examples/torchrl_collect.py",
-           "examples/vector_ppo_selfplay.py"]
+           "examples/rllib_ppo_masked.py", "examples/sb3_maskable_ppo_selfplay.py", "examples/tianshou_dqn_vs_random.py",
+           "examples/torchrl_collect.py", "examples/vector_ppo_selfplay.py"]
 NOT_COMMANDS = {"highway_env/play/agent_worker.py"}
 
 
