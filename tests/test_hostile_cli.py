@@ -775,6 +775,34 @@ def test_a_second_process_on_the_same_out_is_refused(capsys, tmp_path, monkeypat
     lock_output(out).close()  # and let go when the command ends
 
 
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_an_out_through_a_symlink_and_its_target_are_one_output(capsys, tmp_path, monkeypatch, linked):
+    """--out LINK and --out TARGET took two locks (one beside each name), so two proofs ran at once
+    and split into two files: the link renamed into a file of its own, the target written apart."""
+    import highway_env.solver.prove as prove_module
+    from highway_env.run_lock import lock_output
+
+    target = tmp_path / "real" / "c.json"
+    target.parent.mkdir()
+    if linked == "file":
+        link = tmp_path / "c.json"
+        link.symlink_to(target)
+    else:  # a symlinked folder on the way
+        (tmp_path / "via").symlink_to(target.parent, target_is_directory=True)
+        link = tmp_path / "via" / "c.json"
+
+    def work(*args, **kwargs):
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(prove_module, "prove", work)
+    held = lock_output(target)  # a proof writing the target
+    try:
+        rc, _, err = run_cli(capsys, "prove", "--out", str(link), "--estimates", "none", "--no-progress")
+        assert_one_line_error(rc, err, f"--out {str(link)!r} is being written by another process (pid {os.getpid()})")
+    finally:
+        held.close()
+
+
 def _broken_worker_init(*args) -> None:
     raise ImportError("No module named 'numba'\nsecond line")
 
