@@ -558,7 +558,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
 
     plan = info["plan"]
     agents = {}
-    pm = pu = 0
+    played = []  # (kind, the perfect player's moves, unproven) of every task that played games
     for spec in registry_agents(args):
         a: dict = {}
         mine = [t for t in tasks if t.get("agent") == spec]
@@ -584,10 +584,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
         a["conversion"] = metrics.conversion([m if ps.ply[i] % 2 == 0 else -m for i, m in conv])
         if args.reply_tree:
             a["reply_tree"] = reply_tree_summary(args, mine, results)
-        # the perfect player's moves in the games from the empty board (the conversions' are not counted)
-        played = [r for t, r in done if t["kind"] in ("vs_perfect", "reply_tree")]
-        pm += sum(r["perfect_moves"] for r in played)
-        pu += sum(r["unproven_perfect_moves"] for r in played)
+        played += [(t["kind"], r["perfect_moves"], r["unproven_perfect_moves"]) for t, r in done if "perfect_moves" in r]
         agents[spec] = a
     names = info["rr_agents"]
     pairs = []
@@ -614,7 +611,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
                                                      "version": ps2.meta.get("version"), "size": len(ps2),
                                                      "critical": int(ps2.critical().sum())},
         "agents": agents, "round_robin": rr, "elo": elo, "elo_anchor": anchor,
-        "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(wall, 1),
+        **metrics.perfect_moves(played), "wall_seconds": round(wall, 1),
         "provenance": provenance(),
     }
 
