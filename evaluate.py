@@ -67,8 +67,8 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import check_writable
-from highway_env.cli_args import (OneLineErrorParser, check_run_name, non_negative_int, number, positive_float,
-                                  positive_int)
+from highway_env.cli_args import (OneLineErrorParser, check_run_name, non_negative_int, number, path_arg,
+                                  positive_float, positive_int)
 from highway_env.ray_tasks import add_ray_task_flags
 
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
@@ -152,9 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                "reuse it to resume an interrupted run")
     p.add_argument("--name", default=None, help="run name for the default --out and the report title: one "
                                                 "folder name (no '/')")
-    p.add_argument("--positions-file", default=None,
+    p.add_argument("--positions-file", default=None, type=path_arg(),
                    help="position set .npz (default: highway_env/data/positions_v1.npz)")
-    p.add_argument("--positions-v2", default="default", metavar="FILE",
+    p.add_argument("--positions-v2", default="default", metavar="FILE", type=path_arg("'default' or 'none'"),
                    help="second position set, critical positions from strong play (set v2, "
                         "python -m highway_env.evaluation.positions build --strong): every position graded, "
                         "accuracy reported beside v1's as 'acc v2'; 'default' = highway_env/data/positions_v2.npz "
@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "--perfect-early-budget seconds instead (default: %(default)s)")
     p.add_argument("--perfect-early-budget", type=positive_float, default=PERFECT["early_budget"],
                    help="seconds per early move when --perfect-early-budget-nodes is 0 (default: %(default)s)")
-    p.add_argument("--store", default="default",
+    p.add_argument("--store", default="default", type=path_arg("'default' or 'none'"),
                    help="solver position store shared by the workers and kept between runs: a path, "
                         "'default' (the solver's default store) or 'none' (default: %(default)s)")
     p.add_argument("--reply-tree", action="store_true",
