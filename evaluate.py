@@ -67,8 +67,8 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import check_writable
-from highway_env.cli_args import (OneLineErrorParser, check_run_name, non_negative_int, number, positive_float,
-                                  positive_int)
+from highway_env.cli_args import (OneLineErrorParser, check_run_name, non_negative_int, number, path_arg,
+                                  positive_float, positive_int)
 from highway_env.ray_tasks import add_ray_task_flags
 
 QUICK = {"games": 10, "positions": 600, "conversion": 20}
@@ -152,9 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                "reuse it to resume an interrupted run")
     p.add_argument("--name", default=None, help="run name for the default --out and the report title: one "
                                                 "folder name (no '/')")
-    p.add_argument("--positions-file", default=None,
+    p.add_argument("--positions-file", default=None, type=path_arg(),
                    help="position set .npz (default: highway_env/data/positions_v1.npz)")
-    p.add_argument("--positions-v2", default="default", metavar="FILE",
+    p.add_argument("--positions-v2", default="default", metavar="FILE", type=path_arg("'default' or 'none'"),
                    help="second position set, critical positions from strong play (set v2, "
                         "python -m highway_env.evaluation.positions build --strong): every position graded, "
                         "accuracy reported beside v1's as 'acc v2'; 'default' = highway_env/data/positions_v2.npz "
@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "--perfect-early-budget seconds instead (default: %(default)s)")
     p.add_argument("--perfect-early-budget", type=positive_float, default=PERFECT["early_budget"],
                    help="seconds per early move when --perfect-early-budget-nodes is 0 (default: %(default)s)")
-    p.add_argument("--store", default="default",
+    p.add_argument("--store", default="default", type=path_arg("'default' or 'none'"),
                    help="solver position store shared by the workers and kept between runs: a path, "
                         "'default' (the solver's default store) or 'none' (default: %(default)s)")
     p.add_argument("--reply-tree", action="store_true",
@@ -558,7 +558,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
 
     plan = info["plan"]
     agents = {}
-    pm = pu = 0
+    played = []  # (kind, the perfect player's moves, unproven) of every task that played games
     for spec in registry_agents(args):
         a: dict = {}
         mine = [t for t in tasks if t.get("agent") == spec]
@@ -584,10 +584,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
         a["conversion"] = metrics.conversion([m if ps.ply[i] % 2 == 0 else -m for i, m in conv])
         if args.reply_tree:
             a["reply_tree"] = reply_tree_summary(args, mine, results)
-        # the perfect player's moves in the games from the empty board (the conversions' are not counted)
-        played = [r for t, r in done if t["kind"] in ("vs_perfect", "reply_tree")]
-        pm += sum(r["perfect_moves"] for r in played)
-        pu += sum(r["unproven_perfect_moves"] for r in played)
+        played += [(t["kind"], r["perfect_moves"], r["unproven_perfect_moves"]) for t, r in done if "perfect_moves" in r]
         agents[spec] = a
     names = info["rr_agents"]
     pairs = []
@@ -614,7 +611,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
                                                      "version": ps2.meta.get("version"), "size": len(ps2),
                                                      "critical": int(ps2.critical().sum())},
         "agents": agents, "round_robin": rr, "elo": elo, "elo_anchor": anchor,
-        "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(wall, 1),
+        **metrics.perfect_moves(played), "wall_seconds": round(wall, 1),
         "provenance": provenance(),
     }
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from agents.config import ConfigError, TrainConfig  # torch-free: --help needs no torch
 from highway_env.atomic_files import check_writable
-from highway_env.cli_args import OneLineErrorParser
+from highway_env.cli_args import OneLineErrorParser, path_arg
 from highway_env.extras import require_torch
 from highway_env.run_lock import RunInUseError, lock_run
 
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineErrorParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
         argument_default=argparse.SUPPRESS)  # only flags given explicitly override the config
-    p.add_argument("--config", metavar="FILE.json",
+    p.add_argument("--config", metavar="FILE.json", type=path_arg(),
                    help="JSON object of options (keys are the flag names with '_' for '-'); "
                         "flags given on the command line override it")
     p.add_argument("--resume", action="store_true",
@@ -59,7 +59,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
     given = {k: v for k, v in vars(args).items() if k not in ("config", "resume")}
     base = {}
-    if getattr(args, "config", None):
+    if getattr(args, "config", None) is not None:
         base = TrainConfig.from_json(args.config).to_dict()
     if getattr(args, "resume", False):
         probe = TrainConfig.from_dict({**base, **given})

@@ -20,6 +20,8 @@ from typing import NamedTuple
 import numpy as np
 
 from highway_env.cli_args import first_line
+# the random player's draw, one function with Highway's rules kernel (batch_rules.random_legal)
+from highway_env.legal_sampling import random_legal as sample_legal  # noqa: F401  (agents.game.sample_legal)
 
 
 class GameError(ValueError):
@@ -194,19 +196,6 @@ def _is_one_state_of_ints(states: list | tuple, shape: tuple[int, ...]) -> bool:
     length): a state is never a scalar, so such a list cannot be a batch."""
     return (len(shape) == 1 and len(states) > 0
             and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in states))
-
-
-def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(N,) a uniformly random legal action per row of a (N, A) bool mask (-1 where none is legal).
-    The draws of Highway's rules kernel (``batch_rules.random_legal``, which agents may not import):
-    tests/test_agents_game.py keeps the two the same."""
-    masks = np.asarray(masks, dtype=bool)
-    counts = masks.sum(axis=1)
-    pick = (rng.random(len(masks)) * np.maximum(counts, 1)).astype(np.int64)
-    # index of the pick-th True in each row
-    csum = np.cumsum(masks, axis=1)
-    out = (csum <= pick[:, None]).sum(axis=1)
-    return np.where(counts > 0, out, -1).astype(np.int64)
 
 
 def check_contract(game: Game, games: int = 2, seed: int = 0) -> None:

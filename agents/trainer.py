@@ -114,9 +114,12 @@ class Trainer:
         self._evaluator: BackgroundEvaluator | None = None
         self._eval_models: dict[int, dict] = {}  # iteration -> model entry of a pending evaluation
         self._mid_iteration = False  # the state is half an iteration's: an interrupt now must not save it
+        #: log.csv's rows: a resumed run's read once here (a damaged log refused now, not when the loop
+        #: starts), then kept by the logger as it writes them
+        self.log_rows: list[dict] = []
         if resume:
             self.load(self.run_dir / "latest.pt")
-            read_log_rows(self.run_dir / "log.csv", self.counters["iteration"])  # a damaged log: refused now
+            self.log_rows = read_log_rows(self.run_dir / "log.csv", self.counters["iteration"])
 
     # ------------------------------------------------------------------ checkpoints
     def _model_entry(self) -> dict:
@@ -150,6 +153,14 @@ class Trainer:
             if old.name != replay_file:
                 old.unlink(missing_ok=True)
         return self.run_dir / "latest.pt"
+
+    def _checkpoint(self, logger: "_Logger") -> None:
+        """latest.pt with TensorBoard's queued events written first: a resume purges only the steps
+        after the checkpoint, so events still queued at a kill -9 would be lost for good. The flush
+        stays out of :meth:`save`, which writes the checkpoint alone: tests wrap ``save`` to look at
+        the writer's queue as the checkpoint is written, which a flush inside it would still hold."""
+        logger.flush()
+        self.save()
 
     def save_snapshots(self) -> None:
         """Keep the network as snapshot_<M>min.pt once training has run M minutes (a resumed run
@@ -315,7 +326,7 @@ class Trainer:
         game_module = (type(self.game).__module__,)  # a user's game (--game pkg.mod:Class) travels to Ray nodes
         # first: it may refuse
         pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait)
-        logger = _Logger(self.run_dir, c, self.counters["iteration"])
+        logger = _Logger(self.run_dir, c, self.counters["iteration"], self.log_rows)
         bar = _progress(c, self.counters)
         if c.grade_every and (c.progress or not self.grader.available):
             print(f"note: {self.grader.note}")
@@ -342,8 +353,7 @@ class Trainer:
                 done_here += 1
                 stop = stop_after is not None and done_here >= stop_after
                 if (it + 1) % c.checkpoint_every == 0 or final or stop:
-                    logger.flush()
-                    self.save()
+                    self._checkpoint(logger)
                 if stop:
                     break
             if self._done():  # the last results (also of a run resumed at its end)
@@ -355,8 +365,7 @@ class Trainer:
                 print(f"\ninterrupted inside iteration {self.counters['iteration'] + 1}: not saved; "
                       f"{self.run_dir / 'latest.pt'} keeps the last checkpoint; continue with --resume")
                 raise
-            logger.flush()
-            self.save()
+            self._checkpoint(logger)
             print(f"\ninterrupted: saved {self.run_dir / 'latest.pt'} at iteration "
                   f"{self.counters['iteration']}; continue with --resume")
             raise
@@ -364,8 +373,7 @@ class Trainer:
             # a lost cluster, no worker that can start, a failed evaluation: found between iterations,
             # so the iterations done since the last checkpoint are whole and kept (not a diverged net)
             if not isinstance(e, TrainingDiverged) and not self._mid_iteration and self.counters["iteration"]:
-                logger.flush()
-                self.save()
+                self._checkpoint(logger)
                 print(f"\nstopped by an error: saved {self.run_dir / 'latest.pt'} at iteration "
                       f"{self.counters['iteration']}; continue with --resume once it is fixed", file=sys.stderr)
             raise
@@ -432,9 +440,11 @@ def read_log_rows(path: Path, iteration: int) -> list[dict]:
 class _Logger:
     """log.csv (rows cut back to the resumed iteration) and optional TensorBoard."""
 
-    def __init__(self, run_dir: Path, cfg: TrainConfig, iteration: int):
+    def __init__(self, run_dir: Path, cfg: TrainConfig, iteration: int, rows: list[dict]):
+        """``rows``: log.csv's rows up to ``iteration`` (:func:`read_log_rows`, read once by the
+        trainer), kept and added to in place."""
         self.path = run_dir / "log.csv"
-        self.rows = read_log_rows(self.path, iteration)
+        self.rows = rows
         self.tb = None
         if cfg.tensorboard:
             try:

@@ -2,7 +2,10 @@
 
 Write to a temp file in the same folder, fsync it, rename it over the target (atomic on POSIX), then
 fsync the folder so the rename itself survives a power loss. Readers see the old file or the whole
-new one, never half a file.
+new one, never half a file. A path that is a symlink is written through: the file it points to is
+replaced and the link stays, as ``> link`` in a shell or ``cp new link`` do (renaming over the link
+would turn it into a separate file beside its target, which another run given the target's own
+name would then write: two outputs for one).
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
-    """Call ``write(tmp_path)`` to fill a temp file, then move it over ``path`` atomically."""
-    path = Path(path)
+    """Call ``write(tmp_path)`` to fill a temp file, then move it over ``path`` atomically (over the
+    file a symlink ``path`` points to: see the module docstring)."""
+    path = Path(os.path.realpath(path))  # the temp file beside the target: a rename stays on one filesystem
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -74,16 +78,17 @@ def check_writable(path: str | os.PathLike, option: str = "output") -> None:
     if text.endswith(("/", os.sep)):  # Path('sub/') is 'sub': a folder's name would be written as a file
         raise OSError(f"{option} {text!r} ends with {text[-1]!r}, a folder: give a file path")
     path = Path(path)
+    real = Path(os.path.realpath(path))  # where atomic_write puts it (through a symlink)
     try:
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(prefix=f".{path.name}.", dir=path.parent):
+        real.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(prefix=f".{real.name}.", dir=real.parent):
             pass
     except OSError as e:  # the reason, naming what stands in the way (the folder, not a temp file)
         where = path if isinstance(e, IsADirectoryError) else e.filename
-        if where is not None and Path(where).name.startswith(f".{path.name}."):
-            where = path.parent
+        if where is not None and Path(where).name.startswith(f".{real.name}."):
+            where = real.parent
         reason = f"{e.strerror}: {str(where)!r}" if e.strerror and where is not None else str(e)
         raise OSError(f"{option} {str(path)!r}: cannot write there ({reason})") from None
 

@@ -65,6 +65,20 @@ non_negative_int = number(int, 0, MAX_NODE_LIMIT, hi_name="2**62")
 tt_bits_arg = number(int, TT_BITS_MIN, TT_BITS_MAX)
 
 
+def path_arg(instead: str = "leave the flag out for its default"):
+    """An argparse ``type`` for a path flag: the text as given, refused when empty or blank (an
+    ArgumentTypeError, which argparse prefixes with the flag's name). '' is no path: ``Path('')`` is
+    '.', and flags that took it for "none" or "the default" hid an unset shell variable
+    (``--work "$DIR"``). ``instead`` ends the message: what to give instead."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"path {text!r} is empty: give a path, or {instead}")
+        return text
+
+    return parse
+
+
 def check_run_name(name, option: str) -> str:
     """``name`` if it can name a run: one folder name, made under the command's output folder
     (``--name`` under results/, ``--run`` under --out-dir), so that no name puts the run's files

@@ -10,7 +10,8 @@ that file cannot be created (a read-only ``OUT_DIR`` whose run folder is writabl
 process it must stop is then a resume of the same run, as a fresh run in a read-only ``OUT_DIR``
 cannot move the folder aside. A run folder that is a symlink is locked under both names, its own
 and that of the folder it names. Two solver commands given one ``--out`` overwrite each other's
-results: :func:`lock_output` locks ``.NAME.lock`` beside the file.
+results: :func:`lock_output` locks ``.NAME.lock`` beside the file, by its resolved path (a symlink
+and its target are one output, as :func:`~highway_env.atomic_files.atomic_write` writes through the link).
 
 The system drops a lock when its process ends, however it ends (kill -9 too), so no stale lock is
 left. Where ``fcntl`` is missing (Windows) nothing is locked.
@@ -95,9 +96,11 @@ def _hold_run_lock(out_dir: Path, run: str, in_use: str, held: set[str]):
 
 def lock_output(path: str | os.PathLike, option: str = "--out"):
     """Hold the lock of the output file ``path`` (given by the flag ``option``): the file object
-    that keeps it, or RunInUseError naming the file and the process writing it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return hold_lock(path.with_name(f".{path.name}.lock"),
+    that keeps it, or RunInUseError naming the file and the process writing it. The lock is taken
+    beside the file the path resolves to: ``--out link`` and ``--out target`` (or a path through a
+    symlinked folder) are one file, which two runs must not share."""
+    real = Path(os.path.realpath(path))
+    real.parent.mkdir(parents=True, exist_ok=True)
+    return hold_lock(real.with_name(f".{real.name}.lock"),
                      f"{option} {str(path)!r} is being written by another process (pid {{pid}}): "
                      f"wait for it to end or stop it, or give another {option}")

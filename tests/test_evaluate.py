@@ -348,6 +348,29 @@ def test_one_perfect_opponent_for_evaluate_the_benchmark_and_tasks():
         get_agent("perfect:margin:x", quiet)
 
 
+def test_perfect_moves_count_every_game_that_grades_an_agent(tmp_path, small_set, capsys):
+    """evaluate.py left the conversions' perfect moves out of summary.json's perfect_moves (the
+    report's "every one proven" line) where highway_env.benchmark counted them; one definition now,
+    metrics.perfect_moves over metrics.GRADING_GAMES, the round robin's games not among them."""
+    from highway_env.benchmark import evaluate as benchmark
+
+    assert metrics.perfect_moves([("vs_perfect", 5, 1), ("conversion", 3, 0), ("reply_tree", 2, 0),
+                                  ("match", 7, 7)]) == {"perfect_moves": 10, "perfect_unproven_moves": 1}
+    out = tmp_path / "ev"
+    assert evaluate.main(["--agent", "random", "--games", "0", "--rr-games", "0", "--positions", "1",
+                          "--conversion", "2", "--positions-v2", "none", "--workers", "1", "--store", "none",
+                          "--positions-file", str(small_set), "--out", str(out), "--json", "--no-plots",
+                          "--no-progress"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    tasks = [json.loads(f.read_text()) for f in (out / "tasks").glob("*.json")]
+    conversions = [t["perfect_moves"] for t in tasks if t["kind"] == "conversion"]
+    assert len(conversions) == 1 and conversions[0] > 0
+    assert summary["perfect_moves"] == conversions[0]
+    graded = benchmark("random", positions=1, games=0, conversion=2, margin_games=0, positions_file=small_set,
+                       progress=False, perfect_options={"store": None}).summary
+    assert graded["perfect_moves"] > 0  # the benchmark's conversions count as evaluate.py's do
+
+
 def test_v2_seeds_do_not_depend_on_where_the_set_lies(tmp_path, small_set):
     """The seeds of the v2 tasks once hashed the set's absolute path: a random agent's v2 figures
     then changed with the checkout's folder. The shipped set seeds by one fixed name wherever it

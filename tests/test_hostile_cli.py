@@ -237,6 +237,37 @@ def test_an_empty_output_path_is_refused_not_taken_for_the_default(capsys, tmp_p
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("module, argv, flag", [
+    ("highway_env.solver.__main__", ["prove", "--out", "c.json", "--estimates", ""], "--estimates"),
+    ("highway_env.solver.__main__", ["first-moves", "--out", "f.json", "--certificate", ""], "--certificate"),
+    ("highway_env.solver.__main__", ["store", "verify", "--path", " "], "--path"),
+    ("highway_env.evaluation.positions", ["build", "--out", "s.npz", "--work", ""], "--work"),
+    ("highway_env.evaluation.positions", ["build", "--out", "s.npz", "--first-moves", ""], "--first-moves"),
+    ("highway_env.evaluation.positions", ["add-early", "s.npz", "--book", ""], "--book"),
+    ("highway_env.evaluation.positions", ["add-early", "s.npz", "--first-moves", ""], "--first-moves"),
+    ("evaluate", ["--agent", "random", "--positions-file", ""], "--positions-file"),
+    ("evaluate", ["--agent", "random", "--positions-v2", ""], "--positions-v2"),
+    ("evaluate", ["--agent", "random", "--store", ""], "--store"),
+    ("train", ["--iterations", "1", "--config", ""], "--config"),
+])
+def test_an_empty_input_or_work_path_is_refused_naming_the_flag(capsys, tmp_path, monkeypatch, module, argv, flag):
+    """'' was taken for none or the default: first-moves --certificate '' proved the first move again,
+    positions build --work '' resumed the default work folder and --first-moves '' left ply 0 out
+    without a note, add-early --book '' read the shipped book, train.py --config '' used no config. An
+    empty path is refused at parsing, naming the flag, unless the flag's help gives '' a meaning (none
+    does: 'none' and 'default' are the words for those)."""
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        rc = importlib.import_module(module).main(argv)
+    except SystemExit as e:
+        rc = e.code
+    value = argv[argv.index(flag) + 1]
+    assert_one_line_error(rc, capsys.readouterr().err, f"argument {flag}: path {value!r} is empty")
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("module, argv", [
     ("highway_env.solver.__main__", ["prove", "--threshold", "-100", "--first-move", "243", "--workers", "1"]),
     ("highway_env.solver.__main__", ["first-moves", "--workers", "1"]),
@@ -259,10 +290,10 @@ def test_an_output_file_path_ending_in_a_slash_is_refused(capsys, tmp_path, monk
 def test_first_moves_with_a_corrupt_results_file_is_one_line_error(capsys, tmp_path):
     bad = tmp_path / "first.json"
     bad.write_text('{"moves": [1, 2')
-    rc, _, err = run_cli(capsys, "first-moves", "--out", str(bad), "--certificate", "", "--no-progress")
+    rc, _, err = run_cli(capsys, "first-moves", "--out", str(bad), "--certificate", "none", "--no-progress")
     assert_one_line_error(rc, err, "cannot resume", "first.json", "move it away")
     bad.write_text('{"moves": [1, 2]}')  # valid JSON, wrong shape
-    rc, _, err = run_cli(capsys, "first-moves", "--out", str(bad), "--certificate", "", "--no-progress")
+    rc, _, err = run_cli(capsys, "first-moves", "--out", str(bad), "--certificate", "none", "--no-progress")
     assert_one_line_error(rc, err, "cannot resume")
 
 
@@ -697,11 +728,15 @@ def test_a_damaged_position_set_is_one_line_error(capsys, tmp_path, damage):
 @pytest.mark.parametrize("flag", ["--positions-file", "--positions-v2"])
 @pytest.mark.parametrize("value, named", [("", "path '' is empty"), ("{tmp}", "{tmp}' is a directory")])
 def test_an_empty_or_directory_position_set_path_is_named_as_given(capsys, tmp_path, flag, value, named):
-    """'' was read as '.', and the error named '.' ("unreadable (IsADirectoryError ...)")."""
+    """'' was read as '.', and the error named '.' ("unreadable (IsADirectoryError ...)"); '' is now
+    refused while parsing, naming the flag."""
     import evaluate
 
-    rc = evaluate.main(["--agent", "random", "--no-progress", "--out", str(tmp_path / "o"),
-                        flag, value.format(tmp=tmp_path)])
+    try:
+        rc = evaluate.main(["--agent", "random", "--no-progress", "--out", str(tmp_path / "o"),
+                            flag, value.format(tmp=tmp_path)])
+    except SystemExit as e:  # argparse's usage error
+        rc = e.code
     assert_one_line_error(rc, capsys.readouterr().err, named.format(tmp=tmp_path))
 
 
@@ -722,7 +757,7 @@ def test_evaluate_output_under_a_file_is_one_line_error(capsys, tmp_path, game, 
 @pytest.mark.parametrize("argv, named", [
     (["prove", "--out", "{blocker}/c.json", "--estimates", "none"], "a_file"),
     (["prove", "--out", "{tmp}", "--estimates", "none"], "is a folder"),
-    (["first-moves", "--out", "{blocker}/f.json", "--certificate", ""], "a_file"),
+    (["first-moves", "--out", "{blocker}/f.json", "--certificate", "none"], "a_file"),
     (["prove", "--first-move", "256"], "--first-move"), (["prove", "--first-move", "-1"], "--first-move"),
     (["prove", "--threshold", "9" * 25], "--threshold"),
 ])
@@ -751,7 +786,7 @@ def test_a_second_process_on_the_same_out_is_refused(capsys, tmp_path, monkeypat
 
     out = tmp_path / "sub" / "f.json"
     argv = [command, "--out", str(out), "--no-progress", "--certificate" if command == "first-moves" else "--estimates",
-            "" if command == "first-moves" else "none"]
+            "none"]
     worked = []
 
     def work(*args, **kwargs):  # the lock is held while the work runs: another process is refused
@@ -773,6 +808,34 @@ def test_a_second_process_on_the_same_out_is_refused(capsys, tmp_path, monkeypat
     assert_one_line_error(rc, err, "stop here")
     assert worked == [command]
     lock_output(out).close()  # and let go when the command ends
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_an_out_through_a_symlink_and_its_target_are_one_output(capsys, tmp_path, monkeypatch, linked):
+    """--out LINK and --out TARGET took two locks (one beside each name), so two proofs ran at once
+    and split into two files: the link renamed into a file of its own, the target written apart."""
+    import highway_env.solver.prove as prove_module
+    from highway_env.run_lock import lock_output
+
+    target = tmp_path / "real" / "c.json"
+    target.parent.mkdir()
+    if linked == "file":
+        link = tmp_path / "c.json"
+        link.symlink_to(target)
+    else:  # a symlinked folder on the way
+        (tmp_path / "via").symlink_to(target.parent, target_is_directory=True)
+        link = tmp_path / "via" / "c.json"
+
+    def work(*args, **kwargs):
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(prove_module, "prove", work)
+    held = lock_output(target)  # a proof writing the target
+    try:
+        rc, _, err = run_cli(capsys, "prove", "--out", str(link), "--estimates", "none", "--no-progress")
+        assert_one_line_error(rc, err, f"--out {str(link)!r} is being written by another process (pid {os.getpid()})")
+    finally:
+        held.close()
 
 
 def _broken_worker_init(*args) -> None:

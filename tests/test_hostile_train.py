@@ -418,19 +418,51 @@ def test_tensorboard_events_are_on_disk_when_a_checkpoint_is_written(tmp_path, m
     assert {s for w in fake_tensorboard.made for tag, s, _ in w.written if tag == "eval_mean"} == {2, 4}
 
 
+def test_tensorboard_events_are_on_disk_when_an_interrupted_run_saves(tmp_path, monkeypatch, fake_tensorboard):
+    """The checkpoint that Ctrl-C writes flushes TensorBoard first too (the three checkpoints of the
+    loop are one method; the flush stays out of save(), whose queue this hook reads)."""
+    queued_at_save = []
+    save = Trainer.save
+    monkeypatch.setattr(Trainer, "save", lambda self: (queued_at_save.append(
+        [e for w in fake_tensorboard.made for e in w.queued]), save(self))[1])
+    trainer = Trainer(tiny(tmp_path, tensorboard=True))
+
+    def interrupt(*args, **kwargs):  # Ctrl-C after the first iteration, between iterations
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trainer, "_finished_evaluations", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.run()
+    assert queued_at_save == [[]] and any(w.written for w in fake_tensorboard.made)
+
+
+def test_a_resumed_run_reads_its_log_once(tmp_path, monkeypatch):
+    """log.csv was read twice on resume: once to refuse a damaged log early, again by the logger."""
+    import agents.trainer as trainer_module
+
+    Trainer(tiny(tmp_path)).run(stop_after=2)
+    reads = []
+    read = trainer_module.read_log_rows
+    monkeypatch.setattr(trainer_module, "read_log_rows", lambda *a: (reads.append(a), read(*a))[1])
+    resumed = Trainer(tiny(tmp_path), resume=True)
+    resumed.run()
+    assert len(reads) == 1
+    assert [r["iteration"] for r in _log_rows(tmp_path / "t")] == [str(i) for i in range(1, 5)]
+
+
 def test_an_evaluation_run_again_on_resume_is_not_logged_twice(tmp_path, fake_tensorboard):
     """An evaluation still pending in latest.pt, but recorded before the run was killed, is run again
     on resume: its TensorBoard point at a step before the checkpoint was written a second time."""
-    from agents.trainer import _Logger
+    from agents.trainer import _Logger, read_log_rows
 
     cfg = tiny(tmp_path, tensorboard=True)
     (tmp_path / "t").mkdir()
-    first = _Logger(tmp_path / "t", cfg, 0)
+    first = _Logger(tmp_path / "t", cfg, 0, [])
     for i in (1, 2, 3):
         first.log({"iteration": i, "loss": 1.0 / i})
     first.update(2, {"eval_mean": 0.75})  # recorded after latest.pt (iteration 3) was saved with it pending
     first.tb.flush()  # then killed, its events on disk
-    resumed = _Logger(tmp_path / "t", cfg, 3)
+    resumed = _Logger(tmp_path / "t", cfg, 3, read_log_rows(tmp_path / "t" / "log.csv", 3))
     resumed.update(2, {"eval_mean": 0.75})  # the same evaluation, run again
     resumed.close()
     points = [e for w in fake_tensorboard.made for e in w.written if e[0] == "eval_mean"]

@@ -365,6 +365,28 @@ def test_store_round_trip_and_merge(tmp_path):
         assert s1.get(b) == (7, 7) and s1.get_key("other") == (0, 0) and s1.get_key("new") == (6, 9)
 
 
+def test_a_contradiction_found_at_flush_names_the_position_both_bounds_and_what_to_do(tmp_path):
+    """Another writer's bounds, stored after this store read the row, are seen only by the flush's
+    transaction; its error named the key and the bounds but not which were kept nor what to do."""
+    path = tmp_path / "s.sqlite"
+    with PositionStore(path) as s1, PositionStore(path) as s2:
+        assert s1.get_key("k") is None  # read: put_key checks against this, not the file again
+        s1.put_key("k", 0, 5)
+        s2.put_key("k", 6, 9)
+        s2.flush()
+        with pytest.raises(StoreConflictError) as e:
+            s1.flush()
+        message = str(e.value)
+        for part in ("position 'k': new (0, 5), held (6, 9)", "another writer", "the held bounds are kept",
+                     f"python -m highway_env.solver store verify --path {path}", "delete the file"):
+            assert part in message, message
+        assert "\n" not in message
+        assert s1.get_key("k") == (6, 9)
+        with pytest.raises(StoreConflictError, match="position 'k': new \\(7, 7\\), held \\(8, 9\\).*store verify"):
+            s1.put_key("k", 8, 9)
+            s1.put_key("k", 7, 7)  # against its own buffered bounds: found at once
+
+
 def test_bounds_that_fail_to_flush_at_exit_are_reported_not_swallowed(tmp_path):
     """A store left open at exit is flushed by an exit hook; a conflict found then (another writer
     got there first) is a warning on stderr that names the store, not silence."""

@@ -125,22 +125,22 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
         actions = np.concatenate(actions)
         a["accuracy"] = metrics.accuracy(sub, actions)
         a["margin_loss"] = metrics.margin_loss(sub, actions)
-    pm = pu = 0
+    played = []  # (kind, the perfect player's moves, unproven), as evaluate.py's tasks count them
     empty = np.zeros((games, 16), np.int8)
     for seat, key in ((0, "as_A_vs_perfect"), (1, "as_B_vs_perfect")):
         seeds = [[seed, 10 + seat, g] for g in range(games)]
         m, mv, un = play_seats(agent, opponent, empty, np.full(games, seat), seeds)
-        pm, pu = pm + mv, pu + un
+        played.append(("vs_perfect", mv, un))
         a[key] = metrics.games_vs_perfect(m)
         bar.update(1)
     m, mv, un = play_seats(agent, opponent, ps.boards[conv], ps.ply[conv] % 2, [[seed, 12, int(i)] for i in conv])
-    pm, pu = pm + mv, pu + un
+    played.append(("conversion", mv, un))
     a["conversion"] = metrics.conversion(m)
     bar.update(1)
     margin_opponent = get_agent("perfect:margin", perfect)
     m, mv, un = play_seats(agent, margin_opponent, np.zeros((margin_games, 16), np.int8),
                            np.ones(margin_games, int), [[seed, 13, g] for g in range(margin_games)])
-    pm, pu = pm + mv, pu + un
+    played.append(("vs_perfect", mv, un))
     a["as_B_vs_perfect_margin"] = held_to_value(-m)
     bar.update(1)
     bar.close()
@@ -154,7 +154,7 @@ def evaluate(policy, *, frame: str = "absolute", batched: bool = False, position
         "position_set": {"file": str(positions_file or "highway_env/data/positions_v1.npz"),
                          "version": ps.meta.get("version"), "size": len(ps)},
         "agents": {name: a}, "round_robin": {}, "elo": {}, "elo_anchor": None,
-        "perfect_moves": pm, "perfect_unproven_moves": pu, "wall_seconds": round(time.monotonic() - t0, 1),
+        **metrics.perfect_moves(played), "wall_seconds": round(time.monotonic() - t0, 1),
         "provenance": provenance(),
     }
     return BenchmarkReport(summary)

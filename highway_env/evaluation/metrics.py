@@ -107,3 +107,21 @@ def conversion(outcomes) -> dict:
     r = _rate(w["win"], w["games"])
     return {"positions": w["games"], "won": w["win"], "drawn": w["draw"], "lost": w["loss"],
             "rate": r["rate"], "ci95": r["ci95"]}
+
+
+#: The games whose perfect-player moves a report counts ("perfect_moves" and "perfect_unproven_moves"
+#: in summary.json, the line under the table of report.md): every game an agent plays against the
+#: perfect opponent to be graded by it: from the empty board on each side and as B against the
+#: margin-maximising A ("vs_perfect"), the ply-1 tree ("reply_tree") and the won positions played out
+#: against perfect defence ("conversion"). Not the round robin, where a perfect player (--rr-perfect)
+#: is a contestant rather than the yardstick.
+GRADING_GAMES = ("vs_perfect", "reply_tree", "conversion")
+
+
+def perfect_moves(played) -> dict:
+    """``{"perfect_moves": n, "perfect_unproven_moves": u}`` over ``played``, (game kind, the perfect
+    players' moves, of which unproven) for each batch of games; only the :data:`GRADING_GAMES` count.
+    One definition for ``evaluate.py`` and :func:`highway_env.benchmark.evaluate`: the report's claim
+    that every move of the perfect player was proven covers every game that graded an agent."""
+    counted = [(moves, unproven) for kind, moves, unproven in played if kind in GRADING_GAMES]
+    return {"perfect_moves": sum(m for m, _ in counted), "perfect_unproven_moves": sum(u for _, u in counted)}

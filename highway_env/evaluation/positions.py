@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from highway_env.atomic_files import atomic_write_bytes, atomic_write_text
-from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, positive_float, positive_int
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number, path_arg, positive_float, positive_int
 from highway_env.core import CELLS, NUM_ACTIONS, Board, HighwayError
 from highway_env.evaluation.position_set import (ARRAYS, DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH,  # noqa: F401
                                                   VERSION, PositionSet, PositionSetError, load_positions,
@@ -296,7 +296,7 @@ def main(argv=None) -> int:
     b.add_argument("--out", help=f"output .npz (default: {DEFAULT_PATH}, with --strong {V2_PATH}; shipped "
                                  "files: replaced only with --force)")
     b.add_argument("--force", action="store_true", help="allow replacing the shipped default output")
-    b.add_argument("--work", default=None,
+    b.add_argument("--work", default=None, type=path_arg(),
                    help="work directory for the selection and labelled chunks; reuse it to resume "
                         "(default: build/positions-v1, with --strong build/positions-v2)")
     b.add_argument("--per-ply", type=_parse_per_ply, default=None,
@@ -314,7 +314,7 @@ def main(argv=None) -> int:
                    help="label exact margins of every move from this ply on (default: %(default)s)")
     b.add_argument("--chunk", type=positive_int, default=200, help="positions per labelling task at plies >= 6 "
                                                           "(default: %(default)s)")
-    b.add_argument("--first-moves", default="proof/first_moves.json",
+    b.add_argument("--first-moves", default="proof/first_moves.json", type=path_arg(),
                    help="values of the first moves; ply 0 is included only if this file is complete "
                         "(default: %(default)s)")
     b.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -327,8 +327,8 @@ def main(argv=None) -> int:
     e.add_argument("file", nargs="?", help=f"set to extend in place (default: {DEFAULT_PATH}, a shipped file: "
                                            f"extended in place only with --force or --out elsewhere)")
     e.add_argument("--force", action="store_true", help="allow extending the shipped default set in place")
-    e.add_argument("--book", default=None, help="opening book (default: the shipped one)")
-    e.add_argument("--first-moves", default="proof/first_moves.json", help="complete first-moves table for ply 0 "
+    e.add_argument("--book", default=None, type=path_arg(), help="opening book (default: the shipped one)")
+    e.add_argument("--first-moves", default="proof/first_moves.json", type=path_arg(), help="complete first-moves table for ply 0 "
                                                                             "(default: %(default)s)")
     e.add_argument("--solve-per-ply", type=_parse_per_ply, default={1: 0, 2: 0, 3: 40},
                    help="per ply, how many positions the book does not settle to label by solving, as PLY=COUNT,... "

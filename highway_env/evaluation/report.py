@@ -111,14 +111,13 @@ def markdown(summary: dict, plots: list[str]) -> str:
     ps = summary.get("position_set", {})
     un = summary.get("perfect_unproven_moves", 0)
     tot = summary.get("perfect_moves", 0)
+    graded = f"The perfect player made {tot} moves in the games it graded (conversions included)"
     if un:
-        moves = (f"The perfect player made {tot} moves in these games; {un} of them (before ply "
-                 f"{c['perfect_exact_from_ply']}, where the solver needs minutes and no book/first-move "
-                 f"table answered within {_budget(c, 'early_')}) were its solver's static first move, "
-                 "not proven value-keeping.")
+        moves = (f"{graded}; {un} of them (before ply {c['perfect_exact_from_ply']}, where the solver needs "
+                 f"minutes and no book/first-move table answered within {_budget(c, 'early_')}) were its "
+                 "solver's static first move, not proven value-keeping.")
     else:
-        moves = (f"The perfect player made {tot} moves in these games, every one proven value-keeping "
-                 "(opening book, then the solver).")
+        moves = f"{graded}, every one proven value-keeping (opening book, then the solver)."
     return document(
         summary, f"Evaluation against the perfect player: {c.get('name')}",
         f"{c['games']} games per side against the perfect player (`perfect:{c['perfect_tiebreak']}`), "

@@ -19,6 +19,7 @@ import numpy as np
 
 from highway_env import core
 from highway_env.core import CELLS, NUM_ACTIONS, NUM_A_PATHS, NUMBERS, SIZE
+from highway_env.legal_sampling import kth_legal, random_legal  # in the rules' API; one draw with agents'
 
 __all__ = [
     "PATHS", "ON_PATH", "PLAYER_FRAME", "PLAYER_FRAME_INV", "FRAME_ACTIONS", "FRAME_ACTIONS_INV", "FRAMES",
@@ -239,43 +240,6 @@ def observe_planes(boards, out, seat=-1):
             v = boards[g, i]
             if v != 0:
                 flat[g, PLAYER_FRAME[side, i] * NUMBERS + v - 1] = 1
-
-
-@nb.njit(cache=True)
-def kth_legal(masks, draws, out):
-    """out[g] <- the k-th legal action of row g of the (N, A) masks in action order, k =
-    int(draws[g] * legal count) for a draw in [0, 1); -1 in a row with no legal action."""
-    width = masks.shape[1]
-    for g in range(masks.shape[0]):
-        count = 0
-        for a in range(width):
-            count += masks[g, a] != 0  # no branch: numba makes it a vector sum
-        k = int(draws[g] * count)
-        out[g] = -1
-        start = 0
-        while start + 16 <= width:  # whole blocks of 16 skipped by their sum: twice as fast as one by one
-            block = 0
-            for a in range(start, start + 16):
-                block += masks[g, a] != 0
-            if block > k:
-                break
-            k -= block
-            start += 16
-        for a in range(start, width):
-            k -= masks[g, a] != 0
-            if k < 0:
-                out[g] = a
-                break
-
-
-def random_legal(masks, rng: np.random.Generator) -> np.ndarray:
-    """(N,) int64: a uniformly random legal action per row of the (N, A) masks (nonzero = legal),
-    -1 in a row with none. One ``rng.random(N)`` draw: from the same generator, the same moves as
-    ``agents.game.sample_legal`` (tested; agents may not import the rules)."""
-    masks = np.asarray(masks)
-    out = np.empty(len(masks), np.int64)
-    kth_legal(masks, rng.random(len(masks)), out)
-    return out
 
 
 def masks(boards, player_view: bool = False) -> np.ndarray:

@@ -18,8 +18,8 @@ import os
 import sys
 
 from highway_env.core import NUM_ACTIONS, NUMBERS, PATH_LEN, HighwayError, parse_board
-from highway_env.cli_args import (OneLineErrorParser, Terminated, non_negative_int, positive_float, positive_int,
-                                  sigterm_as_interrupt, tt_bits_arg, number as number_type)
+from highway_env.cli_args import (OneLineErrorParser, Terminated, non_negative_int, path_arg, positive_float,
+                                  positive_int, sigterm_as_interrupt, tt_bits_arg, number as number_type)
 from highway_env.ray_tasks import add_ray_task_flags, ray_task_settings
 from highway_env.run_lock import RunInUseError, lock_output
 from highway_env.shipped import check_output, note_missing_input
@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="largest unit of work: a sub-problem needing more nodes is split into A's "
                             "answers and B's replies after them, so many workers share it (default "
                             "%(default)s, about 1%% of the proof; 0: never split)")
-    prove.add_argument("--estimates", metavar="PATH",
+    prove.add_argument("--estimates", metavar="PATH", type=path_arg("'none' to split only by searching"),
                        help="a certificate of an earlier run with the same threshold: sub-problems it "
                             "measured above --unit-nodes are split at once instead of after a search "
                             "that runs out (default: the shipped proof/ certificate of that threshold if "
@@ -115,8 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pool_args(first, 23, "results file, also the resume point (default: results/first_moves.json; the "
                               "shipped proof/first_moves.json is written only when named here)")
     first.add_argument("--certificate", default="proof/certificate.json", metavar="PATH",
+                       type=path_arg("'none' to prove that move again"),
                        help="take the proven first move's value from this proof certificate instead of "
-                            "proving it again (default: %(default)s; skipped if the file is missing)")
+                            "proving it again (default: %(default)s; skipped if the file is missing; "
+                            "'none': prove it again)")
 
     store = sub.add_parser("store", help="check the position store shared by the perfect players",
                            description="Commands on the solved-position store (SQLite) that the perfect players "
@@ -129,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
                                               "wrong checksum.")
     verify.add_argument("--sample", type=positive_int, default=200, metavar="N",
                         help="entries to re-solve (default %(default)s)")
-    verify.add_argument("--path", metavar="P", help="store file (default: $HIGHWAY_ENV_CACHE or "
+    verify.add_argument("--path", metavar="P", type=path_arg(), help="store file (default: $HIGHWAY_ENV_CACHE or "
                                                     "~/.cache/highway_env/solved.sqlite)")
     verify.add_argument("--seed", type=int, default=0, help="seed of the sample (default %(default)s)")
     verify.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",
@@ -279,15 +281,16 @@ def cmd_first_moves(args) -> int:
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
                          **_ray_settings(args))
     certificate = None
-    note_missing_input(args.certificate, "--certificate", "the winning first move is solved again")
-    if args.certificate and os.path.exists(args.certificate):
+    path = None if args.certificate == "none" else args.certificate
+    note_missing_input(path, "--certificate", "the winning first move is solved again")
+    if path is not None and os.path.exists(path):
         try:
-            with open(args.certificate, encoding="utf-8") as f:
+            with open(path, encoding="utf-8") as f:
                 certificate = json.load(f)
             certificate["first_move"]["action"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise HighwayError(f"--certificate {args.certificate!r} is not a proof certificate "
-                               f"({type(exc).__name__}: {exc}); pass another or --certificate ''") from None
+            raise HighwayError(f"--certificate {path!r} is not a proof certificate "
+                               f"({type(exc).__name__}: {exc}); pass another or --certificate none") from None
     with lock_output(out) or contextlib.nullcontext():  # two on one --out each rewrote it without the other's moves
         result = first_move_values(config, out, progress=not args.no_progress, certificate=certificate)
     counts = {v: sum(1 for m in result["moves"] if m["value"] == v) for v in (1, 0, -1)}
@@ -300,7 +303,7 @@ def cmd_store(args) -> int:
     from highway_env.solver.store import PositionStore, default_store_path
     from highway_env.solver.store_verify import verify_store
 
-    path = str(default_store_path()) if args.path is None else args.path  # '' is an error, not the default
+    path = str(default_store_path()) if args.path is None else args.path
     with PositionStore(path, readonly=True) as store:
         report = verify_store(store, args.sample, seed=args.seed, time_limit=args.time_limit)
     for m in report["mismatches"]:

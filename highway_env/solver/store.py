@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import shlex
 import sqlite3
 import sys
 import threading
@@ -361,7 +362,10 @@ class PositionStore:
         """Merge bounds into the key's entry (buffered). Bounds contradicting the entry raise
         :class:`StoreConflictError` here: the entry as :meth:`get_key` last read it since the last
         flush (not read again), else as the file holds it now; one contradicting what another process
-        wrote since is reported by :meth:`flush`."""
+        wrote since is reported by :meth:`flush`. Reading the row again here would not catch every
+        such write (another process may write between this call and the flush; only the flush's
+        transaction sees the file as it is written) and would cost a query per put, the ~26% more
+        queries that ``bench/bench_store.py`` measured before the row read by get_key was reused."""
         lo, hi = int(lo), int(hi)
         if lo > hi:
             raise StoreConflictError(f"position store {self.path!r}: empty bounds ({lo}, {hi}) for {key!r}")
@@ -379,8 +383,7 @@ class PositionStore:
                     raise self._corrupt(e) from e
             new = intersect(old, (lo, hi))
             if new[0] > new[1]:
-                raise StoreConflictError(
-                    f"position store {self.path!r}: bounds ({lo}, {hi}) for {key!r} contradict {old}")
+                raise self._conflict([(key, (lo, hi), old)], "")
             self._pending[key] = new
             if len(self._pending) >= self.batch_size:
                 self.flush()
@@ -423,9 +426,21 @@ class PositionStore:
             self._pending.clear()
             self._last_read.clear()  # the rows written now differ from those read
             if conflicts:
-                detail = "; ".join(f"{k!r}: new {new} vs stored {old}" for k, new, old in conflicts[:3])
-                raise StoreConflictError(f"position store {self.path!r}: {len(conflicts)} new bounds contradict the "
-                                         f"stored ones and were not written ({detail})")
+                raise self._conflict(conflicts, ", written there by another writer since this one read them; "
+                                                "these new bounds were not written, the rest were")
+
+    def _conflict(self, conflicts: list, context: str) -> StoreConflictError:
+        """The error for new bounds that contradict the stored ones: each key with both bounds (the
+        first three), and what to do. Margins are exact, so two bounds that do not intersect mean a
+        wrong solver result or a damaged entry: one of the two writers cannot be trusted."""
+        detail = "; ".join(f"position {k!r}: new {tuple(new)}, held {tuple(old)}" for k, new, old in conflicts[:3])
+        more = f" and {len(conflicts) - 3} more" if len(conflicts) > 3 else ""
+        return StoreConflictError(
+            f"position store {self.path!r}: new bounds (lo, hi) on the margin contradict those it holds{context} "
+            f"({detail}{more}); the held bounds are kept. Both cannot be right: check the store with "
+            f"'python -m highway_env.solver store verify --path {shlex.quote(self.path)}'; if it reports a mismatch, delete "
+            "the file (a cache: the solver fills it again), else the new bounds are the wrong ones (report the "
+            "position with the command that found them)")
 
     @staticmethod
     def _stored(conn, key: str):
