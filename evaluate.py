@@ -448,6 +448,16 @@ def v2_seed_name(path) -> str:
     return V2_SEED_NAME if digest == file_digest(V2_PATH) else "sha256:" + digest
 
 
+def shown_path(path) -> str:
+    """``path`` as a summary records it: a file of this package relative to the checkout (as v1's
+    default is), so that a summary does not depend on where the package lies."""
+    root = Path(__file__).resolve().parent
+    try:
+        return str(Path(path).resolve().relative_to(root))
+    except ValueError:
+        return str(path)
+
+
 def registry_agents(args) -> list[str]:
     """The agent specs run as tasks (the others are policies graded by highway_env.benchmark)."""
     return [a for a in args.agent if a not in getattr(args, "policies", {})]
@@ -607,7 +617,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
                    **{f"perfect_{k}": v for k, v in perfect_options(args).items() if k != "store"}},
         "position_set": {"file": str(args.positions_file or "highway_env/data/positions_v1.npz"),
                          "version": ps.meta.get("version"), "size": len(ps)},
-        "position_set_v2": None if ps2 is None else {"file": str(args.positions_v2),
+        "position_set_v2": None if ps2 is None else {"file": shown_path(args.positions_v2),
                                                      "version": ps2.meta.get("version"), "size": len(ps2),
                                                      "critical": int(ps2.critical().sum())},
         "agents": agents, "round_robin": rr, "elo": elo, "elo_anchor": anchor,

@@ -93,3 +93,11 @@ def test_evaluate_reports_accuracy_on_v2_beside_v1(tmp_path, capsys):
     assert acc2["rate"] == metrics.accuracy(sub, np.array(
         json.load(open(next((tmp_path / "ev" / "tasks").glob("moves-greedy_v2*.json"))))["actions"]))["rate"]
     assert "acc v2" in out.err
+
+
+def test_summary_names_the_shipped_v2_file_relative_to_the_checkout(tmp_path):
+    """A summary records the shipped set v2 as v1's default is recorded, not by where the checkout lies
+    (an absolute path named the machine's folders in every shipped summary)."""
+    assert evaluate.shown_path(V2_PATH) == "highway_env/data/positions_v2.npz"
+    outside = tmp_path / "v2.npz"
+    assert evaluate.shown_path(outside) == str(outside)
