@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -150,6 +151,14 @@ class Trainer:
             if old.name != replay_file:
                 old.unlink(missing_ok=True)
         return self.run_dir / "latest.pt"
+
+    def _resume_note(self) -> str:
+        """What this run keeps if it stops now, and how to continue it."""
+        latest = self.run_dir / "latest.pt"
+        if not latest.exists():
+            return "no checkpoint was written yet: start the run again"
+        return (f"{latest} keeps the last checkpoint: continue with python train.py --resume --out-dir "
+                f"{shlex.quote(str(self.cfg.out_dir))} --run {shlex.quote(self.cfg.run)}")
 
     def save_snapshots(self) -> None:
         """Keep the network as snapshot_<M>min.pt once training has run M minutes (a resumed run
@@ -314,7 +323,8 @@ class Trainer:
         remove_stale_temp_files(self.run_dir)  # of a run killed while it saved (one run writes here at a time)
         game_module = (type(self.game).__module__,)  # a user's game (--game pkg.mod:Class) travels to Ray nodes
         # first: it may refuse
-        pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait)
+        pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait,
+                         kept=self._resume_note)
         logger = _Logger(self.run_dir, c, self.counters["iteration"])
         bar = _progress(c, self.counters)
         if c.grade_every and (c.progress or not self.grader.available):
@@ -366,8 +376,9 @@ class Trainer:
             if not isinstance(e, TrainingDiverged) and not self._mid_iteration and self.counters["iteration"]:
                 logger.flush()
                 self.save()
-                print(f"\nstopped by an error: saved {self.run_dir / 'latest.pt'} at iteration "
-                      f"{self.counters['iteration']}; continue with --resume once it is fixed", file=sys.stderr)
+                if not getattr(e, "reported", False):  # its line, printed already, says latest.pt is kept
+                    print(f"\nstopped by an error: saved {self.run_dir / 'latest.pt'} at iteration "
+                          f"{self.counters['iteration']}; continue with --resume once it is fixed", file=sys.stderr)
             raise
         finally:
             pool.close()

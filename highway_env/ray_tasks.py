@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,6 +28,7 @@ from highway_env.cli_args import first_line, json_object, positive_float
 from highway_env.core import HighwayError
 from highway_env.extras import is_installed
 from highway_env.ray_address import check_reachable
+from highway_env.ray_node_watch import EndNotice, RayletWatch, local_raylet_pid
 
 
 class RayClusterError(HighwayError, RuntimeError):
@@ -154,19 +156,35 @@ class RayTaskFailed(RayClusterError):
     """A task's own code raised on its node (not retried: it would fail again)."""
 
 
+class RayLocalNodeLost(RayClusterError):
+    """The Ray node of this machine (its raylet) is gone: no task can be sent or collected any
+    more. ``reported``: its one line was printed already, when the loss was seen (Ray may end the
+    process soon after, from its C++ core), so a command prints it no second time."""
+
+    def __init__(self, message: str, reported: bool = False):
+        super().__init__(message)
+        self.reported = reported
+
+
 class RayCluster:
     """A connection to the Ray cluster at ``address`` ('local' starts one in this process with
     ``local_cpus`` CPUs, 'auto' or host:port joins one) for tasks called ``noun`` in messages
     ('self-play chunks'). A head that does not answer is a RayClusterError at once (Ray itself
     retries for minutes). ``runtime_env`` applies when this object starts or joins Ray; a Ray the
-    caller had initialised already is used as it is and left running by :meth:`close`."""
+    caller had initialised already is used as it is and left running by :meth:`close`.
+
+    The raylet of this machine's node is watched (:mod:`highway_env.ray_node_watch`): when it dies
+    one line says so, ending with ``kept`` (what the command keeps and how to resume; a function
+    is called again each wait, as a run's checkpoint changes), and waiting stops with a
+    :class:`RayLocalNodeLost`, or, where Ray's core ends the process first (exit code 1), the
+    notice process beside it prints that line."""
 
     def __init__(self, address: str, runtime_env: dict | None = None, *, noun: str = "tasks",
                  fallback: str = "run without --ray-address", option: str = "--ray-address",
                  local_cpus: int | None = None, no_cpu_timeout: float = NODE_WAIT_SECONDS, log_to_driver: bool = True,
-                 poll_seconds: float = 5.0):
+                 poll_seconds: float = 1.0, kept=""):
         ray = import_ray(option)
-        self.ray, self.noun, self.fallback = ray, noun, fallback
+        self.ray, self.noun, self.fallback, self.kept = ray, noun, fallback, kept
         self.no_cpu_timeout, self.poll_seconds = no_cpu_timeout, poll_seconds
         self.demand = {"CPU": 0, "memory": 0}  # the most one task asks for
         self.owns_ray = not ray.is_initialized()
@@ -181,6 +199,31 @@ class RayCluster:
                          **({"num_cpus": local_cpus} if address == "local" and local_cpus else {}))
             except ConnectionError as e:
                 raise RayClusterError(f"{option} {address!r}: {e}") from None
+        raylet = local_raylet_pid(ray)
+        self._watch = self._notice = None
+        if raylet:
+            self._notice = EndNotice(ray._private.worker._global_node.get_logs_dir_path(),
+                                     self._local_node_lost(raylet))
+            self._watch = RayletWatch(raylet, self._report_local_node_lost)
+
+    def _local_node_lost(self, pid: int | None, cause: str = "") -> str:
+        kept = self.kept() if callable(self.kept) else self.kept  # a checkpoint may have been written since
+        return (f"the Ray node of this machine is gone ({f'its raylet, pid {pid}, ended' if pid else cause}: "
+                f"killed, or out of memory?), so the run stops: no {self.noun} can run or be collected any more"
+                + (f"; {kept}" if kept else ""))
+
+    def _report_local_node_lost(self, pid: int) -> None:
+        """Printed from the watch's thread at once: the main thread may be busy (training) when Ray
+        ends the process, which it does the next time the process touches the object store."""
+        print(f"error: {self._local_node_lost(pid)}", file=sys.stderr, flush=True)
+        self._notice.settle()
+
+    def _check_local_node(self) -> None:
+        if self._watch is None:
+            return
+        if self._watch.lost:
+            raise RayLocalNodeLost(self._local_node_lost(self._watch.lost), reported=True)
+        self._notice.say(self._local_node_lost(self._watch.pid))
 
     def task(self, fn, *, num_cpus: int = 1, memory: int | None = None, max_retries: int = 3):
         """``fn`` as a Ray remote function declaring its CPUs and memory (so that a node runs no
@@ -190,6 +233,7 @@ class RayCluster:
         return self.ray.remote(**opts, **({"memory": memory} if memory else {}))(fn)
 
     def put(self, obj):
+        self._check_local_node()  # the object store went with the raylet: Ray would end the process
         return self.ray.put(obj)
 
     def wait(self, refs, num_returns: int = 1) -> list:
@@ -203,6 +247,7 @@ class RayCluster:
         num_returns = min(num_returns, len(refs))
         stuck_since = None
         while True:
+            self._check_local_node()
             ready, waiting = self.ray.wait(refs, num_returns=num_returns, timeout=self.poll_seconds)
             if len(ready) >= num_returns:
                 if waiting:  # the others finished meanwhile come along
@@ -241,6 +286,9 @@ class RayCluster:
         try:
             return self.ray.get(ref)
         except tuple(getattr(self.ray.exceptions, n) for n in _LOST) as e:
+            self._check_local_node()
+            if type(e).__name__ == "LocalRayletDiedError":  # the watch did not see it (no pid found)
+                raise RayLocalNodeLost(self._local_node_lost(None, f"{type(e).__name__}: {first_line(e)}")) from None
             raise RayClusterError(f"{name} was lost with its Ray worker or node more often than its retries "
                                   f"allow ({type(e).__name__}: {first_line(e)}); out of memory? check the "
                                   f"nodes, or {self.fallback}") from None
@@ -259,6 +307,9 @@ class RayCluster:
         return out
 
     def close(self) -> None:
+        if self._watch is not None:  # first: shutting down a Ray instance started here ends its raylet
+            self._watch.stop()
+            self._notice.settle()
         if self.owns_ray:
             self.ray.shutdown()
 

@@ -302,3 +302,27 @@ def test_a_users_game_module_is_shipped_beside_the_packages():
     game = shipped_runtime_env({}, ("examples.tictactoe_game",))["py_modules"]
     assert game == base + [str(Path(highway_env.__file__).resolve().parents[1] / "examples")]
     assert shipped_runtime_env(None, ("examples.tictactoe_game",)) is None  # 'none': nothing shipped
+
+
+def _decisions(certificate: dict) -> dict:
+    """What a proof decides: the first move, and each B reply's value and A's answer (nodes and
+    seconds depend on which worker's table a unit met, so they differ between runs)."""
+    return {"first_move": certificate["first_move"],
+            "abandoned": [t["action"] for t in certificate["abandoned_first_moves"]],
+            "replies": [(r["action"], r["orbit"], r["holds"], r.get("a_answer")) for r in certificate["replies"]]}
+
+
+@needs_ray
+@pytest.mark.slow
+def test_proof_with_a_node_lost_mid_run_decides_as_a_local_run(tmp_path):
+    """Two nodes of one CPU; the second is removed while it solves a unit: its units run again on
+    the head and the certificate decides every reply as a local proof does."""
+    config = dict(root=_root(), tt_bits=16, unit_nodes=20_000)
+    local = prove(ProofConfig(workers=2, **config), progress=False)
+    with local_cluster() as (cluster, node, raylet):
+        removed = []
+        remover = on_first_process(lambda pid, cmd: runs_task("solve_task")(pid, cmd) and parent_pid(pid) == raylet,
+                                   lambda pid: cluster.remove_node(node, allow_graceful=False), removed)
+        on_ray = prove(ProofConfig(ray_address=cluster.address, **config), progress=False)
+        remover.join()
+    assert removed and _decisions(on_ray) == _decisions(local)
