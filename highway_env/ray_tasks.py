@@ -27,7 +27,7 @@ from highway_env.atomic_files import atomic_write_bytes
 from highway_env.cli_args import first_line, json_object, positive_float
 from highway_env.core import HighwayError
 from highway_env.extras import is_installed
-from highway_env.ray_address import check_reachable
+from highway_env.ray_address import check_ray_head, check_reachable
 from highway_env.ray_node_watch import EndNotice, RayletWatch, local_raylet_pid
 
 
@@ -191,14 +191,19 @@ class RayCluster:
         if self.owns_ray:
             try:
                 check_reachable(address, option)
+                check_ray_head(address, option)
             except HighwayError as e:
                 raise RayClusterError(str(e)) from None
             try:  # "local" starts a new instance even where another Ray cluster runs on this machine
                 ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
                          log_to_driver=log_to_driver,
                          **({"num_cpus": local_cpus} if address == "local" and local_cpus else {}))
-            except ConnectionError as e:
-                raise RayClusterError(f"{option} {address!r}: {e}") from None
+            # ConnectionError: no head; RuntimeError: another Ray or Python version than the cluster's;
+            # ValueError: an address Ray refuses (ray:// without the ray[client] extra)
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                raise RayClusterError(f"{option} {address!r}: {' '.join(str(e).split())}"
+                                      + ("; run with the cluster's Ray and Python versions" if "mismatch" in str(e)
+                                         else "")) from None
         raylet = local_raylet_pid(ray)
         self._watch = self._notice = None
         if raylet:

@@ -121,3 +121,66 @@ def test_train_whose_raylet_is_killed_says_so_and_resumes(tmp_path):
     r = subprocess.run([sys.executable, *resume[1:], "--iterations", str(6), "--ray-address", ""], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "done: 6 iterations" in r.stdout, r.stderr[-3000:]
+
+
+class _MismatchedRay(_FakeRay):
+    """ray.init as Ray 2.60 answers a driver of another Ray or Python version than the cluster's."""
+
+    def is_initialized(self):
+        return False
+
+    def init(self, **kwargs):
+        raise RuntimeError("Version mismatch: The cluster was started with:\n    Ray: 2.60.0\n    Python: 3.11.7\n"
+                           "This process on node 10.0.0.2 was started with:\n    Ray: 2.59.0\n    Python: 3.11.7\n")
+
+
+def test_a_version_mismatch_is_one_line_naming_both(monkeypatch):
+    """Ray's RuntimeError came out as a traceback from train.py, evaluate.py and prove."""
+    monkeypatch.setitem(sys.modules, "ray", _MismatchedRay())
+    with pytest.raises(ray_tasks.RayClusterError) as e:
+        RayCluster("auto")
+    assert str(e.value) == ("--ray-address 'auto': Version mismatch: The cluster was started with: Ray: 2.60.0 Python: "
+                            "3.11.7 This process on node 10.0.0.2 was started with: Ray: 2.59.0 Python: 3.11.7; run "
+                            "with the cluster's Ray and Python versions")
+
+
+@needs_ray
+@pytest.mark.slow
+def test_an_address_where_no_ray_head_but_something_answers_is_one_line(capsys):
+    """A port that accepts connections but is no Ray head (another service, a worker node's port):
+    Ray retried it for minutes (over 120 s measured); now one line within about 15 s."""
+    import socket
+
+    from highway_env.ray_tasks import RayClusterError
+
+    with socket.create_server(("127.0.0.1", 0)) as other:
+        address = f"127.0.0.1:{other.getsockname()[1]}"
+        t0 = time.time()
+        with pytest.raises(RayClusterError, match=f"--ray-address '{address}': something answers there, but no Ray "
+                                                  "head"):
+            RayCluster(address)
+    assert time.time() - t0 < 60 and capsys.readouterr().err == ""  # Ray's C++ lines of each try kept out
+
+
+@needs_ray
+@pytest.mark.slow
+def test_a_real_version_mismatch_is_one_line(tmp_path):
+    """A driver whose Ray says another version than the cluster's (ray.__version__ is what Ray compares)."""
+    from ray_helpers import local_cluster
+
+    with local_cluster() as (cluster, node, raylet):
+        code = textwrap.dedent(f"""
+            import sys
+            import ray
+            ray.__version__ = "2.0.0"
+            import evaluate
+            sys.exit(evaluate.main(["--agent", "greedy", "--positions", "10", "--games", "0", "--rr-games", "0",
+                                    "--conversion", "0", "--positions-v2", "none", "--store", "none", "--no-plots",
+                                    "--no-progress", "--out", {str(tmp_path / "e")!r}, "--ray-address",
+                                    {cluster.address!r}]))
+        """)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    errors = [line for line in r.stderr.splitlines() if "error" in line.lower()]
+    assert r.returncode == 2 and len(errors) == 1, r.stderr[-3000:]
+    assert "Version mismatch: The cluster was started with: Ray: " in errors[0] and "Ray: 2.0.0" in errors[0]
