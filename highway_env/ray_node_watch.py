@@ -32,7 +32,7 @@ def local_raylet_pid(ray) -> int | None:
     process started, or the node of this machine it joined); None where it cannot be told (an
     unexpected Ray version, no process table), and then nothing is watched."""
     try:
-        import psutil  # a dependency of ray
+        import psutil  # Ray ships it (ray/thirdparty_files, on the path once ray is imported)
         from ray._private import ray_constants
 
         node = ray._private.worker._global_node
