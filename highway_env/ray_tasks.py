@@ -53,6 +53,9 @@ RUNTIME_ENV_HELP = ("Ray runtime_env of the tasks: '' (default) ships the highwa
                     "self-play and AlphaZero agents), a JSON "
                     "object is merged over that (e.g. '{\"pip\": [\"numba\"]}'), 'none' ships nothing (every "
                     "node has the packages installed); only with --ray-address")
+#: what a task that could not import code on its node suggests
+_SHIP_CODE = ("the node lacks code the task imports: leave --ray-runtime-env out, or give a JSON object "
+              "rather than 'none', to ship the packages and the game's module, or install them on every node")
 #: what a RayClusterError about a wait that ran out suggests beside adding nodes
 _WAIT_LONGER = "give an autoscaler longer to add them with --ray-node-wait SECONDS"
 
@@ -286,8 +289,9 @@ class RayCluster:
         task's own code is raised as it is (its traceback shows where), or with ``name_failures``
         as a :class:`RayTaskFailed` naming the task and the exception's type and first line: a
         command's one-line error, for tasks whose failures come from a node's setup (a path it
-        cannot write) rather than from the code."""
-        failed = getattr(self.ray.exceptions, "RayTaskError", ()) if name_failures else ()
+        cannot write) rather than from the code. Code missing on the node (an import that failed
+        there, where the runtime_env shipped nothing) is always such a line, saying how to ship it."""
+        failed = getattr(self.ray.exceptions, "RayTaskError", ())
         try:
             return self.ray.get(ref)
         except tuple(getattr(self.ray.exceptions, n) for n in _LOST) as e:
@@ -299,8 +303,12 @@ class RayCluster:
                                   f"nodes, or {self.fallback}") from None
         except failed as e:
             cause = getattr(e, "cause", None) or e  # the exception the task raised on its node
-            raise RayTaskFailed(f"{name} failed on its Ray node: {type(cause).__name__}: "
-                                f"{first_line(cause)}") from None
+            # ImportError, or a game reference (agents.games.resolve) whose module was not found there
+            missing = isinstance(cause, ImportError) or "ModuleNotFoundError" in first_line(cause)
+            if not (name_failures or missing):
+                raise
+            raise RayTaskFailed(f"{name} failed on its Ray node: {type(cause).__name__}: {first_line(cause)}"
+                                + (f"; {_SHIP_CODE}" if missing else "")) from None
 
     def ship_files(self, paths) -> dict:
         """Each file at ``paths`` on this machine -> a handle a task turns into a copy on its own

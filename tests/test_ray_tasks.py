@@ -165,6 +165,42 @@ def test_evaluate_task_failing_on_its_node_is_a_one_line_error(tmp_path, small_s
     assert "Traceback" not in err and f"kept in {out}/tasks" in err
 
 
+class _NodeWithoutCode(_FailingRay):
+    """A joined cluster whose nodes cannot import what a task needs (--ray-runtime-env none on nodes
+    without the packages), or whose task has a bug of its own (``error``)."""
+
+    def __init__(self, error):
+        super().__init__(cpus=1, done=True)
+        self.error = error
+
+    def get(self, ref):
+        raise _TaskError(self.error)
+
+
+@pytest.mark.parametrize("error", [ModuleNotFoundError("No module named 'agents'"),
+                                   ValueError("'mygame:Game': cannot import module 'mygame' (ModuleNotFoundError: "
+                                              "No module named 'mygame')")])
+def test_code_missing_on_a_node_is_one_line_saying_how_to_ship_it(monkeypatch, error):
+    """train.py --ray-runtime-env none on nodes without the code: a 52-line traceback of the node's
+    import error, exit code 1."""
+    from agents.parallel import RayPool
+    from highway_env.ray_tasks import RayTaskFailed
+
+    monkeypatch.setitem(sys.modules, "ray", _NodeWithoutCode(error))
+    pool = RayPool("auto")
+    pool._refs = ["chunk0"]
+    with pytest.raises(RayTaskFailed, match=rf"^self-play chunk 0 failed on its Ray node: {type(error).__name__}: "
+                                            r".*No module named .*; the node lacks code the task imports: leave "
+                                            r"--ray-runtime-env out, or give a JSON object rather than 'none', to "
+                                            r"ship the packages and the game's module, or install them on every node$"):
+        pool.collect()
+    monkeypatch.setitem(sys.modules, "ray", _NodeWithoutCode(ZeroDivisionError("a bug in the chunk")))
+    pool = RayPool("auto")
+    pool._refs = ["chunk0"]
+    with pytest.raises(_TaskError):  # the task's own bug: raised with the node's traceback
+        pool.collect()
+
+
 def test_the_node_wait_of_each_command_reaches_its_cluster(tmp_path, small_set, monkeypatch, capsys):  # noqa: F811
     """--ray-node-wait (an autoscaler may take longer than the 2-minute default to add nodes) on a
     cluster without CPU: evaluate, prove and train stop after that many seconds."""
