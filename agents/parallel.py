@@ -315,6 +315,15 @@ class RayPool:
         self._weights = None
         self._weights_ref = None
 
+    def idle_cpus_note(self, chunks: int) -> str | None:
+        """A note where an iteration's ``chunks`` leave CPUs of the cluster idle (--workers sizes the
+        chunks and is not read from the cluster: that would change the games with its size)."""
+        cpus = int(self._cluster.ray.cluster_resources().get("CPU", 0))
+        if chunks >= cpus:
+            return None
+        return (f"note: {chunks} self-play chunks an iteration on a Ray cluster of {cpus} CPUs leave "
+                f"{cpus - chunks} idle; --workers {cpus} plays one chunk per CPU (other chunks, so other games)")
+
     def submit(self, tasks: list[ChunkTask]) -> None:
         if tasks and tasks[0].weights is not self._weights:
             self._weights, self._weights_ref = tasks[0].weights, self._cluster.put(tasks[0].weights)

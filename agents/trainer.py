@@ -326,6 +326,10 @@ class Trainer:
         pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait,
                          kept=self._resume_note)
         logger = _Logger(self.run_dir, c, self.counters["iteration"])
+        note = getattr(pool, "idle_cpus_note", lambda chunks: None)(
+            len(chunk_sizes(c.games_per_iter, c.selfplay_batch, c.workers)))
+        if note:
+            print(note)
         bar = _progress(c, self.counters)
         if c.grade_every and (c.progress or not self.grader.available):
             print(f"note: {self.grader.note}")

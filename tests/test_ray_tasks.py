@@ -362,3 +362,15 @@ def test_proof_with_a_node_lost_mid_run_decides_as_a_local_run(tmp_path):
         on_ray = prove(ProofConfig(ray_address=cluster.address, **config), progress=False)
         remover.join()
     assert removed and _decisions(on_ray) == _decisions(local)
+
+
+def test_chunks_that_leave_cluster_cpus_idle_are_noted(monkeypatch):
+    """--workers sizes the chunks (1 by default: 2 chunks of 128 games): on a 64-CPU cluster 62 CPUs
+    idled without a word."""
+    from agents.parallel import RayPool
+
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus=64))
+    assert RayPool("auto").idle_cpus_note(2) == ("note: 2 self-play chunks an iteration on a Ray cluster of 64 CPUs "
+                                                 "leave 62 idle; --workers 64 plays one chunk per CPU (other chunks, "
+                                                 "so other games)")
+    assert RayPool("auto").idle_cpus_note(64) is None
