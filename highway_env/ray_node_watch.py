@@ -4,10 +4,11 @@ A driver talks to the cluster through the raylet of its own machine (which also 
 object store). When that raylet dies (``kill -9``, the out-of-memory killer), Ray 2.60 ends the
 driver from its C++ core the next time it touches the object store, at once or about 15 s later
 ("The connection to the plasma store is failed. Terminate the process.", exit code 1): no Python
-exception, no ``finally``, no message of ours. Two watchers say what happened, what is kept and how
-to resume: a thread (:class:`RayletWatch`) that sees the raylet gone while the driver still runs
-(the command then stops its wait at once), and a small process beside the driver
-(:class:`EndNotice`) that prints the line after Ray has ended the driver.
+exception, no ``finally``, no message of ours. It does the same a minute after the cluster's head
+(its GCS) stops answering. Two watchers say what happened, what is kept and how to resume: a
+thread (:class:`RayletWatch`) that sees the raylet gone while the driver still runs (the command
+then stops its wait at once), and a small process beside the driver (:class:`EndNotice`) that
+prints the line after Ray has ended the driver.
 
 Run as a script, this file is that small process (``python ray_node_watch.py LOGS_DIR PID``).
 """
@@ -21,8 +22,12 @@ import sys
 import threading
 from pathlib import Path
 
-#: the line Ray's core logs just before it ends a driver whose node's object store is gone
-_RAY_ENDED_IT = b"The connection to the plasma store is failed. Terminate the process."
+#: Ray's core ends a driver (exit code 1) after logging one of these lines: (the line, what it means)
+RAY_ENDS = ((b"The connection to the plasma store is failed. Terminate the process.",
+             "the Ray node of this machine is gone (its raylet ended: killed, or out of memory?)"),
+            (b"Failed to connect to GCS within",
+             "the Ray cluster's head stopped answering (its GCS ended: the head node lost, out of memory, or "
+             "'ray stop') for a minute"))
 #: the line the driver sends its notice process when it ends by itself (nothing to add then)
 _SETTLED = "\0settled"
 
@@ -84,23 +89,24 @@ class RayletWatch:
 
 
 class EndNotice:
-    """A process beside the driver, for the end Ray gives a driver whose node is gone: when the
-    driver ends without :meth:`settle` and its Ray log (in ``logs_dir``) shows that Ray ended it,
-    the process prints the last message :meth:`say` gave it (to the driver's stderr). Nothing is
-    printed after an end of another kind (Ctrl-C, an error, kill -9 of the driver)."""
+    """A process beside the driver, for the ends Ray's core gives a driver (exit code 1, no Python
+    exception): when the driver ends without :meth:`settle` and its Ray log (in ``logs_dir``) shows
+    such an end (:data:`RAY_ENDS`), the process prints one line (to the driver's stderr) naming it,
+    followed by the last ``kept`` text :meth:`say` gave it (what the command keeps, how to resume).
+    Nothing is printed after an end of another kind (Ctrl-C, an error, kill -9 of the driver)."""
 
-    def __init__(self, logs_dir: str, message: str):
+    def __init__(self, logs_dir: str, kept: str):
         self._said = None
         self._proc = subprocess.Popen([sys.executable, "-S", os.path.abspath(__file__), logs_dir, str(os.getpid())],
                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                                       start_new_session=True)  # Ctrl-C in the terminal is the driver's alone
-        self.say(message)
+        self.say(kept)
 
-    def say(self, message: str) -> None:
-        """The message to print if Ray ends the driver (sent again only when it changed)."""
-        if message != self._said:
-            self._said = message
-            self._send(message.replace("\n", " "))
+    def say(self, kept: str) -> None:
+        """What the command keeps if Ray ends it now (sent again only when it changed)."""
+        if kept != self._said:
+            self._said = kept
+            self._send(kept.replace("\n", " "))
 
     def _send(self, line: str) -> None:
         try:
@@ -110,7 +116,7 @@ class EndNotice:
             pass
 
     def settle(self) -> None:
-        """The driver ends by itself (or has printed the message): nothing for the process to say."""
+        """The driver ends by itself (or has said why): nothing for the process to say."""
         self._send(_SETTLED)
         try:
             self._proc.stdin.close()
@@ -122,26 +128,33 @@ class EndNotice:
             self._proc.kill()
 
 
+def _ray_end(log: Path) -> str | None:
+    """What ended the driver, where the end of its Ray log shows one of :data:`RAY_ENDS`."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(f.seek(0, os.SEEK_END) - 65536, 0))
+            tail = f.read()
+    except OSError:
+        return None
+    return next((what for line, what in RAY_ENDS if line in tail), None)
+
+
 def _notice_main(logs_dir: str, driver_pid: int) -> None:
-    """The notice process: read messages until the driver's end closes the pipe, then print the
-    last one if the driver's own Ray log says Ray ended it."""
+    """The notice process: read what is kept until the driver's end closes the pipe, then say what
+    ended it if its own Ray log names one of Ray's ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    message, settled = "", False
+    kept, settled = "", False
     for line in sys.stdin:
         line = line.rstrip("\n")
         settled = settled or line == _SETTLED
-        message = message if line == _SETTLED else line
-    if settled or not message:
+        kept = kept if line == _SETTLED else line
+    if settled:
         return
     for log in Path(logs_dir).glob(f"python-core-driver-*_{driver_pid}.log"):
-        try:
-            with open(log, "rb") as f:
-                f.seek(max(f.seek(0, os.SEEK_END) - 65536, 0))
-                ended_by_ray = _RAY_ENDED_IT in f.read()
-        except OSError:
-            continue
-        if ended_by_ray:
-            print(f"error: {message}", file=sys.stderr, flush=True)
+        what = _ray_end(log)
+        if what:
+            print(f"error: {what}, and Ray ended this run (exit code 1)" + (f"; {kept}" if kept else ""),
+                  file=sys.stderr, flush=True)
             return
 
 

@@ -179,8 +179,8 @@ class RayCluster:
     The raylet of this machine's node is watched (:mod:`highway_env.ray_node_watch`): when it dies
     one line says so, ending with ``kept`` (what the command keeps and how to resume; a function
     is called again each wait, as a run's checkpoint changes), and waiting stops with a
-    :class:`RayLocalNodeLost`, or, where Ray's core ends the process first (exit code 1), the
-    notice process beside it prints that line."""
+    :class:`RayLocalNodeLost`, or, where Ray's core ends the process first (exit code 1, also a
+    minute after the head stops answering), the notice process beside it prints such a line."""
 
     def __init__(self, address: str, runtime_env: dict | None = None, *, noun: str = "tasks",
                  fallback: str = "run without --ray-address", option: str = "--ray-address",
@@ -207,15 +207,19 @@ class RayCluster:
                 raise RayClusterError(f"{option} {address!r}: {' '.join(str(e).split())}"
                                       + ("; run with the cluster's Ray and Python versions" if "mismatch" in str(e)
                                          else "")) from None
+        self._notice = self._watch = None
+        logs = _logs_dir(ray)
+        if logs:
+            self._notice = EndNotice(logs, self._kept_now())
         raylet = local_raylet_pid(ray)
-        self._watch = self._notice = None
         if raylet:
-            self._notice = EndNotice(ray._private.worker._global_node.get_logs_dir_path(),
-                                     self._local_node_lost(raylet))
             self._watch = RayletWatch(raylet, self._report_local_node_lost)
 
+    def _kept_now(self) -> str:
+        return self.kept() if callable(self.kept) else self.kept  # a checkpoint may have been written since
+
     def _local_node_lost(self, pid: int | None, cause: str = "") -> str:
-        kept = self.kept() if callable(self.kept) else self.kept  # a checkpoint may have been written since
+        kept = self._kept_now()
         return (f"the Ray node of this machine is gone ({f'its raylet, pid {pid}, ended' if pid else cause}: "
                 f"killed, or out of memory?), so the run stops: no {self.noun} can run or be collected any more"
                 + (f"; {kept}" if kept else ""))
@@ -224,14 +228,14 @@ class RayCluster:
         """Printed from the watch's thread at once: the main thread may be busy (training) when Ray
         ends the process, which it does the next time the process touches the object store."""
         print(f"error: {self._local_node_lost(pid)}", file=sys.stderr, flush=True)
-        self._notice.settle()
+        if self._notice is not None:
+            self._notice.settle()
 
     def _check_local_node(self) -> None:
-        if self._watch is None:
-            return
-        if self._watch.lost:
+        if self._watch is not None and self._watch.lost:
             raise RayLocalNodeLost(self._local_node_lost(self._watch.lost), reported=True)
-        self._notice.say(self._local_node_lost(self._watch.pid))
+        if self._notice is not None:
+            self._notice.say(self._kept_now())
 
     def task(self, fn, *, num_cpus: int = 1, memory: int | None = None, max_retries: int = 3):
         """``fn`` as a Ray remote function declaring its CPUs and memory (so that a node runs no
@@ -322,9 +326,18 @@ class RayCluster:
     def close(self) -> None:
         if self._watch is not None:  # first: shutting down a Ray instance started here ends its raylet
             self._watch.stop()
+        if self._notice is not None:
             self._notice.settle()
         if self.owns_ray:
             self.ray.shutdown()
+
+
+def _logs_dir(ray) -> str | None:
+    """The folder of this driver's Ray logs (None where this Ray version does not say)."""
+    try:
+        return ray._private.worker._global_node.get_logs_dir_path()
+    except Exception:  # private parts of Ray that moved
+        return None
 
 
 def node_local_copy(handle) -> str:

@@ -24,18 +24,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _driver(logs: Path, ending: str) -> subprocess.CompletedProcess:
-    """A process that starts an EndNotice and then ends as ``ending`` says: 'ray' as Ray's core
-    ends a driver whose node is gone (its log line, then _exit(1)), 'kill' by SIGKILL, 'settled'
-    after saying it ends by itself."""
+    """A process that starts an EndNotice and then ends as ``ending`` says: 'raylet' or 'head' as
+    Ray's core ends a driver whose node, or cluster head, is gone (its log line, then _exit(1)),
+    'kill' by SIGKILL, 'settled' after saying it ends by itself."""
+    lines = {"raylet": "[W connection.cc:216] The connection to the plasma store is failed. Terminate the process.",
+             "head": "[E rpc_client.h:204] Failed to connect to GCS within 60 seconds. GCS may have been killed."}
     code = textwrap.dedent(f"""
         import os, signal
         from highway_env.ray_node_watch import EndNotice
-        notice = EndNotice({str(logs)!r}, "first message")
-        notice.say("the node is gone; kept: here")
+        notice = EndNotice({str(logs)!r}, "nothing kept yet")
+        notice.say("kept: here")
         ending = {ending!r}
-        if ending == "ray":
+        if ending in {lines!r}:
             with open(os.path.join({str(logs)!r}, f"python-core-driver-01000000_{{os.getpid()}}.log"), "w") as f:
-                f.write("[W connection.cc:216] The connection to the plasma store is failed. Terminate the process.")
+                f.write({lines!r}[ending])
             os._exit(1)
         if ending == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
@@ -45,11 +47,15 @@ def _driver(logs: Path, ending: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
-@pytest.mark.parametrize("ending, printed", [("ray", "error: the node is gone; kept: here\n"), ("kill", ""),
-                                             ("settled", "")])
+@pytest.mark.parametrize("ending, printed", [
+    ("raylet", "error: the Ray node of this machine is gone (its raylet ended: killed, or out of memory?), and Ray "
+               "ended this run (exit code 1); kept: here\n"),
+    ("head", "error: the Ray cluster's head stopped answering (its GCS ended: the head node lost, out of memory, or "
+             "'ray stop') for a minute, and Ray ended this run (exit code 1); kept: here\n"),
+    ("kill", ""), ("settled", "")])
 def test_the_notice_speaks_only_after_ray_ended_the_driver(tmp_path, ending, printed):
     r = _driver(tmp_path, ending)  # its stderr is read to the end: the notice process's too
-    assert r.returncode == {"ray": 1, "kill": -9, "settled": 0}[ending]
+    assert r.returncode == {"kill": -9, "settled": 0}.get(ending, 1)
     assert r.stderr == printed
 
 
