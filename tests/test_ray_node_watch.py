@@ -52,7 +52,7 @@ def _driver(logs: Path, ending: str) -> subprocess.CompletedProcess:
                "ended this run (exit code 1); kept: here\n"),
     ("head", "error: the Ray cluster's head stopped answering (its GCS ended: the head node lost, out of memory, or "
              "'ray stop') for a minute, and Ray ended this run (exit code 1); kept: here\n"),
-    ("kill", ""), ("settled", "")])
+    ("kill", ""), ("settled", "")], ids=["raylet", "head", "kill", "settled"])
 def test_the_notice_speaks_only_after_ray_ended_the_driver(tmp_path, ending, printed):
     r = _driver(tmp_path, ending)  # its stderr is read to the end: the notice process's too
     assert r.returncode == {"kill": -9, "settled": 0}.get(ending, 1)
