@@ -17,7 +17,8 @@ from highway_env.core import Board
 from highway_env.ray_tasks import RayClusterError, shipped_runtime_env
 from highway_env.solver.prove import ProofConfig, prove
 
-from ray_helpers import free_port, local_cluster, needs_ray, on_first_process, parent_pid, runs_task  # noqa: E402
+from ray_helpers import (descends_from, free_port, local_cluster, needs_ray, on_first_process,  # noqa: E402
+                         parent_pid, runs_task)
 from test_evaluate import small_set  # noqa: E402,F401  (a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -374,3 +375,40 @@ def test_chunks_that_leave_cluster_cpus_idle_are_noted(monkeypatch):
                                                  "leave 62 idle; --workers 64 plays one chunk per CPU (other chunks, "
                                                  "so other games)")
     assert RayPool("auto").idle_cpus_note(64) is None
+
+
+@needs_ray
+@pytest.mark.slow
+def test_ctrl_c_leaves_no_task_running_on_the_cluster(tmp_path, small_set):  # noqa: F811
+    """evaluate.py interrupted while its tasks run on a 2-node cluster: exit 130, and no worker of
+    its tasks is left running (Ray ends a job's workers with its driver; nothing calls ray.cancel)."""
+    import os
+    import signal
+    import subprocess
+
+    import psutil
+
+    argv = _eval_argv(tmp_path / "e", small_set, "--agent", "mcts:300", "--games", "4", "--chunk", "1")
+    with local_cluster() as (cluster, node, raylet):
+        driver = subprocess.Popen([sys.executable, "evaluate.py", *argv, "--ray-address", cluster.address], cwd=ROOT,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+        running = []
+        on_first_process(lambda pid, cmd: runs_task("run_shipped")(pid, cmd) and descends_from(pid, os.getpid()),
+                         lambda pid: driver.send_signal(signal.SIGINT), running).join()
+        _, err = driver.communicate(timeout=120)
+        assert running and driver.returncode == 130 and "interrupted: finished tasks are kept" in err
+
+
+        def tasks_left() -> list[int]:  # on this test's cluster only: other runs may share the machine
+            left = []
+            for p in psutil.process_iter(["cmdline"]):
+                cmd = " ".join(p.info["cmdline"] or []).encode()
+                if runs_task("run_shipped")(p.pid, cmd) and descends_from(p.pid, os.getpid()):
+                    left.append(p.pid)
+            return left
+
+        deadline = time.time() + 10
+        while tasks_left() and time.time() < deadline:
+            time.sleep(0.5)
+        assert not tasks_left(), "a task of the interrupted run still runs on the cluster"
