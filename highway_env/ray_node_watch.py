@@ -60,8 +60,10 @@ def is_running(pid: int) -> bool:
 
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:  # NoSuchProcess, or one we may no longer see
+    except psutil.NoSuchProcess:  # ZombieProcess too
         return False
+    except psutil.Error:  # AccessDenied: there, but hidden from us; never taken for a loss
+        return True
 
 
 class RayletWatch:
