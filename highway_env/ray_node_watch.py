@@ -15,6 +15,7 @@ Run as a script, this file is that small process (``python ray_node_watch.py LOG
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
@@ -77,6 +78,9 @@ class RayletWatch:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ray-raylet-watch", daemon=True)
         self._thread.start()
+        # before Ray's own exit handler (they run last registered first), whose shutdown of a Ray
+        # instance started here ends the raylet: a process leaving without stop() says nothing false
+        atexit.register(self.stop)
 
     def _run(self) -> None:
         while not self._stop.wait(self._period):
@@ -86,6 +90,7 @@ class RayletWatch:
                 return
 
     def stop(self) -> None:
+        atexit.unregister(self.stop)
         self._stop.set()
         self._thread.join(timeout=2)
 
