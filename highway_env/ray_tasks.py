@@ -10,7 +10,9 @@ with no node with a CPU left for ``no_cpu_timeout`` seconds, or a task lost more
 retries allow, a :class:`RayClusterError` names what was waiting. The packages travel with the
 tasks (:func:`shipped_runtime_env`), and files a task reads on the driver's machine travel through
 the object store (:meth:`RayCluster.ship_files`, :func:`node_local_copy`), so a node needs neither
-the project nor a shared filesystem. Ray is imported only when a cluster is used.
+the project nor a shared filesystem. The loss of the driver's own node, or of the cluster's head,
+which Ray answers by ending the driver without a word, is said in one line naming what is kept
+(:mod:`highway_env.ray_node_watch`). Ray is imported only when a cluster is used.
 """
 
 from __future__ import annotations
