@@ -539,7 +539,7 @@ def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict
     with contextlib.redirect_stdout(sys.stderr):
         cluster = RayCluster(ray["address"], shipped_runtime_env(ray["runtime_env"]), noun="evaluation tasks",
                              fallback="evaluate without --ray-address", local_cpus=workers,
-                             no_cpu_timeout=ray["node_wait"])
+                             no_cpu_timeout=ray["node_wait"], kept=_kept_note(out_dir))
         pending: dict = {}  # Ray task -> task
         try:
             needs = [task_files(t) for t in todo]
@@ -558,6 +558,10 @@ def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict
             # interrupted, the tasks still running are dropped, not cancelled (a cancel that races a
             # task's end aborts the driver in Ray 2.60, ray-project/ray#54846): they end with this job
             cluster.close()
+
+
+def _kept_note(out_dir: Path) -> str:
+    return f"finished tasks are kept in {out_dir}/tasks: rerun the same command to resume"
 
 
 def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
@@ -705,8 +709,8 @@ def main(argv=None) -> int:
             results = run_tasks(tasks, out_dir, args.workers, not args.no_progress, args.ray)
     # the cluster lost every CPU node, a task lost or failed on its node, no ray; local workers that keep dying
     except (RayClusterError, WorkerLostError) as e:
-        print(f"error: {e}; finished tasks are kept in {out_dir}/tasks: rerun the same command to resume",
-              file=sys.stderr)
+        if not getattr(e, "reported", False):  # this machine's Ray node lost: said when it was seen
+            print(f"error: {e}; {_kept_note(out_dir)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (a batch system's stop)
         print(f"\ninterrupted{' by SIGTERM' if isinstance(e, Terminated) else ''}: finished tasks are kept in "

@@ -159,7 +159,8 @@ def main(argv=None) -> int:
         return 128 + signal.SIGTERM if terminated else 130
     # e.g. a Ray address that does not answer, local workers that keep dying
     except (TrainingDiverged, ConfigError, RayClusterError, WorkersLostError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        if not getattr(e, "reported", False):  # this machine's Ray node lost: said when it was seen
+            print(f"error: {e}", file=sys.stderr)
         return 2
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -302,16 +302,27 @@ class RayPool:
     with its worker or node is retried elsewhere (3 times; a seeded chunk plays the same
     games); an exception in the chunk itself is not (it would fail again). With no CPU node left
     for ``no_cpu_timeout`` seconds, collect() raises. ``runtime_env`` (:func:`shipped_runtime_env`)
-    applies when this pool starts or joins Ray itself."""
+    applies when this pool starts or joins Ray itself; ``kept`` says what a run stopped by the loss
+    of this machine's Ray node keeps (:class:`highway_env.ray_tasks.RayCluster`)."""
 
     def __init__(self, address: str, workers: int = 0, runtime_env: dict | None = None,
-                 no_cpu_timeout: float = NODE_WAIT_SECONDS):
+                 no_cpu_timeout: float = NODE_WAIT_SECONDS, kept=""):
         self._cluster = RayCluster(address, runtime_env, noun="self-play chunks", fallback="train without "
-                                   "--ray-address", local_cpus=max(workers, 1), no_cpu_timeout=no_cpu_timeout)
+                                   "--ray-address", local_cpus=max(workers, 1), no_cpu_timeout=no_cpu_timeout,
+                                   kept=kept)
         self._remote = self._cluster.task(_run_chunk_with, memory=CHUNK_TASK_MEMORY, max_retries=3)
         self._refs = []
         self._weights = None
         self._weights_ref = None
+
+    def idle_cpus_note(self, chunks: int) -> str | None:
+        """A note where an iteration's ``chunks`` leave CPUs of the cluster idle (--workers sizes the
+        chunks and is not read from the cluster: that would change the games with its size)."""
+        cpus = int(self._cluster.ray.cluster_resources().get("CPU", 0))
+        if chunks >= cpus:
+            return None
+        return (f"note: {chunks} self-play chunks an iteration on a Ray cluster of {cpus} CPUs leave "
+                f"{cpus - chunks} idle; --workers {cpus} plays one chunk per CPU (other chunks, so other games)")
 
     def submit(self, tasks: list[ChunkTask]) -> None:
         if tasks and tasks[0].weights is not self._weights:
@@ -337,10 +348,12 @@ def _run_chunk_with(task: ChunkTask, weights: dict) -> ChunkResult:
 
 
 def make_pool(workers: int, ray_address: str = "", runtime_env: dict | None = None, modules: tuple[str, ...] = (),
-              node_wait: float = NODE_WAIT_SECONDS):
+              node_wait: float = NODE_WAIT_SECONDS, kept=""):
     """The pool of a training run; ``runtime_env`` is the extra Ray runtime_env (None: ship nothing),
     ``modules`` the game's code that Ray ships beside the packages (:func:`shipped_runtime_env`),
-    ``node_wait`` the seconds a Ray pool waits for a node that fits a chunk."""
+    ``node_wait`` the seconds a Ray pool waits for a node that fits a chunk, ``kept`` what the run
+    keeps if this machine's Ray node is lost (:class:`RayPool`)."""
     if ray_address:
-        return RayPool(ray_address, workers, shipped_runtime_env(runtime_env, modules), no_cpu_timeout=node_wait)
+        return RayPool(ray_address, workers, shipped_runtime_env(runtime_env, modules), no_cpu_timeout=node_wait,
+                       kept=kept)
     return ProcessPool(workers) if workers > 0 else InlinePool()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -161,6 +162,14 @@ class Trainer:
         the writer's queue as the checkpoint is written, which a flush inside it would still hold."""
         logger.flush()
         self.save()
+
+    def _resume_note(self) -> str:
+        """What this run keeps if it stops now, and how to continue it."""
+        latest = self.run_dir / "latest.pt"
+        if not latest.exists():
+            return "no checkpoint was written yet: start the run again"
+        return (f"{latest} keeps the last checkpoint: continue with python train.py --resume --out-dir "
+                f"{shlex.quote(str(self.cfg.out_dir))} --run {shlex.quote(self.cfg.run)}")
 
     def save_snapshots(self) -> None:
         """Keep the network as snapshot_<M>min.pt once training has run M minutes (a resumed run
@@ -325,8 +334,13 @@ class Trainer:
         remove_stale_temp_files(self.run_dir)  # of a run killed while it saved (one run writes here at a time)
         game_module = (type(self.game).__module__,)  # a user's game (--game pkg.mod:Class) travels to Ray nodes
         # first: it may refuse
-        pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait)
+        pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait,
+                         kept=self._resume_note)
         logger = _Logger(self.run_dir, c, self.counters["iteration"], self.log_rows)
+        note = getattr(pool, "idle_cpus_note", lambda chunks: None)(
+            len(chunk_sizes(c.games_per_iter, c.selfplay_batch, c.workers)))
+        if note:
+            print(note)
         bar = _progress(c, self.counters)
         if c.grade_every and (c.progress or not self.grader.available):
             print(f"note: {self.grader.note}")
@@ -374,8 +388,9 @@ class Trainer:
             # so the iterations done since the last checkpoint are whole and kept (not a diverged net)
             if not isinstance(e, TrainingDiverged) and not self._mid_iteration and self.counters["iteration"]:
                 self._checkpoint(logger)
-                print(f"\nstopped by an error: saved {self.run_dir / 'latest.pt'} at iteration "
-                      f"{self.counters['iteration']}; continue with --resume once it is fixed", file=sys.stderr)
+                if not getattr(e, "reported", False):  # its line, printed already, says latest.pt is kept
+                    print(f"\nstopped by an error: saved {self.run_dir / 'latest.pt'} at iteration "
+                          f"{self.counters['iteration']}; continue with --resume once it is fixed", file=sys.stderr)
             raise
         finally:
             pool.close()

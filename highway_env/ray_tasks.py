@@ -10,7 +10,9 @@ with no node with a CPU left for ``no_cpu_timeout`` seconds, or a task lost more
 retries allow, a :class:`RayClusterError` names what was waiting. The packages travel with the
 tasks (:func:`shipped_runtime_env`), and files a task reads on the driver's machine travel through
 the object store (:meth:`RayCluster.ship_files`, :func:`node_local_copy`), so a node needs neither
-the project nor a shared filesystem. Ray is imported only when a cluster is used.
+the project nor a shared filesystem. The loss of the driver's own node, or of the cluster's head,
+which Ray answers by ending the driver without a word, is said in one line naming what is kept
+(:mod:`highway_env.ray_node_watch`). Ray is imported only when a cluster is used.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +29,8 @@ from highway_env.atomic_files import atomic_write_bytes
 from highway_env.cli_args import first_line, json_object, positive_float
 from highway_env.core import HighwayError
 from highway_env.extras import is_installed
-from highway_env.ray_address import check_reachable
+from highway_env.ray_address import check_ray_head, check_reachable
+from highway_env.ray_node_watch import EndNotice, RayletWatch, local_raylet_pid
 
 
 class RayClusterError(HighwayError, RuntimeError):
@@ -51,6 +55,9 @@ RUNTIME_ENV_HELP = ("Ray runtime_env of the tasks: '' (default) ships the highwa
                     "self-play and AlphaZero agents), a JSON "
                     "object is merged over that (e.g. '{\"pip\": [\"numba\"]}'), 'none' ships nothing (every "
                     "node has the packages installed); only with --ray-address")
+#: what a task that could not import code on its node suggests
+_SHIP_CODE = ("the node lacks code the task imports: leave --ray-runtime-env out, or give a JSON object "
+              "rather than 'none', to ship the packages and the game's module, or install them on every node")
 #: what a RayClusterError about a wait that ran out suggests beside adding nodes
 _WAIT_LONGER = "give an autoscaler longer to add them with --ray-node-wait SECONDS"
 
@@ -154,33 +161,83 @@ class RayTaskFailed(RayClusterError):
     """A task's own code raised on its node (not retried: it would fail again)."""
 
 
+class RayLocalNodeLost(RayClusterError):
+    """The Ray node of this machine (its raylet) is gone: no task can be sent or collected any
+    more. ``reported``: its one line was printed already, when the loss was seen (Ray may end the
+    process soon after, from its C++ core), so a command prints it no second time."""
+
+    def __init__(self, message: str, reported: bool = False):
+        super().__init__(message)
+        self.reported = reported
+
+
 class RayCluster:
     """A connection to the Ray cluster at ``address`` ('local' starts one in this process with
     ``local_cpus`` CPUs, 'auto' or host:port joins one) for tasks called ``noun`` in messages
     ('self-play chunks'). A head that does not answer is a RayClusterError at once (Ray itself
     retries for minutes). ``runtime_env`` applies when this object starts or joins Ray; a Ray the
-    caller had initialised already is used as it is and left running by :meth:`close`."""
+    caller had initialised already is used as it is and left running by :meth:`close`.
+
+    The raylet of this machine's node is watched (:mod:`highway_env.ray_node_watch`): when it dies
+    one line says so, ending with ``kept`` (what the command keeps and how to resume; a function
+    is called again each wait, as a run's checkpoint changes), and waiting stops with a
+    :class:`RayLocalNodeLost`, or, where Ray's core ends the process first (exit code 1, also a
+    minute after the head stops answering), the notice process beside it prints such a line."""
 
     def __init__(self, address: str, runtime_env: dict | None = None, *, noun: str = "tasks",
                  fallback: str = "run without --ray-address", option: str = "--ray-address",
                  local_cpus: int | None = None, no_cpu_timeout: float = NODE_WAIT_SECONDS, log_to_driver: bool = True,
-                 poll_seconds: float = 5.0):
+                 poll_seconds: float = 1.0, kept=""):
         ray = import_ray(option)
-        self.ray, self.noun, self.fallback = ray, noun, fallback
+        self.ray, self.noun, self.fallback, self.kept = ray, noun, fallback, kept
         self.no_cpu_timeout, self.poll_seconds = no_cpu_timeout, poll_seconds
         self.demand = {"CPU": 0, "memory": 0}  # the most one task asks for
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             try:
                 check_reachable(address, option)
+                check_ray_head(address, option)
             except HighwayError as e:
                 raise RayClusterError(str(e)) from None
             try:  # "local" starts a new instance even where another Ray cluster runs on this machine
                 ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
                          log_to_driver=log_to_driver,
                          **({"num_cpus": local_cpus} if address == "local" and local_cpus else {}))
-            except ConnectionError as e:
-                raise RayClusterError(f"{option} {address!r}: {e}") from None
+            # ConnectionError: no head; RuntimeError: another Ray or Python version than the cluster's;
+            # ValueError: an address Ray refuses (ray:// without the ray[client] extra)
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                raise RayClusterError(f"{option} {address!r}: {' '.join(str(e).split())}"
+                                      + ("; run with the cluster's Ray and Python versions" if "mismatch" in str(e)
+                                         else "")) from None
+        self._notice = self._watch = None
+        logs = _logs_dir(ray)
+        if logs:
+            self._notice = EndNotice(logs, self._kept_now())
+        raylet = local_raylet_pid(ray)
+        if raylet:
+            self._watch = RayletWatch(raylet, self._report_local_node_lost)
+
+    def _kept_now(self) -> str:
+        return self.kept() if callable(self.kept) else self.kept  # a checkpoint may have been written since
+
+    def _local_node_lost(self, pid: int | None, cause: str = "") -> str:
+        kept = self._kept_now()
+        return (f"the Ray node of this machine is gone ({f'its raylet, pid {pid}, ended' if pid else cause}: "
+                f"killed, or out of memory?), so the run stops: no {self.noun} can run or be collected any more"
+                + (f"; {kept}" if kept else ""))
+
+    def _report_local_node_lost(self, pid: int) -> None:
+        """Printed from the watch's thread at once: the main thread may be busy (training) when Ray
+        ends the process, which it does the next time the process touches the object store."""
+        print(f"error: {self._local_node_lost(pid)}", file=sys.stderr, flush=True)
+        if self._notice is not None:
+            self._notice.settle()
+
+    def _check_local_node(self) -> None:
+        if self._watch is not None and self._watch.lost:
+            raise RayLocalNodeLost(self._local_node_lost(self._watch.lost), reported=True)
+        if self._notice is not None:
+            self._notice.say(self._kept_now())
 
     def task(self, fn, *, num_cpus: int = 1, memory: int | None = None, max_retries: int = 3):
         """``fn`` as a Ray remote function declaring its CPUs and memory (so that a node runs no
@@ -190,6 +247,7 @@ class RayCluster:
         return self.ray.remote(**opts, **({"memory": memory} if memory else {}))(fn)
 
     def put(self, obj):
+        self._check_local_node()  # the object store went with the raylet: Ray would end the process
         return self.ray.put(obj)
 
     def wait(self, refs, num_returns: int = 1) -> list:
@@ -203,6 +261,7 @@ class RayCluster:
         num_returns = min(num_returns, len(refs))
         stuck_since = None
         while True:
+            self._check_local_node()
             ready, waiting = self.ray.wait(refs, num_returns=num_returns, timeout=self.poll_seconds)
             if len(ready) >= num_returns:
                 if waiting:  # the others finished meanwhile come along
@@ -236,18 +295,26 @@ class RayCluster:
         task's own code is raised as it is (its traceback shows where), or with ``name_failures``
         as a :class:`RayTaskFailed` naming the task and the exception's type and first line: a
         command's one-line error, for tasks whose failures come from a node's setup (a path it
-        cannot write) rather than from the code."""
-        failed = getattr(self.ray.exceptions, "RayTaskError", ()) if name_failures else ()
+        cannot write) rather than from the code. Code missing on the node (an import that failed
+        there, where the runtime_env shipped nothing) is always such a line, saying how to ship it."""
+        failed = getattr(self.ray.exceptions, "RayTaskError", ())
         try:
             return self.ray.get(ref)
         except tuple(getattr(self.ray.exceptions, n) for n in _LOST) as e:
+            self._check_local_node()
+            if type(e).__name__ == "LocalRayletDiedError":  # the watch did not see it (no pid found)
+                raise RayLocalNodeLost(self._local_node_lost(None, f"{type(e).__name__}: {first_line(e)}")) from None
             raise RayClusterError(f"{name} was lost with its Ray worker or node more often than its retries "
                                   f"allow ({type(e).__name__}: {first_line(e)}); out of memory? check the "
                                   f"nodes, or {self.fallback}") from None
         except failed as e:
             cause = getattr(e, "cause", None) or e  # the exception the task raised on its node
-            raise RayTaskFailed(f"{name} failed on its Ray node: {type(cause).__name__}: "
-                                f"{first_line(cause)}") from None
+            # ImportError, or a game reference (agents.games.resolve) whose module was not found there
+            missing = isinstance(cause, ImportError) or "ModuleNotFoundError" in first_line(cause)
+            if not (name_failures or missing):
+                raise
+            raise RayTaskFailed(f"{name} failed on its Ray node: {type(cause).__name__}: {first_line(cause)}"
+                                + (f"; {_SHIP_CODE}" if missing else "")) from None
 
     def ship_files(self, paths) -> dict:
         """Each file at ``paths`` on this machine -> a handle a task turns into a copy on its own
@@ -259,8 +326,20 @@ class RayCluster:
         return out
 
     def close(self) -> None:
+        if self._watch is not None:  # first: shutting down a Ray instance started here ends its raylet
+            self._watch.stop()
+        if self._notice is not None:
+            self._notice.settle()
         if self.owns_ray:
             self.ray.shutdown()
+
+
+def _logs_dir(ray) -> str | None:
+    """The folder of this driver's Ray logs (None where this Ray version does not say)."""
+    try:
+        return ray._private.worker._global_node.get_logs_dir_path()
+    except Exception:  # private parts of Ray that moved
+        return None
 
 
 def node_local_copy(handle) -> str:

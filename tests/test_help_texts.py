@@ -18,14 +18,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Every module or script with a command line (``if __name__ == "__main__"``), except
-#: ``highway_env/play/agent_worker.py``: the play server's child process, started with fixed arguments.
+#: ``highway_env/play/agent_worker.py`` and ``highway_env/ray_node_watch.py``: child processes (the
+#: play server's, a Ray driver's notice process), started with fixed arguments.
 MODULES = ["highway_env.solver.__main__", "highway_env.solver.book", "highway_env.evaluation.positions",
            "highway_env.demo", "highway_env.play.__main__", "highway_env.play.screenshot",
            "highway_env.rushhour.__main__", "highway_env.blackpath.__main__", "highway_env.jumping.__main__"]
 SCRIPTS = ["train.py", "evaluate.py", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "bench").glob("bench_*.py")),
            "examples/rllib_ppo_masked.py", "examples/sb3_maskable_ppo_selfplay.py", "examples/tianshou_dqn_vs_random.py",
            "examples/torchrl_collect.py", "examples/vector_ppo_selfplay.py"]
-NOT_COMMANDS = {"highway_env/play/agent_worker.py"}
+NOT_COMMANDS = {"highway_env/play/agent_worker.py", "highway_env/ray_node_watch.py"}
 
 
 class _Parser(Exception):

@@ -1099,6 +1099,22 @@ def test_a_ray_address_with_a_port_out_of_range_is_one_line_error(capsys, addres
     assert_one_line_error(rc, capsys.readouterr().err, f"--ray-address {address!r}", "is not in 1..65535")
 
 
+@pytest.mark.parametrize("address, named", [("http://127.0.0.1:{port}", "is an HTTP address (the dashboard's"),
+                                            ("https://head.example:8265", "is an HTTP address"),
+                                            ("127.0.0.1", "has no port")])
+def test_a_ray_address_that_is_no_head_address_is_one_line_error(capsys, address, named):
+    """The dashboard's URL (the address 'ray job submit' takes) was ray.init's ValueError traceback;
+    an address without a port said "invalid literal for int() with base 10"."""
+    import socket
+
+    import evaluate
+
+    with socket.create_server(("127.0.0.1", 0)) as dashboard:  # something listens there
+        address = address.format(port=dashboard.getsockname()[1])
+        rc = evaluate.main(["--agent", "greedy", "--ray-address", address, "--no-progress"])
+    assert_one_line_error(rc, capsys.readouterr().err, f"--ray-address {address!r} {named}", "6379 by default")
+
+
 @pytest.mark.parametrize("log, out, named", [("{tmp}/none.csv", "{tmp}/o", "none.csv"),
                                              ("{tmp}/latin1.csv", "{tmp}/o", "latin1.csv"),
                                              ("{tmp}/latin1.csv", "{tmp}/a_file", "a_file"),

@@ -9,7 +9,8 @@ from test_import_graph import import_graph
 #: layer 5, the rest of ``highway_env.blackpath.*`` in 3).
 LAYERS = {
     1: ("highway_env.core", "highway_env.atomic_files", "highway_env.cli_args", "highway_env.extras",
-        "highway_env.legal_sampling", "highway_env.parent_watch", "highway_env.registration", "highway_env.run_lock"),
+        "highway_env.legal_sampling", "highway_env.parent_watch", "highway_env.ray_node_watch",
+        "highway_env.registration", "highway_env.run_lock"),
     2: ("highway_env", "highway_env.highway.batch_rules", "highway_env.render", "highway_env.aec",
         "highway_env.shipped", "highway_env.ray_address", "highway_env.retrying_pool"),
     3: ("highway_env.solver.*", "highway_env.ray_tasks", "highway_env.highway", "highway_env.highway.highway",

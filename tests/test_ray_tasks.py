@@ -17,7 +17,8 @@ from highway_env.core import Board
 from highway_env.ray_tasks import RayClusterError, shipped_runtime_env
 from highway_env.solver.prove import ProofConfig, prove
 
-from ray_helpers import free_port, local_cluster, needs_ray, on_first_process, parent_pid, runs_task  # noqa: E402
+from ray_helpers import (descends_from, free_port, local_cluster, needs_ray, on_first_process,  # noqa: E402
+                         parent_pid, runs_task)
 from test_evaluate import small_set  # noqa: E402,F401  (a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,6 +166,42 @@ def test_evaluate_task_failing_on_its_node_is_a_one_line_error(tmp_path, small_s
     assert "Traceback" not in err and f"kept in {out}/tasks" in err
 
 
+class _NodeWithoutCode(_FailingRay):
+    """A joined cluster whose nodes cannot import what a task needs (--ray-runtime-env none on nodes
+    without the packages), or whose task has a bug of its own (``error``)."""
+
+    def __init__(self, error):
+        super().__init__(cpus=1, done=True)
+        self.error = error
+
+    def get(self, ref):
+        raise _TaskError(self.error)
+
+
+@pytest.mark.parametrize("error", [ModuleNotFoundError("No module named 'agents'"),
+                                   ValueError("'mygame:Game': cannot import module 'mygame' (ModuleNotFoundError: "
+                                              "No module named 'mygame')")])
+def test_code_missing_on_a_node_is_one_line_saying_how_to_ship_it(monkeypatch, error):
+    """train.py --ray-runtime-env none on nodes without the code: a 52-line traceback of the node's
+    import error, exit code 1."""
+    from agents.parallel import RayPool
+    from highway_env.ray_tasks import RayTaskFailed
+
+    monkeypatch.setitem(sys.modules, "ray", _NodeWithoutCode(error))
+    pool = RayPool("auto")
+    pool._refs = ["chunk0"]
+    with pytest.raises(RayTaskFailed, match=rf"^self-play chunk 0 failed on its Ray node: {type(error).__name__}: "
+                                            r".*No module named .*; the node lacks code the task imports: leave "
+                                            r"--ray-runtime-env out, or give a JSON object rather than 'none', to "
+                                            r"ship the packages and the game's module, or install them on every node$"):
+        pool.collect()
+    monkeypatch.setitem(sys.modules, "ray", _NodeWithoutCode(ZeroDivisionError("a bug in the chunk")))
+    pool = RayPool("auto")
+    pool._refs = ["chunk0"]
+    with pytest.raises(_TaskError):  # the task's own bug: raised with the node's traceback
+        pool.collect()
+
+
 def test_the_node_wait_of_each_command_reaches_its_cluster(tmp_path, small_set, monkeypatch, capsys):  # noqa: F811
     """--ray-node-wait (an autoscaler may take longer than the 2-minute default to add nodes) on a
     cluster without CPU: evaluate, prove and train stop after that many seconds."""
@@ -302,3 +339,76 @@ def test_a_users_game_module_is_shipped_beside_the_packages():
     game = shipped_runtime_env({}, ("examples.tictactoe_game",))["py_modules"]
     assert game == base + [str(Path(highway_env.__file__).resolve().parents[1] / "examples")]
     assert shipped_runtime_env(None, ("examples.tictactoe_game",)) is None  # 'none': nothing shipped
+
+
+def _decisions(certificate: dict) -> dict:
+    """What a proof decides: the first move, and each B reply's value and A's answer (nodes and
+    seconds depend on which worker's table a unit met, so they differ between runs)."""
+    return {"first_move": certificate["first_move"],
+            "abandoned": [t["action"] for t in certificate["abandoned_first_moves"]],
+            "replies": [(r["action"], r["orbit"], r["holds"], r.get("a_answer")) for r in certificate["replies"]]}
+
+
+@needs_ray
+@pytest.mark.slow
+def test_proof_with_a_node_lost_mid_run_decides_as_a_local_run(tmp_path):
+    """Two nodes of one CPU; the second is removed while it solves a unit: its units run again on
+    the head and the certificate decides every reply as a local proof does."""
+    config = dict(root=_root(), tt_bits=16, unit_nodes=20_000)
+    local = prove(ProofConfig(workers=2, **config), progress=False)
+    with local_cluster() as (cluster, node, raylet):
+        removed = []
+        remover = on_first_process(lambda pid, cmd: runs_task("solve_task")(pid, cmd) and parent_pid(pid) == raylet,
+                                   lambda pid: cluster.remove_node(node, allow_graceful=False), removed)
+        on_ray = prove(ProofConfig(ray_address=cluster.address, **config), progress=False)
+        remover.join()
+    assert removed and _decisions(on_ray) == _decisions(local)
+
+
+def test_chunks_that_leave_cluster_cpus_idle_are_noted(monkeypatch):
+    """--workers sizes the chunks (1 by default: 2 chunks of 128 games): on a 64-CPU cluster 62 CPUs
+    idled without a word."""
+    from agents.parallel import RayPool
+
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus=64))
+    assert RayPool("auto").idle_cpus_note(2) == ("note: 2 self-play chunks an iteration on a Ray cluster of 64 CPUs "
+                                                 "leave 62 idle; --workers 64 plays one chunk per CPU (other chunks, "
+                                                 "so other games)")
+    assert RayPool("auto").idle_cpus_note(64) is None
+
+
+@needs_ray
+@pytest.mark.slow
+def test_ctrl_c_leaves_no_task_running_on_the_cluster(tmp_path, small_set):  # noqa: F811
+    """evaluate.py interrupted while its tasks run on a 2-node cluster: exit 130, and no worker of
+    its tasks is left running (Ray ends a job's workers with its driver; nothing calls ray.cancel)."""
+    import os
+    import signal
+    import subprocess
+
+    import psutil
+
+    argv = _eval_argv(tmp_path / "e", small_set, "--agent", "mcts:300", "--games", "4", "--chunk", "1")
+    with local_cluster() as (cluster, node, raylet):
+        driver = subprocess.Popen([sys.executable, "evaluate.py", *argv, "--ray-address", cluster.address], cwd=ROOT,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+        running = []
+        on_first_process(lambda pid, cmd: runs_task("run_shipped")(pid, cmd) and descends_from(pid, os.getpid()),
+                         lambda pid: driver.send_signal(signal.SIGINT), running).join()
+        _, err = driver.communicate(timeout=120)
+        assert running and driver.returncode == 130 and "interrupted: finished tasks are kept" in err
+
+
+        def tasks_left() -> list[int]:  # on this test's cluster only: other runs may share the machine
+            left = []
+            for p in psutil.process_iter(["cmdline"]):
+                cmd = " ".join(p.info["cmdline"] or []).encode()
+                if runs_task("run_shipped")(p.pid, cmd) and descends_from(p.pid, os.getpid()):
+                    left.append(p.pid)
+            return left
+
+        deadline = time.time() + 10
+        while tasks_left() and time.time() < deadline:
+            time.sleep(0.5)
+        assert not tasks_left(), "a task of the interrupted run still runs on the cluster"

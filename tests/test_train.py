@@ -278,11 +278,12 @@ def test_the_trainer_hands_its_node_wait_to_the_ray_pool(tmp_path, monkeypatch):
     class Stop(Exception):
         pass
 
-    def make_pool(workers, address, runtime_env, modules, node_wait):
-        seen.append((address, node_wait))
+    def make_pool(workers, address, runtime_env, modules, node_wait, kept):
+        seen.append((address, node_wait, kept()))
         raise Stop
 
     monkeypatch.setattr(trainer_module, "make_pool", make_pool)
     with pytest.raises(Stop):
         Trainer(tiny(tmp_path, ray_address="auto", ray_node_wait=7.5)).run()
-    assert seen == [("auto", 7.5)]
+    # and what the run keeps, should this machine's Ray node be lost (nothing yet: no checkpoint)
+    assert seen == [("auto", 7.5, "no checkpoint was written yet: start the run again")]

@@ -212,10 +212,15 @@ def cmd_solve(args) -> int:
     return 0
 
 
+#: what ``prove`` and ``first-moves`` keep when they stop before the end, and how to go on
+_KEPT = {"first-moves": "results so far are kept: run the same command again to resume",
+         "prove": "nothing written: a proof is written when complete"}
+
+
 def _ray_settings(args) -> dict:
     """ProofConfig's Ray options from the command line (HighwayError for one given without --ray-address)."""
     env, node_wait = ray_task_settings(args)
-    return {"ray_runtime_env": env, "ray_no_cpu_timeout": node_wait}
+    return {"ray_runtime_env": env, "ray_no_cpu_timeout": node_wait, "ray_kept": _KEPT[args.command]}
 
 
 def cmd_prove(args) -> int:
@@ -322,12 +327,12 @@ def main(argv=None) -> int:
         with sigterm_as_interrupt():
             return command(args)
     except (HighwayError, RunInUseError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        if not getattr(exc, "reported", False):  # this machine's Ray node lost: said when it was seen
+            print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
         name = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
-        kept = {"first-moves": " (results so far are kept: run the same command again to resume)",
-                "prove": " (nothing written: a proof is written when complete)"}.get(args.command, "")
+        kept = f" ({_KEPT[args.command]})" if args.command in _KEPT else ""
         print(f"interrupted by {name}; workers stopped{kept}", file=sys.stderr)
         return 143 if isinstance(exc, Terminated) else 130  # the shell's 128 + signal number
 

@@ -76,6 +76,7 @@ class ProofConfig:
     ray_address: str | None = None
     ray_runtime_env: dict | None = field(default_factory=dict)  # extra runtime_env (None: ship nothing)
     ray_no_cpu_timeout: float = NODE_WAIT_SECONDS  # seconds without a node that fits a unit before the proof stops
+    ray_kept: str = ""  # what a run stopped by the loss of this machine's Ray node keeps, and how to go on
     first_move: int | None = None  # try only this first move (for re-checking a certificate)
     root: Board = field(default_factory=Board)  # the empty board; tests use small positions
     retries: int = 2  # times a unit is re-run after its worker died (killed, out of memory)
@@ -125,7 +126,7 @@ class _RayPool:
         self.cluster = cluster or RayCluster(
             config.ray_address, shipped_runtime_env(config.ray_runtime_env), noun="proof units",
             fallback="prove without --ray-address", log_to_driver=False, local_cpus=config.workers,
-            no_cpu_timeout=config.ray_no_cpu_timeout)
+            no_cpu_timeout=config.ray_no_cpu_timeout, kept=config.ray_kept)
         self.remote = self.cluster.task(solve_task, memory=table_bytes(config.tt_bits) + (200 << 20),
                                         max_retries=config.retries)
         self.tt_bits = config.tt_bits
