@@ -26,6 +26,13 @@ def test_git_commit_and_local_changes_of_a_checkout(tmp_path):
     assert git_commit(tmp_path) == (head, False)
     (tmp_path / "new.txt").write_text("untracked files do not count\n")
     assert git_commit(tmp_path) == (head, False)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "summary.json").write_text("{}\n")
+    git(tmp_path, "add", "results")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a result")
+    head = git(tmp_path, "rev-parse", "HEAD")
+    (tmp_path / "results" / "summary.json").write_text('{"rerun": 1}\n')
+    assert git_commit(tmp_path) == (head, False)  # a result rewritten is an output, not a code change
     (tmp_path / "f.txt").write_text("2\n")
     assert git_commit(tmp_path) == (head, True)
 

@@ -18,14 +18,17 @@ LIBRARIES = ("numpy", "numba", "gymnasium", "pettingzoo", "torch", "ray", "open_
 
 
 def git_commit(folder: Path) -> tuple[str | None, bool | None]:
-    """(HEAD's commit, whether tracked files differ from it) of the git checkout holding ``folder``;
-    (None, None) outside a checkout or without git (an installed package)."""
+    """(HEAD's commit, whether tracked files outside ``results/`` differ from it) of the git checkout
+    holding ``folder``; (None, None) outside a checkout or without git (an installed package).
+    ``results/`` holds outputs, not code: rerunning the shipped commands one after another rewrites
+    it, which must not mark the next run's code as changed."""
     if not (folder / ".git").exists():
         return None, None
     try:
         run = functools.partial(subprocess.run, cwd=folder, capture_output=True, text=True, timeout=10, check=True)
         commit = run(["git", "rev-parse", "HEAD"]).stdout.strip()
-        dirty = bool(run(["git", "status", "--porcelain", "--untracked-files=no"]).stdout.strip())
+        dirty = bool(run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                          ":(exclude)results"]).stdout.strip())
     except (OSError, subprocess.SubprocessError):
         return None, None
     return commit, dirty
