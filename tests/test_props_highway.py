@@ -430,3 +430,39 @@ def test_openspiel_game_matches_core_and_round_trips():
                 assert twin.board == b and twin.legal_actions() == state.legal_actions()
                 assert twin.observation_string(0) == state.observation_string(0)
             assert state.clone().history() == state.history()
+
+
+def test_az_features_are_cores_path_bounds_in_the_movers_frame():
+    """Every channel of the "features" observation recomputed from core's path ranges and bounds
+    on the board as the mover sees it (its paths the A-paths), the per-action margin ranges from
+    core's bounds after the move."""
+    from highway_env.az_game import FEATURE_CHANNELS, MARGIN_SCALE, PATH_SCALE, HighwayGame
+
+    game = HighwayGame(obs="features")
+    rng = np.random.default_rng(12)
+    boards = [core.random_board(rng, int(k)) for k in rng.integers(0, 16, 40 * SCALE)]
+    feats = game.observations(np.array([b.cells for b in boards], np.int8)).reshape(len(boards), CELLS, FEATURE_CHANNELS)
+    for b, f in zip(boards, feats):
+        v = view_board(b)
+        ra, rb = v.path_ranges()
+        bounds = v.bounds()
+        for c in range(CELLS):
+            want = np.zeros(FEATURE_CHANNELS, np.float32)
+            if v.cells[c]:
+                want[v.cells[c] - 1] = 1
+            else:
+                want[16] = 1
+            for side, (paths, ranges) in enumerate(((core.A_PATHS, ra), (core.B_PATHS, rb))):
+                through = [r for p, r in zip(paths, ranges) if c in p]
+                best_hi = (bounds.min_a if side == 0 else bounds.min_b)[1]
+                want[17 + 2 * side] = min(lo for lo, _ in through) / PATH_SCALE
+                want[18 + 2 * side] = min(hi for _, hi in through) / PATH_SCALE
+                want[21 + side] = sum(lo <= best_hi for lo, _ in through) / len(through)
+            want[23:27] = np.array([*bounds.min_a, *bounds.min_b]) / PATH_SCALE
+            want[27:29] = np.array(bounds.margin) / MARGIN_SCALE
+            want[29] = b.ply / CELLS
+            for n in v.unused_numbers():
+                if not v.cells[c]:
+                    lo, hi = v.apply((n - 1) * CELLS + c).bounds().margin
+                    want[30 + n - 1], want[46 + n - 1] = lo / MARGIN_SCALE, hi / MARGIN_SCALE
+            assert np.allclose(f[c], want, atol=1e-6), (b.to_string(), c, np.flatnonzero(~np.isclose(f[c], want)))
