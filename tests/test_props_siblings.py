@@ -71,21 +71,27 @@ def test_blackpath_env_and_adapter_play_the_rules_games():
                 assert bp.is_boundary(state.path()[-1].square, state.path()[-1].exit, rows, cols)
 
 
+def check_symmetries_along(game, actions) -> None:
+    """Play ``actions`` in ``game``; at each position every symmetry (row k of ``game.symmetries()``,
+    ``transform_states``) maps the observation, the mask and each move as the gathers say: the
+    image of a move played on the image of a position is the image of the position after it."""
+    obs_gather, action_gather = game.symmetries()
+    s = game.initial_states(1)
+    for a in actions:
+        for k in range(len(obs_gather)):
+            image = game.transform_states(s, k)
+            assert np.array_equal(game.observations(image).reshape(-1), game.observations(s).reshape(-1)[obs_gather[k]])
+            assert np.array_equal(game.legal_masks(image)[0], game.legal_masks(s)[0][action_gather[k]])
+            moved = game.apply(image, [int(np.flatnonzero(action_gather[k] == a)[0])])
+            assert np.array_equal(moved, game.transform_states(game.apply(s, [a]), k)), (k, s)
+        s = game.apply(s, [a])
+
+
 def test_blackpath_symmetries_map_games_onto_games():
     from highway_env.blackpath.az_game import BlackPathGame
 
     for rows, cols, start, tiles in blackpath_games(15, seed=21):
-        game = BlackPathGame(rows, cols, start)
-        obs_gather, action_gather = game.symmetries()
-        s = game.initial_states(1)
-        for t in tiles:
-            for k in range(len(obs_gather)):
-                image = game.transform_states(s, k)
-                assert np.array_equal(game.observations(image).reshape(-1), game.observations(s).reshape(-1)[obs_gather[k]])
-                # the image of a move on the image of a position is the image of the position after it
-                moved = game.apply(image, [int(np.flatnonzero(action_gather[k] == t - 1)[0])])
-                assert np.array_equal(moved, game.transform_states(game.apply(s, [t - 1]), k)), (k, s)
-            s = game.apply(s, [t - 1])
+        check_symmetries_along(BlackPathGame(rows, cols, start), [t - 1 for t in tiles])
 
 
 def test_blackpath_solver_agrees_with_brute_force_on_late_positions():
@@ -166,17 +172,7 @@ def test_jumping_symmetries_map_games_onto_games():
     from highway_env.jumping.az_game import JumpingGame
 
     for n, squares in jumping_games(15, seed=25, sizes=(3, 4, 5)):
-        game = JumpingGame(n)
-        obs_gather, action_gather = game.symmetries()
-        s = game.initial_states(1)
-        for sq in squares:
-            for k in range(len(obs_gather)):
-                image = game.transform_states(s, k)
-                assert np.array_equal(game.observations(image).reshape(-1), game.observations(s).reshape(-1)[obs_gather[k]])
-                assert np.array_equal(game.legal_masks(image)[0], game.legal_masks(s)[0][action_gather[k]])
-                moved = game.apply(image, [int(np.flatnonzero(action_gather[k] == sq)[0])])
-                assert np.array_equal(moved, game.transform_states(game.apply(s, [sq]), k))
-            s = game.apply(s, [sq])
+        check_symmetries_along(JumpingGame(n), squares)
 
 
 @pytest.mark.parametrize("n", [3, 4, 5])
@@ -194,3 +190,21 @@ def test_jumping_perfect_values_match_the_plain_solver_on_late_positions(n):
         got = move_values(game, game.as_state(state))
         assert {sq: int(got[sq]) for sq in want} == want, (n, squares[:cut])
         assert (got > -10**6).sum() == len(want)
+
+
+def test_blackpath_winner_of_every_small_board_and_start_is_the_readmes_rule():
+    """The README's rule, from brute force: the first player wins when the board has an even number
+    of squares, the second when both sides are odd, but for the middle start of 1x3 (and 3x1)."""
+    from highway_env.blackpath.solver import brute_force_winner, solve
+
+    for rows in range(1, 5):
+        for cols in range(1, 5):
+            if rows * cols > 12:
+                continue
+            for square, side in bp.boundary_starts(rows, cols):
+                start = bp.start_name(square, side, cols)
+                winner = solve(rows, cols, start).winner
+                assert winner == brute_force_winner(bp.new_game(rows, cols, start)), (rows, cols, start)
+                middle_of_three = sorted((rows, cols)) == [1, 3] and square == 1
+                rule = 1 if rows * cols % 2 == 0 or middle_of_three else 2
+                assert winner == rule, (rows, cols, start)
