@@ -59,13 +59,15 @@ def test_perfect_player_claims_hold_for_every_tiebreak():
                 assert margins[a] == best == player.last_info["margin"], (b.to_string(), a)
 
 
-@pytest.mark.parametrize("version", [1, 2])
-def test_shipped_position_labels_match_the_reference(version):
+@pytest.mark.parametrize("version, count", [(1, 40), (2, 8), pytest.param(1, None, marks=pytest.mark.slow),
+                                            pytest.param(2, None, marks=pytest.mark.slow)])
+def test_shipped_position_labels_match_the_reference(version, count):
+    """A sample of the sets' late positions, or (slow, about a minute) every position of ply 11 on."""
     from highway_env.evaluation.position_set import DEFAULT_PATH, ILLEGAL, UNKNOWN, V2_PATH, load_positions
 
     ps = load_positions(DEFAULT_PATH if version == 1 else V2_PATH)
-    late = np.flatnonzero(ps.ply >= (13 if version == 1 else 11))
-    idx = np.random.default_rng(42).permutation(late)[:(40 if version == 1 else 8) * SCALE]
+    late = np.flatnonzero(ps.ply >= (13 if version == 1 and count else 11))
+    idx = np.random.default_rng(42).permutation(late)[:None if count is None else count * SCALE]
     assert len(idx)
     for i in idx:
         b = core.Board(tuple(int(v) for v in ps.boards[i]))
