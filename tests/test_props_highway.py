@@ -3,8 +3,8 @@ the Gymnasium env, the vector env, the batched engine, the AlphaZero adapter, Op
 same random action sequences as the plain rules of :mod:`highway_env.core`, and everything they
 show must agree with the rules: masks, observations, rewards, ends, infos, results, round trips.
 
-Seeded numpy loops; ``HIGHWAY_PROPS_SCALE=50 pytest tests/test_props_highway.py`` runs each check
-on 50 times as many games (what was run before committing; see the report in the README's tests).
+Seeded numpy loops; ``HIGHWAY_PROPS_SCALE=20 pytest tests/test_props_highway.py`` runs each check
+on 20 times as many games (the README, "Reliability", gives the figures of such a run).
 """
 
 from __future__ import annotations
