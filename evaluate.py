@@ -539,7 +539,8 @@ def run_on_ray(todo: list, out_dir: Path, ray: dict, workers: int, results: dict
     with contextlib.redirect_stdout(sys.stderr):
         cluster = RayCluster(ray["address"], shipped_runtime_env(ray["runtime_env"]), noun="evaluation tasks",
                              fallback="evaluate without --ray-address", local_cpus=workers,
-                             no_cpu_timeout=ray["node_wait"], kept=_kept_note(out_dir))
+                             no_cpu_timeout=ray["node_wait"], kept=_kept_note(out_dir),
+                             less_memory="fewer --workers (with --ray-address local)")
         pending: dict = {}  # Ray task -> task
         try:
             needs = [task_files(t) for t in todo]

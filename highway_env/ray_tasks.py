@@ -7,7 +7,8 @@ Every task of these jobs is seeded or exact, so one lost with its worker or node
 memory, the node gone) is run again elsewhere with the same result (Ray's ``max_retries``); an
 exception raised by the task's own code is not retried (it would fail again). Waiting never hangs:
 with no node with a CPU left for ``no_cpu_timeout`` seconds, or a task lost more often than its
-retries allow, a :class:`RayClusterError` names what was waiting. The packages travel with the
+retries allow, a :class:`RayClusterError` names what was waiting; so does a task that its node's
+memory monitor kills each time it runs (:data:`OOM_RETRIES`). The packages travel with the
 tasks (:func:`shipped_runtime_env`), and files a task reads on the driver's machine travel through
 the object store (:meth:`RayCluster.ship_files`, :func:`node_local_copy`), so a node needs neither
 the project nor a shared filesystem. The loss of the driver's own node, or of the cluster's head,
@@ -60,6 +61,17 @@ _SHIP_CODE = ("the node lacks code the task imports: leave --ray-runtime-env out
               "rather than 'none', to ship the packages and the game's module, or install them on every node")
 #: what a RayClusterError about a wait that ran out suggests beside adding nodes
 _WAIT_LONGER = "give an autoscaler longer to add them with --ray-node-wait SECONDS"
+
+#: how often a task killed by its node's memory monitor runs again before the run stops. Ray counts
+#: these kills apart from ``max_retries`` and by default retries them for ever (``task_oom_retries``
+#: -1), so a task that needs more memory than its node has would hang the run; this bounds them as
+#: a lost worker's retries are (3). The owner of a task, this driver, decides its retries with its
+#: own config, read from ``RAY_task_oom_retries`` when Ray starts in the process: set here before
+#: ``ray.init``, for a Ray instance started here and a cluster joined alike (a cluster whose head
+#: sets ``task_oom_retries`` in its ``--system-config`` keeps its own count; a value of that
+#: variable set before the run is kept too)
+OOM_RETRIES = 3
+_OOM_RETRIES_ENV = "RAY_task_oom_retries"
 
 # Exceptions of ray.get meaning the task did not fail: its worker or node was lost, and Ray has
 # already retried it ``max_retries`` times.
@@ -187,9 +199,10 @@ class RayCluster:
     def __init__(self, address: str, runtime_env: dict | None = None, *, noun: str = "tasks",
                  fallback: str = "run without --ray-address", option: str = "--ray-address",
                  local_cpus: int | None = None, no_cpu_timeout: float = NODE_WAIT_SECONDS, log_to_driver: bool = True,
-                 poll_seconds: float = 1.0, kept=""):
+                 poll_seconds: float = 1.0, kept="", less_memory: str = "fewer --workers"):
         ray = import_ray(option)
         self.ray, self.noun, self.fallback, self.kept = ray, noun, fallback, kept
+        self.less_memory = less_memory  # what asks less memory of a node, beside more memory
         self.no_cpu_timeout, self.poll_seconds = no_cpu_timeout, poll_seconds
         self.demand = {"CPU": 0, "memory": 0}  # the most one task asks for
         self.owns_ray = not ray.is_initialized()
@@ -199,6 +212,7 @@ class RayCluster:
                 check_ray_head(address, option)
             except HighwayError as e:
                 raise RayClusterError(str(e)) from None
+            os.environ.setdefault(_OOM_RETRIES_ENV, str(OOM_RETRIES))  # before Ray reads its config
             try:  # "local" starts a new instance even where another Ray cluster runs on this machine
                 ray.init(address=address, include_dashboard=False, runtime_env=runtime_env,
                          log_to_driver=log_to_driver,
@@ -304,6 +318,9 @@ class RayCluster:
             self._check_local_node()
             if type(e).__name__ == "LocalRayletDiedError":  # the watch did not see it (no pid found)
                 raise RayLocalNodeLost(self._local_node_lost(None, f"{type(e).__name__}: {first_line(e)}")) from None
+            if type(e).__name__ == "OutOfMemoryError":  # killed by its node's memory monitor each time
+                raise RayClusterError(f"{name} was killed for memory {_oom_runs()} times: give the nodes more "
+                                      f"memory or {self.less_memory} (last: {first_line(e)})") from None
             raise RayClusterError(f"{name} was lost with its Ray worker or node more often than its retries "
                                   f"allow ({type(e).__name__}: {first_line(e)}); out of memory? check the "
                                   f"nodes, or {self.fallback}") from None
@@ -332,6 +349,15 @@ class RayCluster:
             self._notice.settle()
         if self.owns_ray:
             self.ray.shutdown()
+
+
+def _oom_runs() -> int | str:
+    """How often a task killed for memory each time ran: once, then its retries (those of
+    :data:`OOM_RETRIES`, or of a ``RAY_task_oom_retries`` set before the run)."""
+    try:
+        return int(os.environ.get(_OOM_RETRIES_ENV, OOM_RETRIES)) + 1
+    except ValueError:
+        return "several"
 
 
 def _logs_dir(ray) -> str | None:

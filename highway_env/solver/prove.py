@@ -126,7 +126,8 @@ class _RayPool:
         self.cluster = cluster or RayCluster(
             config.ray_address, shipped_runtime_env(config.ray_runtime_env), noun="proof units",
             fallback="prove without --ray-address", log_to_driver=False, local_cpus=config.workers,
-            no_cpu_timeout=config.ray_no_cpu_timeout, kept=config.ray_kept)
+            no_cpu_timeout=config.ray_no_cpu_timeout, kept=config.ray_kept,
+            less_memory="a smaller --tt-bits")
         self.remote = self.cluster.task(solve_task, memory=table_bytes(config.tt_bits) + (200 << 20),
                                         max_retries=config.retries)
         self.tt_bits = config.tt_bits
