@@ -172,7 +172,7 @@ class _Pools:
         nodes = np.arange(self.node_top, self.node_top + k, dtype=np.int64)
         self.node_top += k
         self.states[nodes] = states
-        self.ensure_edges(int(legal.sum()))
+        self.ensure_edges(int(np.count_nonzero(legal)))  # a bool array: far quicker than sum
         self.edge_top = K.expand(
             nodes, parent_edges, to_play, terminal, tvalue, values, logits, legal, self.edge_top,
             self.n_first, self.n_nedges, self.n_toplay, self.n_terminal, self.n_tvalue, self.n_value,
@@ -241,14 +241,15 @@ class BatchedMCTS:
             raise GameError("no states to search")
         if g.terminal(states).any():
             raise GameError(f"cannot search a terminal state (index {int(np.argmax(g.terminal(states)))})")
-        nodes = B * (c.simulations + 1)
-        # edges: room for every node to have all actions (np.zeros is lazy, untouched pages cost nothing)
-        P = _Pools(g, nodes, min(nodes * g.num_actions, 1 << 26))
         logits, values, legal, to_play, terminal, tvalue = self._evaluate(states)
-        if not legal.any(axis=1).all():
-            raise GameError("a non-terminal state has no legal action")
-        roots = P.expand(np.full(B, -1, np.int64), states, to_play, terminal, tvalue, values, logits, legal)
         nlegal = legal.sum(axis=1)
+        if not nlegal.all():
+            raise GameError("a non-terminal state has no legal action")
+        nodes = B * (c.simulations + 1)
+        # edges: room for every node to have as many as the roots' most (they grow where a game's
+        # positions gain actions); zeroing room for all actions cost ~1 ms a search once most are illegal
+        P = _Pools(g, nodes, min(nodes * int(nlegal.max()), 1 << 26))
+        roots = P.expand(np.full(B, -1, np.int64), states, to_play, terminal, tvalue, values, logits, legal)
         root_edges = np.arange(P.edge_top)  # the roots' edges are the first ones, in order
         root_of_edge = np.repeat(np.arange(B), nlegal)
         if noise and c.kind == "puct":
@@ -267,6 +268,7 @@ class BatchedMCTS:
         path_len = np.zeros(B, np.int64)
         leaf_edge = np.zeros(B, np.int64)
         values0 = np.zeros(B, np.float32)
+        trees = np.arange(B)
         for _ in range(c.simulations):
             K.select(roots, self.mode, c.c_puct, c.c_visit, c.c_scale, self._table, num_considered,
                      P.n_first, P.n_nedges, P.n_terminal, P.n_value, P.n_visits,
@@ -274,7 +276,7 @@ class BatchedMCTS:
                      path_nodes, path_edges, path_len, leaf_edge)
             new = leaf_edge >= 0
             # last node on the path: the parent of the new leaf, or the terminal node reached
-            end_nodes = path_nodes[np.arange(B), path_len - new]
+            end_nodes = path_nodes[trees, path_len - new]
             values0[:] = P.n_tvalue[end_nodes]  # games that reached a known terminal node
             if new.any():
                 edges = leaf_edge[new]
