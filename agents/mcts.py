@@ -126,7 +126,8 @@ class NetworkEvaluator:
             # view frame -> board frame: torch's scatter moves the same floats ~7x faster than
             # numpy's fancy-index assignment (a search calls this once per simulation)
             logits_v = logits_v.float().cpu()
-            to_board = torch.from_numpy(self.game.view_to_board(states))
+            # a game may give a read-only broadcast or another integer type: scatter_ takes neither
+            to_board = torch.from_numpy(np.ascontiguousarray(self.game.view_to_board(states), np.int64))
             logits = torch.empty_like(logits_v).scatter_(1, to_board, logits_v)
         return logits.numpy(), value.float().cpu().numpy(), score.float().cpu().numpy()
 

@@ -177,3 +177,29 @@ def test_edge_pools_that_start_small_and_grow_give_the_same_search(kind, monkeyp
             game, nodes, e(nodes) if callable(e) else e))
         for a, b in zip(search(), roomy):
             np.testing.assert_array_equal(a, b)
+
+
+def test_network_evaluator_puts_view_logits_on_board_actions_for_any_integer_map():
+    """The view-to-board map may be a read-only broadcast of another integer type (a user's game):
+    logits[b, view_to_board[b, j]] = view logits[b, j], as numpy's assignment did."""
+    import torch
+
+    from agents.mcts import NetworkEvaluator
+
+    class Reversed:
+        num_actions = 7
+
+        def observations(self, states):
+            return np.zeros((len(states), 3), np.float32)
+
+        def view_to_board(self, states):
+            return np.broadcast_to(np.arange(7, dtype=np.int32)[::-1], (len(states), 7))
+
+    class Net(torch.nn.Module):
+        def forward(self, obs):
+            n = len(obs)
+            return torch.arange(7.0).repeat(n, 1), torch.zeros(n), torch.zeros(n)
+
+    logits, values, scores = NetworkEvaluator(Reversed(), Net())(np.zeros((2, 1)))
+    np.testing.assert_array_equal(logits, np.tile(np.arange(7.0)[::-1], (2, 1)))
+    assert logits.dtype == np.float32 and values.shape == scores.shape == (2,)
