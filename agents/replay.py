@@ -36,6 +36,16 @@ class Batch(NamedTuple):
     score: np.ndarray  # (B,) float32
 
 
+def _gather_columns(x: np.ndarray, gathers: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Row i of ``x`` with its columns permuted by ``gathers[k[i]]``: one column take per
+    permutation (a few), ~3x faster than one fancy index over the whole batch."""
+    out = np.empty_like(x)
+    for j in range(len(gathers)):
+        rows = k == j
+        out[rows] = np.take(x[rows], gathers[j], axis=1)
+    return out
+
+
 class ReplayBuffer:
     def __init__(self, game: Game, capacity: int):
         self.game = game
@@ -81,10 +91,9 @@ class ReplayBuffer:
         policy = self.policy[idx].astype(np.float32)
         if augment and len(self._obs_gather) > 1:
             k = rng.integers(0, len(self._obs_gather), batch_size)
-            rows = np.arange(batch_size)[:, None]
-            obs = obs[rows, self._obs_gather[k]]
-            mask = mask[rows, self._act_gather[k]]
-            policy = policy[rows, self._act_gather[k]]
+            obs = _gather_columns(obs, self._obs_gather, k)
+            mask = _gather_columns(mask, self._act_gather, k)
+            policy = _gather_columns(policy, self._act_gather, k)
         return Batch(obs.reshape(batch_size, *g.obs_shape), mask, policy, self.value[idx], self.score[idx])
 
     # -- persistence (np.savez; the trainer writes it atomically next to the checkpoint)

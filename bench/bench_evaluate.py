@@ -36,26 +36,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded from a file by the tests
 
-from checkout_driver import run_driver  # noqa: E402
+from checkout_driver import PHASE_TIMER, alternate_rounds, run_driver  # noqa: E402
 from highway_env.cli_args import OneLineErrorParser, positive_int  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_EVAL_ARGS = "--agent greedy --agent random --games 10 --positions 500"
 
 # Run in the checkout under test: time evaluate.py's phases, print them as one JSON line.
-DRIVER = r"""
-import json, sys, time
+DRIVER = PHASE_TIMER + r"""
+import json, sys
 t0 = time.perf_counter()
 import evaluate
-phases = {"start-up": time.perf_counter() - t0}
-def timed(name, fn):
-    def wrapper(*a, **k):
-        t = time.perf_counter()
-        try:
-            return fn(*a, **k)
-        finally:
-            phases[name] = phases.get(name, 0.0) + time.perf_counter() - t
-    return wrapper
+phases["start-up"] = time.perf_counter() - t0
 for fn_name, phase in (("build_parser", "start-up"), ("validate", "validate"), ("run_tasks", "tasks")):
     setattr(evaluate, fn_name, timed(phase, getattr(evaluate, fn_name)))
 from highway_env.solver import store
@@ -137,11 +129,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     eval_args = shlex.split(args.eval_args)
-    sides = ([("baseline", args.baseline)] if args.baseline else []) + [("this checkout", ROOT)]
-    runs = {name: [] for name, _ in sides}
-    for _ in range(args.rounds):
-        for name, tree in sides:
-            runs[name].append(run_once(tree, eval_args, args.store, args.workers, args.count_queries))
+    runs = alternate_rounds(args.baseline, ROOT, args.rounds,
+                            lambda tree: run_once(tree, eval_args, args.store, args.workers, args.count_queries))
     best = {name: min(rs, key=lambda r: r["wall"]) for name, rs in runs.items()}
     ratio = best["baseline"]["wall"] / best["this checkout"]["wall"] if args.baseline else None
     least_cpu = {name: min(r["cpu"] for r in rs) for name, rs in runs.items()}

@@ -81,6 +81,17 @@ def test_features_match_reference():
         np.testing.assert_allclose(o.reshape(16, -1), reference_features(b), atol=1e-6)
 
 
+def test_features_are_the_reference_bit_for_bit():
+    """Every float of the observation is the reference's, rounded once to float32: the kernel's
+    shortcuts (least path sums per free-cell count) must not change a training run's inputs."""
+    rng = np.random.default_rng(3)
+    boards = [core.random_board(rng, k) for k in range(17) for _ in range(2)]
+    obs = G.observations(G.as_states(boards))
+    for b, o in zip(boards, obs):
+        np.testing.assert_array_equal(o.reshape(16, -1), reference_features(b).astype(np.float32),
+                                      err_msg=f"board {b.cells}")
+
+
 def test_first_channels_are_the_planes():
     boards = _boards(1)
     states = G.as_states(boards)

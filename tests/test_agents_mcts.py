@@ -154,3 +154,52 @@ def test_network_evaluator_scores_in_eval_mode_and_leaves_the_nets_mode():
         np.testing.assert_array_equal(got[0], expect)
         np.testing.assert_array_equal(got[1], v.numpy())
         np.testing.assert_array_equal(got[2], s.numpy())
+
+
+@pytest.mark.parametrize("kind", ["puct", "gumbel", "uct"])
+def test_edge_pools_that_start_small_and_grow_give_the_same_search(kind, monkeypatch):
+    """The pools start with room for the roots' most legal actions per node and grow where a
+    game's positions gain actions: the edges keep their numbers, so the search is the same as one
+    with room for every action from the start (as before) or for one edge."""
+    from agents import mcts
+
+    states = _positions(3, 12, 2)
+
+    def search():
+        evaluator = RolloutEvaluator(G, np.random.default_rng(5))
+        res = BatchedMCTS(G, evaluator, SearchConfig(kind=kind, simulations=40)).run(states, np.random.default_rng(7))
+        return [np.asarray(x) for x in res]
+
+    roomy = search()
+    pools = mcts._Pools
+    for edges in (1, lambda nodes: nodes * G.num_actions):
+        monkeypatch.setattr(mcts, "_Pools", lambda game, nodes, max_edges, e=edges: pools(
+            game, nodes, e(nodes) if callable(e) else e))
+        for a, b in zip(search(), roomy):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_network_evaluator_puts_view_logits_on_board_actions_for_any_integer_map():
+    """The view-to-board map may be a read-only broadcast of another integer type (a user's game):
+    logits[b, view_to_board[b, j]] = view logits[b, j], as numpy's assignment did."""
+    import torch
+
+    from agents.mcts import NetworkEvaluator
+
+    class Reversed:
+        num_actions = 7
+
+        def observations(self, states):
+            return np.zeros((len(states), 3), np.float32)
+
+        def view_to_board(self, states):
+            return np.broadcast_to(np.arange(7, dtype=np.int32)[::-1], (len(states), 7))
+
+    class Net(torch.nn.Module):
+        def forward(self, obs):
+            n = len(obs)
+            return torch.arange(7.0).repeat(n, 1), torch.zeros(n), torch.zeros(n)
+
+    logits, values, scores = NetworkEvaluator(Reversed(), Net())(np.zeros((2, 1)))
+    np.testing.assert_array_equal(logits, np.tile(np.arange(7.0)[::-1], (2, 1)))
+    assert logits.dtype == np.float32 and values.shape == scores.shape == (2,)

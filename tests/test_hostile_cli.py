@@ -1019,7 +1019,7 @@ def test_bench_eval_ray_refuses_a_bad_agent_before_starting_ray(capsys, monkeypa
 
 @pytest.mark.parametrize("script, flag, value", [
     ("bench_ablations", "--seed", "-1"), ("bench_agents", "--roots", "0"), ("bench_benchmark", "--games", "-1"),
-    ("bench_env", "--seconds", "nan"), ("bench_evaluate", "--rounds", "0"),
+    ("bench_env", "--seconds", "nan"), ("bench_evaluate", "--rounds", "0"), ("bench_train", "--rounds", "0"),
     ("bench_jumping_labels", "--stop-seconds", "inf"), ("bench_jumping_labels", "--n", "0"),
     ("bench_jumping_solve", "--rounds", "0"), ("bench_numba_vs_c", "--tt-bits", "99"),
     ("bench_perfect", "--budget", "nan"), ("bench_scale", "--workers", "0"), ("bench_solver", "--filled", "16"),
