@@ -568,3 +568,16 @@ def test_evaluate_cli_agent_flag_help_names_the_policy_specs():
 
     (agent_help,) = [a.help for a in evaluate_cli.build_parser()._actions if "--agent" in a.option_strings]
     assert "module:attr" in agent_help and "sb3:PATH.zip" in agent_help
+
+
+def test_held_to_value_names_the_games_perfect_a_won_by_less_than_the_value():
+    """A perfect A never wins by less than 2, but its margin tie-break is exact only from ply 5 on and
+    within a budget: such games count as held and are named apart, in the summary and the report."""
+    from highway_env.benchmark.run import held_to_value
+    from highway_env.evaluation.report import _short_note
+
+    held = held_to_value([1, 2, 3, 1, 6])
+    assert (held["games"], held["held"], held["a_short"]) == (5, 3, 2)
+    assert held["rate"] == 0.6 and held["mean_margin"] == 2.6
+    summary = {"agents": {"az:x.pt": {"as_B_vs_perfect_margin": held}, "old": {"as_B_vs_perfect_margin": {}}}}
+    assert _short_note(summary) == " (such games: `az:x.pt` 2)"

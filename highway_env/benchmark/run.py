@@ -43,12 +43,16 @@ def sample_plan(ps, positions: int, conversion: int, seed: int) -> dict:
 
 def held_to_value(margins_for_a) -> dict:
     """Games as B against a margin-maximising perfect A: the share B held to the game value (A won
-    by at most 2, the margin of perfect play)."""
+    by at most 2, the margin of perfect play). ``a_short``: the games among them that A won by less
+    than 2, which perfect A never allows: its margin tie-break is exact only from ply 5 on and within
+    a node budget (before, it keeps the win alone), so these count as held by A's inexactness, not
+    by B's play."""
     from highway_env.evaluation.metrics import _rate
 
     m = np.asarray(list(margins_for_a), np.int64)
     r = _rate(int((m <= GAME_VALUE_MARGIN).sum()), len(m))
     return {"games": len(m), "held": r["correct"], "rate": r["rate"], "ci95": r["ci95"],
+            "a_short": int((m < GAME_VALUE_MARGIN).sum()),
             "mean_margin": float(m.mean()) if len(m) else None}
 
 

@@ -19,6 +19,15 @@ def _wdl(r) -> str:
     return "-" if not r else f"{r['win']}/{r['draw']}/{r['loss']}"
 
 
+def _short_note(summary: dict) -> str:
+    """How many of each agent's held games A won by less than 2 (summaries from before lack it)."""
+    short = {spec: a["as_B_vs_perfect_margin"]["a_short"] for spec, a in summary["agents"].items()
+             if (a.get("as_B_vs_perfect_margin") or {}).get("a_short") is not None}
+    if not short:
+        return ""
+    return " (such games: " + ", ".join(f"`{spec}` {n}" for spec, n in short.items()) + ")"
+
+
 def _budget(c: dict, early: str = "") -> str:
     """The perfect player's tie-break (or, with ``early="early_"``, early-move) budget, in its unit."""
     nodes = c.get(f"perfect_{early}budget_nodes")
@@ -135,7 +144,10 @@ def markdown(summary: dict, plots: list[str]) -> str:
         "on positions whose move margins are labelled (late plies); **margin-opt**: the share of those "
         "moves that keep the exact margin.",
         "- **B held to 2**: games as B from the empty board against the margin-maximising perfect A "
-        "(`perfect:margin`): the share where A won by at most 2, the margin of perfect play.",
+        "(`perfect:margin`): the share where A won by at most 2, the margin of perfect play. That A "
+        "maximises the margin exactly only from ply 5 on, within its node budget (before, it keeps the "
+        "win alone), so a game A won by less than 2 counts as held by A's inexactness"
+        + _short_note(summary) + ".",
         "- **as A / as B W/D/L**: full games from the empty board against the perfect player "
         f"(tie-break `{c['perfect_tiebreak']}`: among value-keeping moves the one leaving the fewest "
         f"value-keeping replies, exact within {_budget(c)} a move). A wins Highway with perfect play, so as B the best possible is a loss "
