@@ -85,13 +85,15 @@ MAX_POSITIONS = 1_000_000  # a sibling game draws from up to 20 games per positi
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from agents.games import GAMES
     from highway_env.solver.player import EVALUATION_OPPONENT as PERFECT
     from highway_env.solver.player import TIEBREAKS
 
     p = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--game", default="highway", metavar="GAME",
-                   help="highway (default), blackpath or jumping (the two-player sibling games, measured "
-                        "against their exact solvers; the Highway-only options are then ignored), or your own "
+                   help=f"highway (default) or another of {', '.join(g for g in GAMES if g != 'highway')} (the "
+                        "two-player sibling games, measured against their exact solvers; the Highway-only "
+                        "options are then ignored), or your own "
                         "game as 'package.module:Class' (an agents.game.Game whose perfect_player gives "
                         "move values, graded as the sibling games)")
     p.add_argument("--game-config", default="", metavar="JSON",

@@ -12,6 +12,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from agents.games import GAMES
 from agents.mcts import ConfigError, SearchConfig
 from agents.net_config import NetConfig
 from highway_env.cli_args import MAX_NODE_LIMIT, MAX_SIMULATIONS, MAX_TIME_LIMIT, check_run_name
@@ -41,7 +42,7 @@ class TrainConfig:
                                    "log.csv, tb/); the default is the same for every --game, so name another "
                                    "game's run")
     out_dir: str = _f("checkpoints", "parent directory of the run directories")
-    game: str = _f("highway", "game to train: highway, blackpath, jumping, a name added with "
+    game: str = _f("highway", f"game to train: {', '.join(GAMES)}, a name added with "
                               "agents.register_game, or your own agents.game.Game subclass as "
                               "'package.module:Class' (imported on use; checkpoints store the reference)")
     game_obs: str = _f("", "the game's observation variant ('' = its default; highway: 'features' "

@@ -107,3 +107,18 @@ def test_a_hidden_flag_stays_hidden_with_its_range():
     p.add_argument("--shown", type=tt_bits_arg, default=20, help="table bits (default 20)")
     text = p.format_help()
     assert "--hidden" not in text and "SUPPRESS" not in text and "(in 10..30)" in text
+
+
+def test_the_game_flags_name_every_game_of_the_registry(monkeypatch):
+    """train.py's and evaluate.py's --game help list the games of agents.games.GAMES (it was fixed
+    text: a game added to GAMES was missing from both)."""
+    import dataclasses
+
+    import agents.games
+    import evaluate
+    from agents.config import TrainConfig
+
+    game_help = next(f for f in dataclasses.fields(TrainConfig) if f.name == "game").metadata["help"]
+    assert all(name in game_help for name in agents.games.GAMES)
+    monkeypatch.setitem(agents.games.GAMES, "newgame", "somewhere:NewGame")
+    assert "newgame" in evaluate.build_parser().format_help()
