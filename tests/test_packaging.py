@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import zipfile
 from pathlib import Path
@@ -195,11 +196,19 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     assert expected <= names, f"missing from the wheel: {sorted(expected - names)}"
     assert not {n for n in names if n.split("/")[0] in ("proof", "results", "tests", "bench", "examples")}
 
-    # system packages give the dependencies; the wheel's copy must win over any editable install
+    # the system's packages give the dependencies, as plain sys.path entries: with --system-site-packages
+    # the system's .pth files would run too, and an editable install's (a developer's `pip install -e .`,
+    # as the README says) puts a finder of the checkout in front of the wheel's copy
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+    venv_site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    system = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    (Path(venv_site) / "system_packages.pth").write_text("".join(f"{p}\n" for p in system))
+    # --ignore-installed: the system's copy (seen through the .pth) is not 'already satisfied', nor removed
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
+                    str(wheel)],
                    check=True, timeout=600)
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
