@@ -134,7 +134,7 @@ def main(argv=None) -> int:
 
         resume = getattr(args, "resume", False)
         trainer = Trainer(cfg, resume=resume)  # first: a device or network it refuses leaves the old run be
-        run_lock = lock_run(cfg.out_dir, cfg.run)  # held while this process trains the run
+        run_lock = lock_run(cfg.out_dir, cfg.run_name())  # held while this process trains the run
         if not resume:
             keep_previous_run(trainer.run_dir)
         check_writable(trainer.run_dir / "latest.pt", "--out-dir/--run")  # now, not at the first checkpoint

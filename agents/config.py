@@ -38,9 +38,10 @@ def _f(default, help: str):
 @dataclass
 class TrainConfig:
     # -- run and budget
-    run: str = _f("highway_az", "run name, one folder name (no '/'): files go to OUT_DIR/RUN/ (latest.pt, best.pt, "
-                                   "log.csv, tb/); the default is the same for every --game, so name another "
-                                   "game's run")
+    run: str = _f("", "run name, one folder name (no '/'): files go to OUT_DIR/RUN/ (latest.pt, best.pt, "
+                         "log.csv, tb/); '' = the game's name and '_az' (highway_az, jumping_az; for "
+                         "'package.module:Class', class_az in lower case); --resume finds the run by the "
+                         "same name, so give it the same --game or --run")
     out_dir: str = _f("checkpoints", "parent directory of the run directories")
     game: str = _f("highway", f"game to train: {', '.join(GAMES)}, a name added with "
                               "agents.register_game, or your own agents.game.Game subclass as "
@@ -280,11 +281,18 @@ class TrainConfig:
         except HighwayError as e:
             raise ConfigError(str(e)) from None
 
+    def run_name(self) -> str:
+        """``run``, or when it is '' the game's default: its short name (a class reference's class
+        name, in lower case) and '_az', so that runs of different games do not share a folder."""
+        if self.run:
+            return self.run
+        return self.game.rsplit(":", 1)[-1].rsplit(".", 1)[-1].lower() + "_az"
+
     def checked_run(self) -> str:
-        """``run`` if it is one folder name (the run's files go to OUT_DIR/RUN, never elsewhere), else
-        ConfigError."""
+        """:meth:`run_name` if it is one folder name (the run's files go to OUT_DIR/RUN, never
+        elsewhere), else ConfigError."""
         try:
-            return check_run_name(self.run, "run")
+            return check_run_name(self.run_name(), "run")
         except ValueError as e:
             raise ConfigError(str(e)) from None
 

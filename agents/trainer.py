@@ -73,7 +73,7 @@ class Trainer:
     def __init__(self, cfg: TrainConfig, resume: bool = False):
         self.cfg = cfg.validate()
         torch.set_num_threads(cfg.learner_thread_count())
-        self.run_dir = Path(cfg.out_dir) / cfg.run
+        self.run_dir = Path(cfg.out_dir) / cfg.run_name()
         self.game = get_game(cfg.game, cfg.game_options())
         self.net_config = cfg.net_config(self.game.obs_shape, self.game.num_actions)
         torch.manual_seed(cfg.seed)
@@ -169,7 +169,7 @@ class Trainer:
         if not latest.exists():
             return "no checkpoint was written yet: start the run again"
         return (f"{latest} keeps the last checkpoint: continue with python train.py --resume --out-dir "
-                f"{shlex.quote(str(self.cfg.out_dir))} --run {shlex.quote(self.cfg.run)}")
+                f"{shlex.quote(str(self.cfg.out_dir))} --run {shlex.quote(self.cfg.run_name())}")
 
     def save_snapshots(self) -> None:
         """Keep the network as snapshot_<M>min.pt once training has run M minutes (a resumed run

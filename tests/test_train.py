@@ -287,3 +287,12 @@ def test_the_trainer_hands_its_node_wait_to_the_ray_pool(tmp_path, monkeypatch):
         Trainer(tiny(tmp_path, ray_address="auto", ray_node_wait=7.5)).run()
     # and what the run keeps, should this machine's Ray node be lost (nothing yet: no checkpoint)
     assert seen == [("auto", 7.5, "no checkpoint was written yet: start the run again")]
+
+
+def test_the_default_run_name_is_the_games_so_two_games_never_share_a_run(tmp_path):
+    assert TrainConfig().run_name() == "highway_az"  # the README's checkpoints/highway_az/latest.pt
+    assert TrainConfig(game="jumping").run_name() == "jumping_az"
+    assert TrainConfig(game="examples.tictactoe_game:TicTacToeGame").run_name() == "tictactoegame_az"
+    assert TrainConfig(game="jumping", run="mine").run_name() == "mine"
+    cfg = TrainConfig(game="jumping", out_dir=str(tmp_path), iterations=1).validate()
+    assert Trainer(cfg).run_dir == tmp_path / "jumping_az"
