@@ -93,9 +93,9 @@ def test_jumping_matches_rules():
         G.apply(s, [0])  # filled
 
 
-@pytest.mark.parametrize("name", SQUARE_GAMES)
+@pytest.mark.parametrize("name", SQUARE_GAMES + ["jumping-lookahead"])
 def test_symmetries_are_equivariant(name):
-    G = get_game(name)
+    G = JumpingGame(lookahead=True) if name == "jumping-lookahead" else get_game(name)
     states = _playouts(G, 2, n=16)
     live = states[~G.terminal(states)]
     obs_g, act_g = G.symmetries()
@@ -119,6 +119,30 @@ def test_symmetries_are_equivariant(name):
         a = sample_legal(G.legal_masks(live), rng)
         inv = np.argsort(act_g[k])  # old action -> new action
         assert np.array_equal(G.apply(tl, inv[a]), G.transform_states(G.apply(live, a), k))
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_jumping_lookahead_planes_count_the_opponents_replies_by_the_rules(n):
+    """The lookahead view adds, per legal target, what jumping.game's rules give the opponent after
+    that move (plain Python here); the first planes are the plain view's."""
+    G, plain = JumpingGame(n=n, lookahead=True), JumpingGame(n=n)
+    assert G.rules_config() == plain.rules_config() and G.config() == {"n": n, "lookahead": True}
+    states = _playouts(G, 5, n=12)
+    obs, base = G.observations(states), plain.observations(states)
+    assert np.array_equal(obs[..., :plain.channels], base)
+    scale = 4 * (n - 1)
+    for s, o in zip(states, obs.reshape(len(states), n * n, -1)):
+        st = G.to_rules_state(s)
+        legal = dict(jg.targets(n, st.occ, st.last)) if st.last >= 0 else {
+            sq: 0 for sq in range(n * n) if not st.occ >> sq & 1}
+        expect = np.zeros((n * n, 4), np.float32)
+        for t, d in legal.items():
+            after = jg.targets(n, st.occ | 1 << t, t)
+            scoring = [sq for sq, k in after if d > 0 and k > d]
+            expect[t] = (not after, len(after) / scale, len(scoring) / scale, bool(scoring))
+        assert np.allclose(o[:, plain.channels:], expect), st
+    with pytest.raises(ValueError, match="lookahead must be true or false, got 'yes'"):
+        JumpingGame(lookahead="yes")
 
 
 @pytest.mark.parametrize("name", GAMES)

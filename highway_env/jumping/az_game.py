@@ -16,7 +16,12 @@ margin divided by :attr:`JumpingGame.score_scale`.
 View: (n, n, 5 + n) planes from the side to move: filled squares, the last square, the legal
 targets, the targets that would score, the last jump length one-hot (n constant planes for 0..n-1)
 and the mover's lead (own minus opponent's points) / score_scale as a constant plane. Actions are
-squares for both players, so ``view_to_board`` is the identity.
+squares for both players, so ``view_to_board`` is the identity. With ``lookahead`` (a view option:
+the rules are the same) four more planes give, per legal target, what the opponent meets after the
+move there: the move ends the game (no empty square on the target's lines), the opponent's legal
+replies and its scoring replies (longer jumps) as fractions of the most a square can have, and
+whether it has a scoring reply at all. They are one ply of search an MLP would otherwise have to
+learn: Jumping's margin hinges on the opponent's next jump.
 
 Symmetries: the 8 dihedral symmetries of the square preserve queen lines and distances, so they map
 positions to equivalent ones; the policy is permuted like the squares (``transform_states`` applies
@@ -30,6 +35,8 @@ import numpy as np
 
 from agents.game import Game, GameError
 from highway_env.jumping import game as jg
+
+LOOKAHEAD_PLANES = 4
 
 
 @nb.njit(cache=True)
@@ -48,6 +55,30 @@ def _lines_kernel(states, cells, ray_sq, ray_len, legal, dist):
                 sq = ray_sq[last, d, k]
                 legal[g, sq] = states[g, sq] == 0
                 dist[g, sq] = k + 1
+
+
+@nb.njit(cache=True)
+def _lookahead_kernel(states, cells, ray_sq, ray_len, legal, dist, out):
+    """out[g, t, :] for each legal target t: (the game ends after t, the opponent's replies, its
+    scoring replies (jump longer than dist[g, t]), any scoring reply); replies as counts."""
+    for g in range(states.shape[0]):
+        for t in range(cells):
+            if not legal[g, t]:
+                continue
+            replies = 0
+            scoring = 0
+            for d in range(8):
+                for k in range(ray_len[t, d]):
+                    sq = ray_sq[t, d, k]
+                    if states[g, sq] == 0:
+                        replies += 1
+                        # placing 2 never scores: the jump to t is then the first (dist 0 before move 1)
+                        if dist[g, t] > 0 and k + 1 > dist[g, t]:
+                            scoring += 1
+            out[g, t, 0] = replies == 0
+            out[g, t, 1] = replies
+            out[g, t, 2] = scoring
+            out[g, t, 3] = scoring > 0
 
 
 @nb.njit(cache=True)
@@ -86,18 +117,23 @@ class JumpingGame(Game):
     name = "jumping"
     title = "Jumping Farther & Farther"
     perfect_player = "highway_env.jumping.perfect:JumpingPerfect.from_spec"
-    view_options = ("value",)
+    view_options = ("value", "lookahead")
 
-    def __init__(self, n: int = 4, value: str = "result"):
+    def __init__(self, n: int = 4, value: str = "result", lookahead: bool = False):
         if value not in ("result", "margin"):
             raise ValueError(f"value must be 'result' (the value target is win/draw/loss) or 'margin' "
                              f"(tanh of the margin / score_scale), got {value!r}")
+        if not isinstance(lookahead, (bool, np.bool_)):
+            raise ValueError(f"lookahead must be true or false, got {lookahead!r}")
         self.value = value
+        self.lookahead = bool(lookahead)
         self.n = n = jg.check_n(n)
         self.cells = n * n
         self.num_actions = self.cells
         self.state_shape = (self.cells + 5,)
-        self.channels = 5 + n
+        self.channels = 5 + n + (LOOKAHEAD_PLANES if self.lookahead else 0)
+        # the most replies a square can have (its queen lines), the lookahead planes' scale
+        self._max_replies = float(max(1, 4 * (n - 1)))
         self.obs_shape = (n, n, self.channels)
         self.max_game_length = self.cells
         self.score_scale = float(max(1, self.cells // 4))
@@ -108,7 +144,9 @@ class JumpingGame(Game):
         self._symmetries = obs_idx[inv].reshape(len(inv), -1), inv
 
     def config(self) -> dict:
-        return {"n": self.n} if self.value == "result" else {"n": self.n, "value": self.value}
+        # options at their defaults are left out, so older checkpoints' configs still compare equal
+        return {"n": self.n, **({"value": self.value} if self.value != "result" else {}),
+                **({"lookahead": True} if self.lookahead else {})}
 
     def describe(self) -> str:
         return f"n = {self.n}"
@@ -187,6 +225,11 @@ class JumpingGame(Game):
         out[np.arange(N), :, 4 + np.clip(jump, 0, n - 1)] = 1
         lead = self.margins(s) * np.where(s[:, c + 4] % 2 == 0, 1, -1)
         out[:, :, 4 + n] = (lead / self.score_scale)[:, None]
+        if self.lookahead:
+            ahead = np.zeros((N, c, LOOKAHEAD_PLANES), np.float32)
+            _lookahead_kernel(s, c, self._ray_sq, self._ray_len, legal, dist, ahead)
+            ahead[:, :, 1:3] /= self._max_replies
+            out[:, :, 5 + n:] = ahead
         return out.reshape(N, *self.obs_shape)
 
     def symmetries(self):
