@@ -571,8 +571,9 @@ def test_evaluate_cli_agent_flag_help_names_the_policy_specs():
 
 
 def test_held_to_value_names_the_games_perfect_a_won_by_less_than_the_value():
-    """A perfect A never wins by less than 2, but its margin tie-break is exact only from ply 5 on and
-    within a budget: such games count as held and are named apart, in the summary and the report."""
+    """A perfect A never wins by less than 2; a game it did (a defect of A, or a summary from before
+    A kept margin 2 from the first move) counts as held and is named apart, in the summary and the
+    report."""
     from highway_env.benchmark.run import held_to_value
     from highway_env.evaluation.report import _short_note
 

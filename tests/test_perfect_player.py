@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +22,8 @@ from highway_env.solver.player import DEFAULT_EXACT_MIN_PLY, TIEBREAKS, Oracle, 
 from highway_env.solver.reference import reference_move_values
 from highway_env.solver.store import (PositionStore, StoreConflictError, StoreCorruptError, StoreLockedError,
                                       canonical_key, key_ply, value_from_bounds)
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def sign(x):
@@ -523,6 +526,59 @@ def test_shipped_book_loads():
     assert root is not None and root.value == 1  # the shipped book starts at the empty board
     moves, _ = book.moves(Board())
     assert moves and all(Board().is_legal(a) for a in moves)
+
+
+def test_the_shipped_margin_book_is_the_margin_2_proof_and_the_margin_tiebreak_plays_it():
+    """The margin book is what its build command makes of proof/certificate_margin2.json; the
+    margin tie-break's A opens with 16 in a B corner (the opening book also lists 1 and 2 in an A
+    corner, which win by 1 at most) and answers every B reply with the proof's answer."""
+    from highway_env.solver.opening_book import MARGIN_BOOK_PATH
+
+    shipped = load_book(MARGIN_BOOK_PATH)
+    built = build_book(certificate=str(ROOT / "proof" / "certificate_margin2.json"), progress=False)
+    assert {k: (e.lo, e.hi, e.moves) for k, e in shipped.entries.items()} == \
+        {k: (e.lo, e.hi, e.moves) for k, e in built.entries.items()}
+    assert sorted(load_book().moves(Board())[0]) == [0, 15, 16, 31, 243, 252]
+    player = PerfectPlayer(tiebreak="margin", seed=0, progress=False)
+    assert {player.act(Board()) for _ in range(8)} <= {243, 252}  # 16@r0c3 and its mirror 16@r3c0
+    cert = json.loads((ROOT / "proof" / "certificate_margin2.json").read_text())
+    for row in cert["replies"][:: 9]:
+        after = Board().apply(243).apply(int(row["action"]))
+        assert player.act(after) in shipped.moves(after)[0] and player.last_info["move_source"] == "book"
+        assert shipped.entry(after).lo == 2
+    # the other tie-breaks keep the opening book alone
+    assert PerfectPlayer(tiebreak="hardest", progress=False).margin_book is None
+    assert PerfectPlayer(tiebreak="margin", progress=False, margin_book=False).margin_book is None
+
+
+def test_the_margin_tiebreak_out_of_budget_keeps_the_games_margin():
+    """A position (ply 8) with margin >= 2 whose first value-keeping move in the solver's order gives
+    up a point: out of budget, the margin tie-break's A falls back to a move that keeps 2."""
+    board = Board((13, 0, 1, 16, 12, 0, 14, 2, 0, 0, 0, 0, 15, 3, 0, 0))
+    solver = Solver(tt_bits=18)
+    first_keeper = next(a for a in ordered_actions(board) if solver.solve(board.apply(a)).value == 1)
+    assert solver.solve(board, margin=True).margin >= 2 > solver.solve(board.apply(first_keeper), margin=True).margin
+    player = PerfectPlayer(tiebreak="margin", seed=0, progress=False, budget_nodes=1)
+    action = player.act(board)
+    assert player.last_info["move_source"] == "fallback" and player.last_info["margin_floor"] == 2
+    assert solver.solve(board.apply(action), margin=True).margin >= 2
+
+
+@pytest.mark.slow
+def test_the_margin_tiebreaks_a_never_wins_by_less_than_the_game_value():
+    """From the empty board the margin tie-break's A keeps margin 2 whatever B plays: against the
+    shipped agent as B (seed 1 ended 1 before A's first two moves came from the margin-2 proof)."""
+    pytest.importorskip("torch")
+    from agents import make_agent
+
+    for seed in range(4):
+        a = PerfectPlayer.from_spec(["margin"], seed=seed, store=None)
+        b = make_agent("az:agents/pretrained/highway_az.pt", seed=seed)
+        board = Board()
+        while not board.is_terminal():
+            board = board.apply((a if board.to_move == 0 else b).act(board))
+        outcome = board.outcome()
+        assert outcome.min_b - outcome.min_a >= 2, (seed, board.to_string())
 
 
 def test_one_class_is_named_book():

@@ -17,12 +17,10 @@ from highway_env.benchmark.policy import as_agent, check_frame, observation_sett
 from highway_env.benchmark.report import BenchmarkReport
 from highway_env.evaluation.tasks import play_seats  # noqa: F401  (benchmark.run.play_seats)
 from highway_env.evaluation.provenance import provenance
-from highway_env.solver.player import TIEBREAKS, EVALUATION_OPPONENT as PERFECT  # PERFECT: evaluate.py's defaults
+from highway_env.solver.player import GAME_VALUE_MARGIN, TIEBREAKS, EVALUATION_OPPONENT as PERFECT  # PERFECT: evaluate.py's defaults
 
 #: positions per policy call for the position set (a batched policy sees this many at once)
 POSITION_BATCH = 1024
-#: the game value: perfect A beats perfect B by this margin
-GAME_VALUE_MARGIN = 2
 
 
 def sample_plan(ps, positions: int, conversion: int, seed: int) -> dict:
@@ -44,9 +42,11 @@ def sample_plan(ps, positions: int, conversion: int, seed: int) -> dict:
 def held_to_value(margins_for_a) -> dict:
     """Games as B against a margin-maximising perfect A: the share B held to the game value (A won
     by at most 2, the margin of perfect play). ``a_short``: the games among them that A won by less
-    than 2, which perfect A never allows: its margin tie-break is exact only from ply 5 on and within
-    a node budget (before, it keeps the win alone), so these count as held by A's inexactness, not
-    by B's play."""
+    than 2, a check: the margin tie-break's A keeps margin 2 from the empty board (its first two
+    moves from the margin-2 proof, and margin 2 kept when a move runs out of budget), so any is a
+    defect. Its margin is exact from ply 5 on, within a node budget; earlier or out of budget it keeps
+    2 without always making B pay for a mistake, so the share can count a game B could have lost by
+    more."""
     from highway_env.evaluation.metrics import _rate
 
     m = np.asarray(list(margins_for_a), np.int64)

@@ -20,7 +20,8 @@ def _wdl(r) -> str:
 
 
 def _short_note(summary: dict) -> str:
-    """How many of each agent's held games A won by less than 2 (summaries from before lack it)."""
+    """How many of each agent's held games A won by less than 2 (0 since A keeps margin 2 from the
+    first move; summaries from before lack it)."""
     short = {spec: a["as_B_vs_perfect_margin"]["a_short"] for spec, a in summary["agents"].items()
              if (a.get("as_B_vs_perfect_margin") or {}).get("a_short") is not None}
     if not short:
@@ -145,9 +146,10 @@ def markdown(summary: dict, plots: list[str]) -> str:
         "moves that keep the exact margin.",
         "- **B held to 2**: games as B from the empty board against the margin-maximising perfect A "
         "(`perfect:margin`): the share where A won by at most 2, the margin of perfect play. That A "
-        "maximises the margin exactly only from ply 5 on, within its node budget (before, it keeps the "
-        "win alone), so a game A won by less than 2 counts as held by A's inexactness"
-        + _short_note(summary) + ".",
+        "keeps margin 2 from the first move (its first two moves come from the margin-2 proof) and "
+        "maximises the margin exactly from ply 5 on, within its node budget; earlier or out of budget "
+        "it keeps 2 without always making B pay for a mistake, so the share can overstate B's play. A "
+        "game A won by less than 2 would be a defect of A" + _short_note(summary) + ".",
         "- **as A / as B W/D/L**: full games from the empty board against the perfect player "
         f"(tie-break `{c['perfect_tiebreak']}`: among value-keeping moves the one leaving the fewest "
         f"value-keeping replies, exact within {_budget(c)} a move). A wins Highway with perfect play, so as B the best possible is a loss "

@@ -16,6 +16,9 @@ Building (some runs take minutes to hours; ``--help`` explains each flag)::
     python -m highway_env.solver.book build --ply 1 --shard 0/8 --certificate proof/certificate.json --out part0.json.gz
     python -m highway_env.solver.book merge part*.json.gz --out highway_env/data/book.json.gz
     python -m highway_env.solver.book info highway_env/data/book.json.gz
+    # the margin book, A's moves keeping margin >= 2 (instant)
+    python -m highway_env.solver.book build --certificate proof/certificate_margin2.json \
+        --out highway_env/data/book_margin2.json.gz
 """
 
 from __future__ import annotations

@@ -31,6 +31,11 @@ FORMAT_NAME = "highway-opening-book"
 FORMAT_VERSION = 1
 #: The shipped book.
 DEFAULT_BOOK_PATH = Path(__file__).resolve().parent.parent / "data" / "book.json.gz"
+#: The margin book: A's first move and its answer to every B reply from the margin-2 proof
+#: (``proof/certificate_margin2.json``), each keeping the margin at 2 or more, the game's value; the
+#: book above keeps the win only (1 or 2 in an A corner win, by 1 at most). The perfect player's
+#: ``margin`` tie-break plays it first.
+MARGIN_BOOK_PATH = DEFAULT_BOOK_PATH.with_name("book_margin2.json.gz")
 
 
 class BookError(HighwayError):

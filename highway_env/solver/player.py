@@ -19,7 +19,8 @@ attempted from ply ``exact_min_ply[tiebreak]`` on, within a budget per move; bef
 every child is cheap the player first secures a value-keeping move (the first in the solver's
 order). When the budget runs out, or the ply is earlier, it plays a value-keeping move found
 cheaply (the best candidate fully evaluated, else one already found, else the first in the
-solver's order) and sets ``last_info["exact"] = False``. Book positions use the book's moves.
+solver's order) and sets ``last_info["exact"] = False``. Book positions use the book's moves; the
+``margin`` tie-break plays the margin book's first (A's first two moves, proven to keep margin 2).
 
 Options (the defaults are ``make_agent("perfect")``'s, :data:`OPPONENT_OPTIONS`):
 
@@ -34,13 +35,17 @@ Options (the defaults are ``make_agent("perfect")``'s, :data:`OPPONENT_OPTIONS`)
   solver's first move in its static order, counted in ``unproven_moves`` (``moves`` counts all).
 - ``inherit_max_ply`` (default 6; 0: off): after its own move to a position of value v (up to this
   ply), the value after any reply is bounded by v (the replier cannot do better).
+- ``margin_book`` (``margin`` tie-break only): True (the shipped one,
+  :data:`~highway_env.solver.opening_book.MARGIN_BOOK_PATH`), a path, a Book, or False. Without it A's
+  first moves keep the win only: a game could end with A winning by 1, less than the game's value.
 - ``first_moves``: a ``proof/first_moves.json`` whose values after A's first moves and B's
   refuting replies are loaded into the oracle.
 
 ``last_info`` after each ``act``: value, candidates (moves the tie-break chose among, None when not
 enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source (of the
 value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback), margin
-(margin tie-break), opponent_replies (hardest tie-break), action.
+(margin tie-break), margin_floor (the margin tie-break's A fell back to a move keeping
+:data:`GAME_VALUE_MARGIN`), opponent_replies (hardest tie-break), action.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ import numpy as np
 
 from agents.base import Agent
 from highway_env.core import CELLS, SYMMETRIES, Board, HighwayError, transform_action
-from highway_env.solver.opening_book import Book, load_book
+from highway_env.solver.opening_book import MARGIN_BOOK_PATH, Book, load_book
 from highway_env.solver.oracle import (Deadline, Oracle, cells_after, ordered_actions,  # noqa: F401
                                       parent_keys, position_key)
 from highway_env.solver.solver import Solver
@@ -78,6 +83,9 @@ ENUMERATE_MIN_PLY = 8
 #: under any load.
 DEFAULT_BUDGET_NODES = 300_000
 DEFAULT_EARLY_BUDGET_NODES = 2_000_000
+#: The margin of the game under perfect play (``proof/certificate_margin2.json`` and its refuted
+#: threshold 3): the ``margin`` tie-break's A never lets a position that has it fall below it.
+GAME_VALUE_MARGIN = 2
 #: ``make_agent("perfect")``'s options, the constructor's defaults but quiet (the evaluation sets
 #: its budgets from its command line, :data:`EVALUATION_OPPONENT`)
 OPPONENT_OPTIONS = {"budget_nodes": DEFAULT_BUDGET_NODES, "early_budget_nodes": DEFAULT_EARLY_BUDGET_NODES,
@@ -111,6 +119,16 @@ def _memo(child_key: dict, child_cells: dict, cache: dict, question) -> Callable
     return pred
 
 
+def _book(book, path) -> Book | None:
+    """A book option: True (the shipped file at ``path``, None: the opening book), a path, a Book,
+    or False / None (none)."""
+    if book is True:
+        return load_book(path)
+    if book is False or book is None:
+        return None
+    return book if isinstance(book, Book) else load_book(book)
+
+
 def _default_game():
     from agents.games import get_game
 
@@ -135,7 +153,8 @@ class PerfectPlayer(Agent):
                  progress: bool = True, exact_from_ply: int = 0, early_budget: float | None = None,
                  inherit_max_ply: int = OPPONENT_OPTIONS["inherit_max_ply"],
                  first_moves: str | Path | None = None,
-                 budget_nodes: int | None = None, early_budget_nodes: int | None = None):
+                 budget_nodes: int | None = None, early_budget_nodes: int | None = None,
+                 margin_book=True):
         if tiebreak not in TIEBREAKS:
             raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
         for name, seconds in (("budget", budget), ("early_budget", early_budget)):
@@ -156,13 +175,8 @@ class PerfectPlayer(Agent):
         self.exact_min_ply = dict(DEFAULT_EXACT_MIN_PLY, **(exact_min_ply or {}))
         self.progress = progress
         self.name = f"perfect:{tiebreak}"
-        if book is True:
-            book = load_book()
-        elif book is False or book is None:
-            book = None
-        elif not isinstance(book, Book):
-            book = load_book(book)
-        self.book = book
+        self.book = book = _book(book, None)
+        self.margin_book = _book(margin_book, MARGIN_BOOK_PATH) if tiebreak == "margin" else None
         self.oracle = Oracle(book=book, store=open_store(store), solver=solver, tt_bits=tt_bits,
                              store_max_ply=store_max_ply)
         self.last_info: dict = {}
@@ -251,7 +265,7 @@ class PerfectPlayer(Agent):
             raise HighwayError("act() on a full board: the game is over")
         self._inherit(board)
         self.moves += 1
-        if board.ply < self.exact_from_ply and (self.book is None or self.book.moves(board) is None):
+        if board.ply < self.exact_from_ply and self._book_moves(board) is None:
             return self._early_move(board)
         o = self.oracle
         cells = board.cells
@@ -277,6 +291,14 @@ class PerfectPlayer(Agent):
         if nodes is not None:
             return self.oracle.node_budget(nodes)
         return Deadline(None if seconds == math.inf else time.monotonic() + seconds)
+
+    def _book_moves(self, board: Board):
+        """(moves, complete) from the margin book (margin tie-break), else the opening book, or None."""
+        for book in (self.margin_book, self.book):
+            bm = book.moves(board) if book is not None else None
+            if bm is not None:
+                return bm
+        return None
 
     # -- before exact_from_ply, and what the player knows from its own moves
     def _early_move(self, board: Board) -> int:
@@ -370,13 +392,12 @@ class PerfectPlayer(Agent):
         self._partial_counts = None
 
         # 1. the book's moves
-        if self.book is not None:
-            bm = self.book.moves(board)
-            if bm is not None:
-                moves, complete = bm
-                info.update(move_source="book", candidates=len(moves) if complete else None,
-                            exact=complete and self.tiebreak == "random")
-                return int(rng.choice(moves))
+        bm = self._book_moves(board)
+        if bm is not None:
+            moves, complete = bm
+            info.update(move_source="book", candidates=len(moves) if complete else None,
+                        exact=complete and self.tiebreak == "random")
+            return int(rng.choice(moves))
 
         # children grouped by symmetry class
         child_key: dict[int, str] = {}
@@ -471,13 +492,19 @@ class PerfectPlayer(Agent):
             best = min(counts.values())
             good = [a for a in child_key if counts.get(child_key[a]) == best]
             return int(rng.choice(good))
+        if self.tiebreak == "margin" and board.to_move == 0 and value == 1 \
+                and self.oracle.at_least(board.cells, GAME_VALUE_MARGIN):
+            # out of budget, A still keeps the game's margin (else a game could end won by 1)
+            info["margin_floor"] = GAME_VALUE_MARGIN
+            return self._first_keeper(board, GAME_VALUE_MARGIN, child_key, child_cells, {})
         known = [a for a in child_key if keep_cache.get(child_key[a])]
         if known and self.tiebreak != "margin":
             return int(rng.choice(known))
         return self._first_keeper(board, value, child_key, child_cells, keep_cache)
 
     def _first_keeper(self, board, value, child_key, child_cells, keep_cache) -> int:
-        """The first value-keeping move in the solver's move order (no deadline)."""
+        """The first value-keeping move in the solver's move order (no deadline); for A, ``value``
+        may be a margin it keeps (``Oracle.keeps``)."""
         a_moves = board.to_move == 0
         for a in ordered_actions(board):
             k = child_key[a]
