@@ -412,8 +412,9 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
                 add("vs_perfect", f"{spec}-{'AB'[seat]}", agent=spec, seat=seat, g0=g0,
                     g1=min(args.games, g0 + args.chunk))
         for g0 in range(0, args.games, args.chunk):  # as B against the margin-maximising A
-            add("vs_perfect", f"{spec}-B-margin", opponent=dict(perfect, tiebreak="margin"), agent=spec, seat=1,
-                g0=g0, g1=min(args.games, g0 + args.chunk), purpose="held_to_value")
+            # margin_book in the key: results cached before A's first moves came from it are not reused
+            add("vs_perfect", f"{spec}-B-margin", opponent=dict(perfect, tiebreak="margin", margin_book=True),
+                agent=spec, seat=1, g0=g0, g1=min(args.games, g0 + args.chunk), purpose="held_to_value")
         if args.reply_tree:  # every chunk draws the same first move: the seed leaves the chunk out
             first_seed = int(digest({"kind": "reply_tree_first", "seed_root": args.seed, "agent": spec}), 16) % (2**31)
             n = REPLIES if not args.reply_tree_max else min(REPLIES, args.reply_tree_max)

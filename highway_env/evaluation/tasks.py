@@ -126,7 +126,8 @@ def get_agent(spec: str, perfect: dict):
                 args, game, seed=0, budget=perfect["budget"], exact_from_ply=perfect["exact_from_ply"],
                 early_budget=perfect["early_budget"], store=perfect.get("store"),
                 budget_nodes=perfect.get("budget_nodes") or None,  # 0 / absent: seconds
-                early_budget_nodes=perfect.get("early_budget_nodes") or None)
+                early_budget_nodes=perfect.get("early_budget_nodes") or None,
+                margin_book=perfect.get("margin_book", True))
         else:
             from agents.registry import make_agent
 
