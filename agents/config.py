@@ -50,9 +50,10 @@ class TrainConfig:
                            "(one-hot planes + path-bound features, the default) or 'planes' (one-hot "
                            "numbers only, as checkpoints before the features))")
     game_config: str = _f("", "the game's options as a JSON object, e.g. '{\"rows\": 5, \"cols\": 5}' "
-                              "(blackpath: rows, cols, start such as \"A1:top\"; jumping: n; highway: obs); "
-                              "stored in the checkpoints, so az:PATH, --resume and evaluate.py rebuild "
-                              "the same game ('' = the game's defaults: blackpath 4x4 from A1:top, jumping n = 4)")
+                              "(blackpath: rows, cols, start such as \"A1:top\"; jumping: n, value, "
+                              "lookahead; highway: obs); stored in the checkpoints, so az:PATH, --resume and "
+                              "evaluate.py rebuild the same game ('' = the game's defaults: blackpath 4x4 from "
+                              "A1:top, jumping n = 4)")
     seed: int = _f(0, "master seed, 0..2**62: same seed and config (and a fixed --iterations) -> same result")
     minutes: float = _f(25.0, "wall-clock budget in minutes for the whole run, resumed parts included "
                               "(0 = no limit; then --iterations must be set)")

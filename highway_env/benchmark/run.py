@@ -17,7 +17,8 @@ from highway_env.benchmark.policy import as_agent, check_frame, observation_sett
 from highway_env.benchmark.report import BenchmarkReport
 from highway_env.evaluation.tasks import play_seats  # noqa: F401  (benchmark.run.play_seats)
 from highway_env.evaluation.provenance import provenance
-from highway_env.solver.player import GAME_VALUE_MARGIN, TIEBREAKS, EVALUATION_OPPONENT as PERFECT  # PERFECT: evaluate.py's defaults
+from highway_env.solver.player import EVALUATION_OPPONENT as PERFECT  # PERFECT: evaluate.py's defaults
+from highway_env.solver.player import GAME_VALUE_MARGIN, TIEBREAKS
 
 #: positions per policy call for the position set (a batched policy sees this many at once)
 POSITION_BATCH = 1024
