@@ -623,7 +623,7 @@ def summarize(args, ps, tasks, results, info, wall, ps2=None) -> dict:
                    "perfect_tiebreak": args.perfect_tiebreak,
                    "reply_tree_tiebreaks": args.reply_tree_tiebreaks if args.reply_tree else [],
                    **{f"perfect_{k}": v for k, v in perfect_options(args).items() if k != "store"}},
-        "position_set": {"file": str(args.positions_file or "highway_env/data/positions_v1.npz"),
+        "position_set": {"file": shown_path(args.positions_file or "highway_env/data/positions_v1.npz"),
                          "version": ps.meta.get("version"), "size": len(ps)},
         "position_set_v2": None if ps2 is None else {"file": shown_path(args.positions_v2),
                                                      "version": ps2.meta.get("version"), "size": len(ps2),

@@ -101,3 +101,11 @@ def test_summary_names_the_shipped_v2_file_relative_to_the_checkout(tmp_path):
     assert evaluate.shown_path(V2_PATH) == "highway_env/data/positions_v2.npz"
     outside = tmp_path / "v2.npz"
     assert evaluate.shown_path(outside) == str(outside)
+    # v1 given by its absolute path is recorded the same way as its default
+    v1 = V2_PATH.with_name("positions_v1.npz")
+    argv = ["--agent", "random", "--games", "0", "--rr-games", "0", "--positions", "3", "--conversion", "0",
+            "--workers", "1", "--positions-file", str(v1), "--positions-v2", "none", "--out", str(tmp_path / "ev"),
+            "--store", "none", "--no-progress", "--no-plots"]
+    assert evaluate.main(argv) == 0
+    doc = json.loads((tmp_path / "ev" / "summary.json").read_text())
+    assert doc["position_set"]["file"] == "highway_env/data/positions_v1.npz"
