@@ -581,6 +581,40 @@ def test_the_margin_tiebreaks_a_never_wins_by_less_than_the_game_value():
         assert outcome.min_b - outcome.min_a >= 2, (seed, board.to_string())
 
 
+@pytest.mark.slow
+def test_the_games_the_shipped_agent_holds_to_2_are_held_against_every_a(tmp_path):
+    """*B held to 2* counts a game as held when the margin-maximising A won by 2; A's moves before ply
+    5, or out of budget, only keep margin 2. In the shipped agent's held games every such position
+    has margin exactly 2 (no A could have won by more there), so those games are held for certain:
+    12 games with the evaluation's options, 4 held (about 1.5 minutes)."""
+    pytest.importorskip("torch")
+    from agents import make_agent
+    from highway_env.solver.player import EVALUATION_OPPONENT
+
+    options = {k: v for k, v in EVALUATION_OPPONENT.items() if k not in ("tiebreak", "store")}
+    solver, margins, held = Solver(), {}, 0
+    for seed in range(12):
+        a = PerfectPlayer.from_spec(["margin"], seed=seed, store=None, **options)
+        b = make_agent("az:agents/pretrained/highway_az.pt", seed=seed)
+        board, inexact = Board(), []
+        while not board.is_terminal():
+            if board.to_move == 0:
+                action = a.act(board)
+                if not a.last_info.get("exact") and board.ply > 0:  # ply 0: 16 in a B corner, margin 2
+                    inexact.append(board)
+            else:
+                action = b.act(board)
+            board = board.apply(action)
+        if board.outcome().min_b - board.outcome().min_a <= 2:
+            held += 1
+            for p in inexact:
+                key = canonical_key(p)
+                if key not in margins:
+                    margins[key] = solver.solve(p, margin=True).margin
+                assert margins[key] == 2, (seed, p.to_string())
+    assert held >= 2  # the check means something only if some games are held
+
+
 def test_one_class_is_named_book():
     """The builder was a second class named Book; ``Book`` from the builder's module still builds."""
     from highway_env.solver import opening_book
