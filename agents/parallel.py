@@ -24,7 +24,15 @@ class WorkersLostError(RuntimeError):
     the work, so the commands report it in one line (a RuntimeError, as it was)."""
 
 
-class InlinePool:
+class _Pool:
+    """What a training run asks of every pool besides submit, collect and close."""
+
+    def idle_cpus_note(self, chunks: int) -> str | None:
+        """A note where an iteration's ``chunks`` leave CPUs idle: only a Ray cluster's can be."""
+        return None
+
+
+class InlinePool(_Pool):
     """No workers: chunks run in the calling process when collected."""
 
     def __init__(self):
@@ -122,7 +130,7 @@ class _Worker:
         self.finished_any = False
 
 
-class ProcessPool:
+class ProcessPool(_Pool):
     """``workers`` spawned local processes fed by a dispatcher thread; each gets an iteration's
     weights once. A worker that dies (kill -9, out of memory) is replaced and its chunk queued
     again, so collect() still returns every chunk, as an undisturbed run would (chunks are
@@ -295,7 +303,7 @@ class ProcessPool:
 CHUNK_TASK_MEMORY = 768 * 2**20
 
 
-class RayPool:
+class RayPool(_Pool):
     """Chunks as Ray tasks on the cluster at ``address`` ('local' starts one here, 'auto' or
     host:port joins one; :class:`highway_env.ray_tasks.RayCluster`), each declaring 1 CPU and
     ``CHUNK_TASK_MEMORY``; the weights go into the object store once per iteration. A task lost

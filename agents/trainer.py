@@ -337,8 +337,7 @@ class Trainer:
         pool = make_pool(c.workers, c.ray_address, c.ray_runtime_env_dict(), game_module, c.ray_node_wait,
                          kept=self._resume_note)
         logger = _Logger(self.run_dir, c, self.counters["iteration"], self.log_rows)
-        note = getattr(pool, "idle_cpus_note", lambda chunks: None)(
-            len(chunk_sizes(c.games_per_iter, c.selfplay_batch, c.workers)))
+        note = pool.idle_cpus_note(len(chunk_sizes(c.games_per_iter, c.selfplay_batch, c.workers)))
         if note:
             print(note)
         bar = _progress(c, self.counters)
@@ -377,7 +376,7 @@ class Trainer:
         except KeyboardInterrupt:
             if self._mid_iteration:  # a second Ctrl-C inside an iteration: its half-changed state is not saved
                 print(f"\ninterrupted inside iteration {self.counters['iteration'] + 1}: not saved; "
-                      f"{self.run_dir / 'latest.pt'} keeps the last checkpoint; continue with --resume")
+                      f"{self._resume_note()}")
                 raise
             self._checkpoint(logger)
             print(f"\ninterrupted: saved {self.run_dir / 'latest.pt'} at iteration "
