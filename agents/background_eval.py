@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import collections
 import multiprocessing as mp
+import sys
 import traceback
 
 import numpy as np
 
 from agents.parallel import WorkersLostError, child_messages, child_setup, reap_child, signal_child, start_child
+from highway_env.stall_watch import StallWatch
 
 
 def evaluate_net(cfg, game, net, opponents, iteration: int, device: str = "cpu") -> dict[str, float]:
@@ -52,16 +54,22 @@ def _evaluator_main(conn, parent_pid: int, cfg_dict: dict) -> None:
             conn.send((iteration, None, traceback.format_exc()))
 
 
+def _say_stalled(proc) -> None:
+    print(f"note: the evaluation process {proc.pid} stopped running (no CPU time while it had weights to "
+          "evaluate): killed; a new one evaluates them", file=sys.stderr)
+
+
 class BackgroundEvaluator:
     """One evaluation process fed weight snapshots: ``submit`` never blocks, ``poll`` returns the
     evaluations finished so far, ``wait`` all of them, each as ``(iteration, scores)`` in
-    submission order. A process that dies (kill -9, out of memory) is restarted and its pending
-    snapshots evaluated again; after ``MAX_RESTARTS`` deaths in a row without a result, or an
-    error in the evaluation itself, the call raises WorkersLostError / RuntimeError."""
+    submission order. A process that dies (kill -9, out of memory) or stops running while it has
+    snapshots (:mod:`highway_env.stall_watch`: killed after ``stall_seconds``) is restarted and its
+    pending snapshots evaluated again; after ``MAX_RESTARTS`` deaths in a row without a result, or
+    an error in the evaluation itself, the call raises WorkersLostError / RuntimeError."""
 
     MAX_RESTARTS = 3
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, stall_seconds: float | None = None):
         self._ctx = mp.get_context("spawn")
         self._cfg = cfg.to_dict()
         self._pending: collections.OrderedDict = collections.OrderedDict()  # iteration -> weights
@@ -69,6 +77,9 @@ class BackgroundEvaluator:
         self.restarts = 0
         self._proc = None
         self._conn = None
+        # a stopped process would also block submit(): its pipe fills; killed, the send fails and returns
+        self._watch = StallWatch(lambda: [self._proc] if self._pending and self._proc is not None else [],
+                                 _say_stalled, stall_seconds, name="eval-stall-watch")
 
     def _start(self) -> None:
         self._conn, self._proc = start_child(self._ctx, _evaluator_main, (self._cfg,), "highway-eval")
@@ -127,7 +138,13 @@ class BackgroundEvaluator:
         self.restarts += 1
         self._start()
 
+    @property
+    def stalled(self) -> int:
+        """Evaluation processes killed because they stopped running."""
+        return self._watch.killed
+
     def close(self) -> None:
+        self._watch.close()
         if self._proc is not None:
             signal_child(self._proc, self._conn, busy=bool(self._pending))
             reap_child(self._proc, self._conn)

@@ -11,12 +11,14 @@ import collections
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
+import sys
 import threading
 import time
 import traceback
 
 from agents.selfplay import ChunkResult, ChunkTask, run_chunk
 from highway_env.ray_tasks import NODE_WAIT_SECONDS, RayCluster, shipped_runtime_env
+from highway_env.stall_watch import StallWatch
 
 
 class WorkersLostError(RuntimeError):
@@ -127,6 +129,7 @@ class _Worker:
         self.conn, self.proc = start_child(ctx, _worker_main, (), "highway-selfplay")
         self.version = None
         self.task = None  # (key, task) in flight
+        self.handed = False  # its task's messages are being sent or were: it has work (not queued behind another)
         self.finished_any = False
 
 
@@ -135,10 +138,13 @@ class ProcessPool(_Pool):
     weights once. A worker that dies (kill -9, out of memory) is replaced and its chunk queued
     again, so collect() still returns every chunk, as an undisturbed run would (chunks are
     seeded); it raises only when ``max_failed_starts`` replacements in a row died before finishing
-    a chunk. collect() plays queued chunks in the calling process too, unless ``helps=False``
-    (bench/bench_scale.py measures the workers alone)."""
+    a chunk. A worker that stops running (its CPU time stands still for ``stall_seconds`` while it
+    has a chunk: :mod:`highway_env.stall_watch`) is killed and so replaced too; a chunk whose workers
+    stop more than ``max_stalls`` times fails the run. collect() plays queued chunks in the calling
+    process too, unless ``helps=False`` (bench/bench_scale.py measures the workers alone)."""
 
-    def __init__(self, workers: int, max_failed_starts: int = 3, helps: bool = True):
+    def __init__(self, workers: int, max_failed_starts: int = 3, helps: bool = True,
+                 stall_seconds: float | None = None, max_stalls: int = 2):
         self._ctx = mp.get_context("spawn")  # fork after torch/numba threads start is unsafe
         self.replaced = 0  # workers started to replace dead ones (for logs and tests)
         self._max_failed = max_failed_starts
@@ -157,6 +163,9 @@ class ProcessPool(_Pool):
         self._workers = [_Worker(self._ctx) for _ in range(workers)]
         self._thread = threading.Thread(target=self._dispatch, name="selfplay-dispatch", daemon=True)
         self._thread.start()
+        self._max_stalls = max_stalls
+        self._stalls: dict = {}  # chunk key -> times its worker stopped running
+        self._watch = StallWatch(self._busy, self._stalled, stall_seconds, name="selfplay-stall-watch")
 
     # -- called by the trainer
     def submit(self, tasks: list[ChunkTask]) -> None:
@@ -193,6 +202,7 @@ class ProcessPool(_Pool):
             return out
 
     def close(self) -> None:
+        self._watch.close()
         with self._cond:
             self._closing = True
             self._cond.notify_all()
@@ -205,6 +215,11 @@ class ProcessPool(_Pool):
     def worker_pids(self) -> list[int]:
         with self._cond:
             return [w.proc.pid for w in self._workers]
+
+    @property
+    def stalled(self) -> int:
+        """Workers killed because they stopped running."""
+        return self._watch.killed
 
     # -- the dispatcher thread
     def _store(self, key, res) -> None:
@@ -236,6 +251,7 @@ class ProcessPool(_Pool):
                 watch = {w.conn: w for w in self._workers}
                 watch.update({w.proc.sentinel: w for w in self._workers})
             for w, msg in sends:  # outside the lock: a starting worker reads only once imported
+                w.handed = True
                 try:
                     w.conn.send(msg)
                 except OSError:  # it died; its sentinel reports it below
@@ -257,7 +273,7 @@ class ProcessPool(_Pool):
             key, res, err = w.conn.recv()
         except Exception:  # EOF or a message cut short: it died, handled by _replace
             return False
-        w.task, w.finished_any = None, True
+        w.task, w.handed, w.finished_any = None, False, True
         self._failed_starts = 0
         if err is not None:
             self._error = f"self-play worker failed:\n{err}"
@@ -265,6 +281,28 @@ class ProcessPool(_Pool):
         else:
             self._store(key, res)
         return True
+
+    def _busy(self) -> list:
+        with self._cond:
+            return [w.proc for w in self._workers if w.task is not None and w.handed]
+
+    def _stalled(self, proc) -> None:
+        """The watch is about to kill ``proc``: its chunk runs again, unless it stopped too often."""
+        with self._cond:
+            w = next((w for w in self._workers if w.proc is proc), None)
+            if w is None or w.task is None:
+                return
+            key = w.task[0]
+            self._stalls[key] = self._stalls.get(key, 0) + 1
+            print(f"note: self-play worker {proc.pid} stopped running (no CPU time for {self._watch.seconds:.0f} s "
+                  f"while it had chunk {key[1] + 1}): killed; a new worker plays the chunk", file=sys.stderr)
+            if self._stalls[key] > self._max_stalls:
+                self._error_type = WorkersLostError
+                self._error = (f"self-play stopped: the worker playing chunk {key[1] + 1} of this iteration stopped "
+                               f"running {self._stalls[key]} times (no CPU time for {self._watch.seconds:.0f} s: "
+                               f"stopped with SIGSTOP, deadlocked or stuck in the kernel); check the machine, or "
+                               f"run with --workers 0")
+                self._cond.notify_all()
 
     def _replace(self, dead: _Worker) -> None:
         try:  # a result sent just before it died still counts (poll is also true at EOF)

@@ -677,13 +677,13 @@ def test_read_only_weights_load_without_warning(tmp_path):
         run_chunk(task._replace(weights=frozen, games=2))
 
 
-def _kill_when_busy(pool, timeout=60.0) -> int:
+def _kill_when_busy(pool, timeout=60.0, sig=signal.SIGKILL) -> int:
     deadline = time.time() + timeout
     while time.time() < deadline:
         with pool._cond:
             busy = [w.proc.pid for w in pool._workers if w.task is not None]
         if busy:
-            os.kill(busy[0], signal.SIGKILL)
+            os.kill(busy[0], sig)
             return busy[0]
         time.sleep(0.01)
     raise AssertionError("no worker took a chunk")
@@ -702,6 +702,39 @@ def test_worker_killed_mid_chunk_is_replaced_and_its_chunk_rerun(tmp_path):
             assert _same_results(pool.collect(), expected)
             assert victim not in pool.worker_pids()
         assert pool.replaced >= 2 and len(pool.worker_pids()) == 1
+    finally:
+        pool.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stall watch reads /proc")
+def test_worker_stopped_mid_chunk_is_replaced_and_its_chunk_rerun(tmp_path, capfd):
+    """A worker stopped with SIGSTOP (alive, its pipe open) no longer hangs collect(): its CPU time
+    stands still, so it is killed and its chunk played again, with the same results."""
+    tasks = _tasks(tmp_path)
+    inline = InlinePool()
+    inline.submit(tasks)
+    expected = inline.collect()
+    pool = ProcessPool(1, stall_seconds=2.0)
+    try:
+        pool.submit(tasks)
+        victim = _kill_when_busy(pool, sig=signal.SIGSTOP)
+        assert _same_results(pool.collect(), expected)
+        assert victim not in pool.worker_pids() and pool.stalled == 1 and pool.replaced == 1
+        assert f"self-play worker {victim} stopped running (no CPU time for 2 s" in capfd.readouterr().err
+    finally:
+        pool.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stall watch reads /proc")
+def test_a_chunk_whose_workers_keep_stopping_fails_the_run_in_one_line(tmp_path):
+    tasks = _tasks(tmp_path)[:1]
+    pool = ProcessPool(1, helps=False, stall_seconds=1.0, max_stalls=0)
+    try:
+        pool.submit(tasks)
+        _kill_when_busy(pool, sig=signal.SIGSTOP)
+        with pytest.raises(RuntimeError, match=r"worker playing chunk 1 of this iteration stopped running 1 times "
+                                               r"\(no CPU time for 1 s.*--workers 0"):
+            pool.collect()
     finally:
         pool.close()
 
@@ -750,6 +783,38 @@ def test_training_with_a_killed_worker_ends_with_the_undisturbed_weights(tmp_pat
     assert killed and b.counters["iteration"] == 3
     sa, sb = a.net.state_dict(), b.net.state_dict()
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stall watch reads /proc")
+def test_training_with_a_worker_stopped_mid_chunk_ends_with_the_undisturbed_weights(tmp_path, monkeypatch):
+    import agents.trainer
+
+    monkeypatch.setattr("highway_env.stall_watch.STALL_SECONDS", 2.0)
+    longer = dict(iterations=3, games_per_iter=24, simulations=24)  # chunks the worker gets before the trainer
+    a = Trainer(tiny(tmp_path, "calm", **longer))  # (which plays queued chunks too) has played them all
+    a.run()
+    pools = []
+
+    def make_pool(*args, **kw):
+        pools.append(ProcessPool(args[0]))
+        return pools[-1]
+
+    monkeypatch.setattr(agents.trainer, "make_pool", make_pool)
+    b = Trainer(tiny(tmp_path, "stopped", workers=1, **longer))
+    stopper = threading.Thread(target=lambda: _kill_when_busy(_first(pools), sig=signal.SIGSTOP), daemon=True)
+    stopper.start()
+    b.run()
+    stopper.join()
+    assert pools[0].stalled == 1 and b.counters["iteration"] == 3
+    sa, sb = a.net.state_dict(), b.net.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def _first(items: list, timeout: float = 60.0):
+    deadline = time.time() + timeout
+    while not items and time.time() < deadline:
+        time.sleep(0.01)
+    return items[0]
 
 
 @pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04" + b"\x00" * 40, bytes(range(256)), b""])

@@ -4,6 +4,7 @@ Ray with its runtime_env, resources and retries, and a Ray node lost mid-run."""
 import csv
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -111,6 +112,24 @@ def test_killed_evaluation_process_is_restarted_with_the_same_result(tmp_path):
         ev.submit(3, weights)
         os.kill(ev._proc.pid, signal.SIGKILL)
         assert ev.wait() == [(3, expected)] and ev.restarts == 1 and ev.pending() == {}
+    finally:
+        ev.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stall watch reads /proc")
+def test_stopped_evaluation_process_is_restarted_and_never_blocks_submit(tmp_path):
+    """Stopped with SIGSTOP, the evaluation process would block submit() once its pipe is full
+    and wait() for ever; it is killed and restarted, and evaluates what was pending."""
+    cfg = tiny(tmp_path, eval_games=2, eval_opponents="random")
+    t = Trainer(cfg)
+    weights = {k: v.numpy().copy() for k, v in t.net.state_dict().items()}
+    expected = [(i, evaluate_net(cfg, t.game, t.net, cfg.eval_agents(), i)) for i in (3, 4)]
+    ev = BackgroundEvaluator(cfg, stall_seconds=2.0)
+    try:
+        ev.submit(3, weights)
+        os.kill(ev._proc.pid, signal.SIGSTOP)
+        ev.submit(4, weights)  # more than a pipe holds: returns once the stopped process is killed
+        assert ev.wait() == expected and ev.stalled >= 1 and ev.restarts >= 1 and ev.pending() == {}
     finally:
         ev.close()
 
