@@ -72,7 +72,7 @@ class AlphaZeroAgent(SearchAgent):
                         seed=None, device: str = "cpu", search: SearchConfig | None = None):
         ok = simulations is None or (isinstance(simulations, (int, np.integer)) and not isinstance(simulations, bool)
                                      and 0 <= simulations <= MAX_SIMULATIONS)
-        if not ok:  # a negative count played 1 simulation, a string failed in int()
+        if not ok:  # a negative count would play 1 simulation, a string fail in int()
             raise ValueError(f"simulations must be an integer in 0..{MAX_SIMULATIONS} (0: the raw policy) or None, "
                              f"got {simulations!r}")
         data = load_checkpoint(path)

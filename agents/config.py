@@ -24,10 +24,10 @@ MAX_THREADS = 256
 MAX_LOCAL_WORKERS = 1024
 # An iteration's chunks are planned on the driver, one task each, at most one per game (more workers
 # than games give one game a chunk): 100000 tasks take ~100 MB and seconds to build. Far more games
-# (10**9, or 10**9 Ray workers with as many games) filled the driver's memory before any self-play.
+# (10**9, or 10**9 Ray workers with as many games) would fill the driver's memory before any self-play.
 MAX_GAMES_PER_ITER = 100_000
 # Games an evaluation plays against each opponent, at once in one arena: as evaluate.py's --games.
-# 10**20 failed deep in numpy ("Maximum allowed size exceeded") after the first iteration.
+# 10**20 would fail deep in numpy ("Maximum allowed size exceeded") after the first iteration.
 MAX_EVAL_GAMES = 100_000
 
 
@@ -177,7 +177,7 @@ class TrainConfig:
         check("games_per_iter", self.games_per_iter <= MAX_GAMES_PER_ITER,
               f"at most {MAX_GAMES_PER_ITER} (each game may be a self-play task of its own, planned on this machine)")
         check("eval_games", self.eval_games <= MAX_EVAL_GAMES, f"at most {MAX_EVAL_GAMES} (as evaluate.py's --games)")
-        # beyond int64 the seed and the opening length overflowed in torch and numpy (a traceback)
+        # beyond int64 the seed and the opening length overflow in torch and numpy (a traceback)
         check("seed", self.seed <= MAX_NODE_LIMIT, "at most 2**62 (as evaluate.py's --seed)")
         check("random_opening", self.random_opening <= MAX_NODE_LIMIT, "at most 2**62")
         check("batch_size", self.batch_size <= self.replay_size,
@@ -187,7 +187,7 @@ class TrainConfig:
         check("minutes", self.minutes > 0 or self.iterations > 0,
               "> 0 unless --iterations is set (otherwise the run never ends)")
         self.checked_run()
-        check("out_dir", self.out_dir != "", "a folder, not empty ('.' for this one)")  # '' put the run elsewhere
+        check("out_dir", self.out_dir != "", "a folder, not empty ('.' for this one)")  # '' would put the run elsewhere
         check("device", self.device == "cpu" or self.device.startswith("cuda"), "'cpu' or 'cuda[:N]'")
         self.ray_runtime_env_dict()
         check("ray_node_wait", 0 < self.ray_node_wait <= MAX_TIME_LIMIT, f"in (0, {MAX_TIME_LIMIT:.0f}] seconds")

@@ -198,8 +198,8 @@ class BatchedMCTS:
         self.config = (config or SearchConfig()).validate()
         self.mode = {"puct": K.PUCT, "uct": K.UCT, "gumbel": K.GUMBEL}[self.config.kind]
         c = self.config
-        # more considered actions than the game has are all of them (--max-considered 10**20 once
-        # asked numpy for a table of that many rows)
+        # more considered actions than the game has are all of them (--max-considered 10**20 would
+        # ask numpy for a table of that many rows)
         self._max_considered = min(c.max_considered, game.num_actions)
         self._table = K.considered_visits_table(self._max_considered, c.simulations)
 

@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass, field
 from agents.mcts import ConfigError
 
 # Weights beyond this are no network to train here: 2**28 float32 parameters take 1 GiB, 4 GiB with
-# the gradients and AdamW's two moments. Far larger sizes (--layers 10**20) were built layer by layer
-# until the machine's memory ran out.
+# the gradients and AdamW's two moments. Far larger sizes (--layers 10**20) would be built layer by
+# layer until the machine's memory runs out.
 MAX_NET_PARAMS = 2 ** 28
 
 

@@ -23,7 +23,7 @@ from highway_env.stall_watch import StallWatch
 
 class WorkersLostError(RuntimeError):
     """Worker processes kept dying (killed, out of memory) past the restarts allowed: not a bug in
-    the work, so the commands report it in one line (a RuntimeError, as it was)."""
+    the work, so the commands report it in one line (a RuntimeError, so callers catching those still do)."""
 
 
 class _Pool:
@@ -294,12 +294,12 @@ class ProcessPool(_Pool):
                 return
             key = w.task[0]
             self._stalls[key] = self._stalls.get(key, 0) + 1
-            print(f"note: self-play worker {proc.pid} stopped running (no CPU time for {self._watch.seconds:.0f} s "
+            print(f"note: self-play worker {proc.pid} stopped running (no CPU time for {self._watch.seconds:g} s "
                   f"while it had chunk {key[1] + 1}): killed; a new worker plays the chunk", file=sys.stderr)
             if self._stalls[key] > self._max_stalls:
                 self._error_type = WorkersLostError
                 self._error = (f"self-play stopped: the worker playing chunk {key[1] + 1} of this iteration stopped "
-                               f"running {self._stalls[key]} times (no CPU time for {self._watch.seconds:.0f} s: "
+                               f"running {self._stalls[key]} times (no CPU time for {self._watch.seconds:g} s: "
                                f"stopped with SIGSTOP, deadlocked or stuck in the kernel); check the machine, or "
                                f"run with --workers 0")
                 self._cond.notify_all()

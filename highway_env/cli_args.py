@@ -20,7 +20,7 @@ MAX_NODE_LIMIT = 2 ** 62
 TT_BITS_MIN, TT_BITS_MAX = 10, 30
 #: most simulations a search may be asked for (mcts:N, az:PATH:SIMS, train.py's --simulations, the
 #: play server's --max-mcts-sims): a search keeps every node and its edges (up to ~6 KB a simulation
-#: on an early Highway board), so a million take gigabytes; far more failed deep in numpy ("Maximum
+#: on an early Highway board), so a million take gigabytes; far more would fail deep in numpy ("Maximum
 #: allowed dimension exceeded", an unallocatable array)
 MAX_SIMULATIONS = 1_000_000
 
@@ -68,7 +68,7 @@ tt_bits_arg = number(int, TT_BITS_MIN, TT_BITS_MAX)
 def path_arg(instead: str = "leave the flag out for its default"):
     """An argparse ``type`` for a path flag: the text as given, refused when empty or blank (an
     ArgumentTypeError, which argparse prefixes with the flag's name). '' is no path: ``Path('')`` is
-    '.', and flags that took it for "none" or "the default" hid an unset shell variable
+    '.', and a flag taking it for "none" or "the default" would hide an unset shell variable
     (``--work "$DIR"``). ``instead`` ends the message: what to give instead."""
 
     def parse(text: str) -> str:

@@ -3,8 +3,9 @@
 ``multiprocessing.Pool`` waits for ever on a task whose worker was killed. A
 ``ProcessPoolExecutor`` breaks instead: :class:`RetryingPool` then kills the broken pool's other
 workers, starts a new one and submits the unfinished tasks again, each at most ``retries`` times;
-the work must be seeded (a task run again gives the same result). A worker whose initializer
-raises is no lost worker: it would fail the same way on every new pool, so the first such failure
+the work must be seeded (a task run again gives the same result). A worker that stops running
+while it has a task (``kill -STOP``, a deadlock: :mod:`highway_env.stall_watch`) is killed, and so
+counts as one that died. A worker whose initializer raises is no lost worker: it would fail the same way on every new pool, so the first such failure
 ends the work with :class:`WorkerInitError` naming the initializer and the exception. The proof's units
 (:mod:`highway_env.solver.prove`), the evaluation's tasks (``evaluate.py``) and a position set's
 games and labels (:mod:`highway_env.evaluation.positions`) run on it.
@@ -19,6 +20,7 @@ from typing import Callable
 
 from highway_env.cli_args import first_line
 from highway_env.core import HighwayError
+from highway_env.stall_watch import StallWatch
 
 
 class WorkerLostError(HighwayError):
@@ -36,33 +38,64 @@ class RetryingPool:
     ``what(args)`` names a task in the WorkerLostError, whose message ends with ``hint``."""
 
     def __init__(self, workers: int, initializer=None, initargs: tuple = (), retries: int = 2, mp_context=None,
-                 what: Callable[[tuple], str] = lambda args: "running a task", hint: str = "out of memory?"):
+                 what: Callable[[tuple], str] = lambda args: "running a task", hint: str = "out of memory?",
+                 stall_seconds: float | None = None):
         self.workers, self.retries = workers, retries
         self._initializer, self._initargs, self._mp_context = initializer, initargs, mp_context
         self._what, self._hint = what, hint
         # where a worker whose initializer raised says why before it exits (a traceback on its
-        # stderr and a broken pool were all the parent saw: "a worker died ... out of memory?")
+        # stderr and a broken pool would be all the parent saw)
         self._init_errors = None
         if initializer is not None:
             self._init_errors = (mp_context or multiprocessing.get_context()).SimpleQueue()
+        self._starts = None  # (task, pid) of each task as a worker starts it: which processes have work
+        self._task_pids: dict[int, int] = {}  # task -> pid of the worker running it
         self.units: dict[int, tuple] = {}  # task -> (fn, args)
         self.futures: dict[int, concurrent.futures.Future] = {}
         self.lost: dict[int, int] = {}  # task -> times its worker died
         self.handed: dict[int, int] = {}  # task -> order in which the current executor got it
         self.next_id = self.next_handed = 0
         self.executor = self._new_executor()
+        self._watch = StallWatch(self._busy, seconds=stall_seconds, name="pool-stall-watch")
 
     def _new_executor(self):
-        if self._initializer is None:
-            return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=self._mp_context)
-        return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=self._mp_context,
-                                                      initializer=_initialize,
-                                                      initargs=(self._init_errors, self._initializer, self._initargs))
+        # a new queue each time: a worker killed while it wrote to the old one may hold its lock
+        if self._starts is not None:
+            self._starts.close()
+        self._starts = (self._mp_context or multiprocessing.get_context()).SimpleQueue()
+        self._task_pids = {}
+        return concurrent.futures.ProcessPoolExecutor(
+            self.workers, mp_context=self._mp_context, initializer=_initialize,
+            initargs=(self._init_errors, self._starts, self._initializer, self._initargs))
+
+    def _busy(self) -> list:
+        """The worker processes running a task (the stall watch's question; its thread asks)."""
+        starts, running = self._starts, self._task_pids
+        try:
+            while not starts.empty():
+                task, pid = starts.get()
+                running[task] = pid
+            processes = dict(getattr(self.executor, "_processes", None) or {})
+        except (OSError, ValueError, RuntimeError):  # the pool was rebuilt or closed meanwhile: ask again
+            return []
+        busy = []
+        for task, pid in list(running.items()):
+            future = self.futures.get(task)
+            if future is None or future.done():
+                del running[task]
+            elif pid in processes:
+                busy.append(processes[pid])
+        return busy
+
+    @property
+    def stalled(self) -> int:
+        """Workers killed because they stopped running."""
+        return self._watch.killed
 
     def _run(self, task: int) -> None:
         fn, args = self.units[task]
         try:
-            self.futures[task] = self.executor.submit(fn, *args)
+            self.futures[task] = self.executor.submit(_started, task, fn, *args)
             self.handed[task] = self.next_handed
             self.next_handed += 1
         except concurrent.futures.process.BrokenProcessPool as exc:
@@ -159,8 +192,10 @@ class RetryingPool:
         # a task running beside the one that kills its worker is charged too: both are named
         over = sorted(t for t in running if self.lost[t] > self.retries)
         if over:
+            stopped = (f" ({self.stalled} of the deaths: stopped running, killed after {self._watch.seconds:g} s "
+                       f"without CPU time)" if self.stalled else "")
             raise WorkerLostError("a worker died " + " or ".join(f"{self.lost[t]} times {self._what(self.units[t][1])}"
-                                                                 for t in over) + f"; {self._hint}")
+                                                                 for t in over) + f"{stopped}; {self._hint}")
         for task in unfinished:
             self._run(task)
 
@@ -189,12 +224,14 @@ class RetryingPool:
             manager.join(5)
 
     def close(self, kill: bool = False) -> None:
+        self._watch.close()
         if kill:
             self._kill()
         else:
             self.executor.shutdown(wait=True)
         if self._init_errors is not None:
             self._init_errors.close()
+        self._starts.close()
 
     def __enter__(self):
         return self
@@ -203,9 +240,22 @@ class RetryingPool:
         self.close(kill=True)  # at once, also on Ctrl-C: what a task finished is written by then
 
 
-def _initialize(errors, initializer, initargs) -> None:
+_STARTS = None  # in a worker: where it says which task it starts
+
+
+def _started(task: int, fn, *args):
+    """In a worker: say that this process runs ``task``, then run it."""
+    _STARTS.put((task, os.getpid()))
+    return fn(*args)
+
+
+def _initialize(errors, starts, initializer, initargs) -> None:
     """A worker's initializer: ``initializer(*initargs)``; if it raises, its type and first line go
     to ``errors`` for the parent, and the worker exits (the pool breaks, as it does on its own)."""
+    global _STARTS
+    _STARTS = starts
+    if initializer is None:
+        return
     try:
         initializer(*initargs)
     except Exception as exc:

@@ -107,3 +107,40 @@ def test_an_initializer_that_raises_is_named_once_not_taken_for_a_lost_worker(tm
     with RetryingPool(1, _init_marks, (marker + "-ok",), retries=1, mp_context=spawn) as pool:
         assert list(pool.imap(_dies_once, [str(tmp_path / "t0")])) == ["t0"]  # a lost worker is rerun still
     assert open(marker + "-ok").read().count("ready") == 2
+
+
+def _stops_once(marker: str) -> str:
+    """A task whose worker stops (SIGSTOP) the first time it runs it, then computes a moment."""
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGSTOP)
+    deadline = time.process_time() + 0.2
+    while time.process_time() < deadline:
+        pass
+    return os.path.basename(marker)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="the stall watch reads /proc")
+def test_a_stopped_worker_is_killed_and_its_task_run_again(tmp_path):
+    """A worker stopped with SIGSTOP kept its task for ever (the pool saw no death): it is killed
+    once its CPU time stands still, and its task runs again."""
+    items = [str(tmp_path / f"t{i}") for i in range(4)]
+    for i in (0, 1, 3):
+        open(items[i], "w").close()
+    with RetryingPool(2, stall_seconds=1.0) as pool:
+        assert list(pool.imap(_stops_once, items)) == [f"t{i}" for i in range(4)]
+        assert pool.stalled == 1 and max(pool.lost.values()) == 1
+
+
+def _always_stops(x: int) -> int:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return x
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="the stall watch reads /proc")
+def test_a_task_whose_worker_always_stops_is_named():
+    with RetryingPool(1, retries=1, stall_seconds=0.5, what=lambda args: f"running item {args[0]}") as pool:
+        with pytest.raises(WorkerLostError, match=r"died 2 times running item 7 \(2 of the deaths: stopped running, killed after 0.5 s without "
+                                                r"CPU time\); out of memory\?"):
+            list(pool.imap(_always_stops, [7]))
+        assert pool.stalled == 2

@@ -274,7 +274,7 @@ def _parse_per_ply(text: str) -> dict[int, int]:
 
 def _note_unused_first_moves(path) -> None:
     """One line on stderr when --first-moves cannot give ply 0: missing, or there but not a complete
-    first-moves file (a folder, another JSON, a run cut short), which was left out without a word."""
+    first-moves file (a folder, another JSON, a run cut short): the user learns why ply 0 is missing."""
     note_missing_input(path, "--first-moves", "the set leaves out ply 0")
     if path and os.path.exists(path) and load_first_moves(path) is None:
         print(f"note: --first-moves {path!r} is not a complete first-moves file (python -m highway_env.solver "

@@ -137,7 +137,7 @@ class HighwayState(pyspiel.State):
 class HistoryObserver(IIGObserverForPublicInfoGame):
     """The information state: the public history (``history_str``), as tic_tac_toe.py's, after the
     starting position when a state did not start from the empty board. Without it a state made by
-    ``new_initial_state(board)`` had the empty board's information state: spiel.h asks that states
+    ``new_initial_state(board)`` would have the empty board's information state: spiel.h asks that states
     differing in what a player observes have different information states, and here the player
     observes the whole board."""
 

@@ -74,7 +74,7 @@ def _checkpoint(text: str) -> str:
     except (CheckpointError, ImportError) as e:  # ImportError: no PyTorch, the message names the extra
         raise argparse.ArgumentTypeError(str(e)) from None
     game = data.get("game", "highway") if isinstance(data, dict) else "highway"
-    if game != "highway":  # offered on the page, it failed only when a player picked it
+    if game != "highway":  # offered on the page, it would fail only when a player picks it
         raise argparse.ArgumentTypeError(f"{text!r} is an agent of game {game!r}; the page plays Highway: "
                                          "give a checkpoint trained with train.py --game highway")
     return text

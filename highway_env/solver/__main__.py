@@ -35,7 +35,7 @@ def default_certificate_path(threshold: int, first_move: int | None) -> str:
 
 
 _action = number_type(int, 0, NUM_ACTIONS - 1)
-# a path's sum is at most 7 x 16, so no margin lies beyond; far larger ones overflowed in the workers
+# a path's sum is at most 7 x 16, so no margin lies beyond; far larger ones would overflow in the workers
 _threshold = number_type(int, -PATH_LEN * NUMBERS, PATH_LEN * NUMBERS)
 
 
@@ -226,7 +226,7 @@ def _ray_settings(args) -> dict:
 def cmd_prove(args) -> int:
     from highway_env.solver.prove import NotProvenError, ProofConfig, prove, write_certificate
 
-    # --out '' is refused as given (it once meant the default path, shipped or not, as allowed)
+    # None: the default path; '' is refused by the flag's type (an unset shell variable, not a default)
     out = default_certificate_path(args.threshold, args.first_move) if args.out is None else args.out
     check_output(out, allowed=args.out is not None or args.force)  # before hours of work, not after
     config = ProofConfig(workers=args.workers, tt_bits=args.tt_bits, ray_address=args.ray_address,
@@ -296,7 +296,7 @@ def cmd_first_moves(args) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise HighwayError(f"--certificate {path!r} is not a proof certificate "
                                f"({type(exc).__name__}: {exc}); pass another or --certificate none") from None
-    with lock_output(out) or contextlib.nullcontext():  # two on one --out each rewrote it without the other's moves
+    with lock_output(out) or contextlib.nullcontext():  # two on one --out would each rewrite it without the other's moves
         result = first_move_values(config, out, progress=not args.no_progress, certificate=certificate)
     counts = {v: sum(1 for m in result["moves"] if m["value"] == v) for v in (1, 0, -1)}
     print(f"{len(result['moves'])} first moves solved ({'complete' if result['complete'] else 'partial'}): "
