@@ -375,6 +375,7 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
 
     perfect = dict(perfect_options(args), tiebreak=args.perfect_tiebreak)
     from highway_env.benchmark.run import sample_plan
+    from highway_env.solver.player import GAME_VALUE_MARGIN
 
     pfile = str(args.positions_file) if args.positions_file else None
     plan = sample_plan(ps, args.positions, args.conversion, args.seed)
@@ -412,8 +413,11 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
                 add("vs_perfect", f"{spec}-{'AB'[seat]}", agent=spec, seat=seat, g0=g0,
                     g1=min(args.games, g0 + args.chunk))
         for g0 in range(0, args.games, args.chunk):  # as B against the margin-maximising A
-            # margin_book in the key: results cached before A's first moves came from it are not reused
-            add("vs_perfect", f"{spec}-B-margin", opponent=dict(perfect, tiebreak="margin", margin_book=True),
+            # margin_book and margin_floor in the key (the player reads neither from it): results cached
+            # before A's first moves came from the margin book, or before A's fallback kept a point above
+            # the game's margin where it could, are not reused
+            add("vs_perfect", f"{spec}-B-margin", opponent=dict(perfect, tiebreak="margin", margin_book=True,
+                                                                 margin_floor=GAME_VALUE_MARGIN + 1),
                 agent=spec, seat=1, g0=g0, g1=min(args.games, g0 + args.chunk), purpose="held_to_value")
         if args.reply_tree:  # every chunk draws the same first move: the seed leaves the chunk out
             first_seed = int(digest({"kind": "reply_tree_first", "seed_root": args.seed, "agent": spec}), 16) % (2**31)

@@ -551,17 +551,55 @@ def test_the_shipped_margin_book_is_the_margin_2_proof_and_the_margin_tiebreak_p
     assert PerfectPlayer(tiebreak="margin", progress=False, margin_book=False).margin_book is None
 
 
-def test_the_margin_tiebreak_out_of_budget_keeps_the_games_margin():
-    """A position (ply 8) with margin >= 2 whose first value-keeping move in the solver's order gives
-    up a point: out of budget, the margin tie-break's A falls back to a move that keeps 2."""
-    board = Board((13, 0, 1, 16, 12, 0, 14, 2, 0, 0, 0, 0, 15, 3, 0, 0))
+@pytest.mark.slow
+@pytest.mark.parametrize("first", [243, 252])
+def test_the_margin_books_answers_keep_a_point_more_where_b_gave_it(first):
+    """A's answers at ply 2 come from the margin-2 proof: where B's reply lets A win by 3 or more
+    (134 of the 135 distinct replies to either first move), each answer the book lists keeps 3,
+    so "held to 2" is exact from the book on too (about 3 minutes each: a reply that holds A to 2
+    takes a minute to refute)."""
+    from highway_env.solver.opening_book import MARGIN_BOOK_PATH
+    from highway_env.solver.oracle import Oracle, cells_after, position_key
+
+    book, oracle = load_book(MARGIN_BOOK_PATH), Oracle()
+    after_first = Board().apply(first)
+    held, seen = 0, set()
+    for reply in after_first.legal_actions():
+        board = after_first.apply(reply)
+        if position_key(board.cells) in seen:
+            continue
+        seen.add(position_key(board.cells))
+        if not oracle.at_least(board.cells, 3):
+            held += 1
+            continue
+        moves, _ = book.moves(board)
+        assert all(oracle.keeps(cells_after(board.cells, m), 3, True) for m in moves), (reply, moves)
+    assert len(seen) == 135 and held == 1
+
+
+@pytest.mark.parametrize("cells, margin, floor", [
+    ((13, 0, 1, 16, 12, 0, 14, 2, 0, 0, 0, 0, 15, 3, 0, 0), 4, 3),  # ply 8: the first keeper of the value wins by 1
+    ((0, 0, 16, 9, 8, 0, 0, 1, 5, 13, 0, 14, 12, 3, 15, 0), 2, 2),  # ply 10: so does this one's
+    ((11, 12, 10, 2, 5, 0, 0, 0, 0, 13, 8, 9, 0, 0, 3, 1), 3, 3),  # ply 10: the first keeper of 2 wins by 2
+])
+def test_the_margin_tiebreak_out_of_budget_keeps_the_games_margin_and_a_point_more(cells, margin, floor):
+    """Out of budget, the margin tie-break's A falls back to a move keeping the game's margin (2),
+    or 3 where the position has 3: then a game ends at 2 only where B held A to it. The positions'
+    first value-keeping moves in the solver's order give up a point (the first and second), or the
+    first move keeping 2 gives up the third point (the third)."""
+    board = Board(cells)
     solver = Solver(tt_bits=18)
+    assert solver.solve(board, margin=True).margin == margin
     first_keeper = next(a for a in ordered_actions(board) if solver.solve(board.apply(a)).value == 1)
-    assert solver.solve(board, margin=True).margin >= 2 > solver.solve(board.apply(first_keeper), margin=True).margin
+    first_keeper_of_2 = next(a for a in ordered_actions(board) if solver.solve(board.apply(a), margin=True).margin >= 2)
+    if margin == 3:
+        assert solver.solve(board.apply(first_keeper_of_2), margin=True).margin == 2
+    else:
+        assert solver.solve(board.apply(first_keeper), margin=True).margin < 2
     player = PerfectPlayer(tiebreak="margin", seed=0, progress=False, budget_nodes=1)
     action = player.act(board)
-    assert player.last_info["move_source"] == "fallback" and player.last_info["margin_floor"] == 2
-    assert solver.solve(board.apply(action), margin=True).margin >= 2
+    assert player.last_info["move_source"] == "fallback" and player.last_info["margin_floor"] == floor
+    assert solver.solve(board.apply(action), margin=True).margin >= floor
 
 
 @pytest.mark.slow

@@ -44,8 +44,9 @@ Options (the defaults are ``make_agent("perfect")``'s, :data:`OPPONENT_OPTIONS`)
 ``last_info`` after each ``act``: value, candidates (moves the tie-break chose among, None when not
 enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source (of the
 value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback), margin
-(margin tie-break), margin_floor (the margin tie-break's A fell back to a move keeping
-:data:`GAME_VALUE_MARGIN`), opponent_replies (hardest tie-break), action.
+(margin tie-break), margin_floor (the margin tie-break's A fell back to a move keeping this margin:
+:data:`GAME_VALUE_MARGIN` + 1 where the position has it, else :data:`GAME_VALUE_MARGIN`),
+opponent_replies (hardest tie-break), action.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ ENUMERATE_MIN_PLY = 8
 DEFAULT_BUDGET_NODES = 300_000
 DEFAULT_EARLY_BUDGET_NODES = 2_000_000
 #: The margin of the game under perfect play (``proof/certificate_margin2.json`` and its refuted
-#: threshold 3): the ``margin`` tie-break's A never lets a position that has it fall below it.
+#: threshold 3): the ``margin`` tie-break's A never lets a position that has it fall below it, nor
+#: one that has a point more below that point (``PerfectPlayer._margin_floor``).
 GAME_VALUE_MARGIN = 2
 #: ``make_agent("perfect")``'s options, the constructor's defaults but quiet (the evaluation sets
 #: its budgets from its command line, :data:`EVALUATION_OPPONENT`)
@@ -492,15 +494,26 @@ class PerfectPlayer(Agent):
             best = min(counts.values())
             good = [a for a in child_key if counts.get(child_key[a]) == best]
             return int(rng.choice(good))
-        if self.tiebreak == "margin" and board.to_move == 0 and value == 1 \
-                and self.oracle.at_least(board.cells, GAME_VALUE_MARGIN):
-            # out of budget, A still keeps the game's margin (else a game could end won by 1)
-            info["margin_floor"] = GAME_VALUE_MARGIN
-            return self._first_keeper(board, GAME_VALUE_MARGIN, child_key, child_cells, {})
+        floor = self._margin_floor(board.cells) if self.tiebreak == "margin" and board.to_move == 0 \
+            and value == 1 else None
+        if floor is not None:
+            info["margin_floor"] = floor
+            return self._first_keeper(board, floor, child_key, child_cells, {})
         known = [a for a in child_key if keep_cache.get(child_key[a])]
         if known and self.tiebreak != "margin":
             return int(rng.choice(known))
         return self._first_keeper(board, value, child_key, child_cells, keep_cache)
+
+    def _margin_floor(self, cells) -> int | None:
+        """What A's fallback keeps out of budget: one point above the game's margin where the
+        position has it, else the game's margin where it has that. So a game ends at the game's
+        margin exactly when B never gave more (B cannot take back a point A keeps), and "held to
+        the game value" counts the games B held, whatever A's exact margin would have been. The
+        check costs seconds at ply 4 where B held (a refutation), far less later."""
+        for floor in (GAME_VALUE_MARGIN + 1, GAME_VALUE_MARGIN):
+            if self.oracle.at_least(cells, floor):
+                return floor
+        return None
 
     def _first_keeper(self, board, value, child_key, child_cells, keep_cache) -> int:
         """The first value-keeping move in the solver's move order (no deadline); for A, ``value``
