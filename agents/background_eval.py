@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import sys
 import traceback
 
@@ -78,8 +79,7 @@ class BackgroundEvaluator:
         self._proc = None
         self._conn = None
         # a stopped process would also block submit(): its pipe fills; killed, the send fails and returns
-        self._watch = StallWatch(lambda: [self._proc] if self._pending and self._proc is not None else [],
-                                 _say_stalled, stall_seconds, name="eval-stall-watch")
+        self._watch = StallWatch(self._busy, _say_stalled, stall_seconds, name="eval-stall-watch")
 
     def _start(self) -> None:
         self._conn, self._proc = start_child(self._ctx, _evaluator_main, (self._cfg,), "highway-eval")
@@ -137,6 +137,17 @@ class BackgroundEvaluator:
                                "--no-eval-background")
         self.restarts += 1
         self._start()
+
+    def _busy(self) -> list:
+        """The process while it owes an evaluation (the stall watch's question): not when an answer
+        waits in the pipe, unread until the trainer's next poll (the process then idles, rightly)."""
+        proc, conn = self._proc, self._conn
+        if not self._pending or proc is None:
+            return []
+        try:
+            return [] if mp_connection.wait([conn], timeout=0) else [proc]
+        except (OSError, ValueError):  # restarted meanwhile: ask again
+            return []
 
     @property
     def stalled(self) -> int:

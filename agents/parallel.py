@@ -283,8 +283,15 @@ class ProcessPool(_Pool):
         return True
 
     def _busy(self) -> list:
+        """The workers with a chunk (the stall watch's question), less those whose result waits in
+        the pipe: they idle rightly until the dispatcher reads it (it may be sending to another)."""
         with self._cond:
-            return [w.proc for w in self._workers if w.task is not None and w.handed]
+            busy = {w.conn: w.proc for w in self._workers if w.task is not None and w.handed}
+        try:
+            answered = set(mp_connection.wait(list(busy), timeout=0)) if busy else set()
+        except (OSError, ValueError):  # one was closed meanwhile (replaced): ask again
+            return []
+        return [proc for conn, proc in busy.items() if conn not in answered]
 
     def _stalled(self, proc) -> None:
         """The watch is about to kill ``proc``: its chunk runs again, unless it stopped too often."""

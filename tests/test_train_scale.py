@@ -134,6 +134,25 @@ def test_stopped_evaluation_process_is_restarted_and_never_blocks_submit(tmp_pat
         ev.close()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stall watch reads /proc")
+def test_an_evaluation_process_whose_answer_waits_unread_is_not_taken_for_stopped(tmp_path):
+    """Its answer sent, the process idles until the trainer's next poll, which may come long after
+    (a long iteration): that is no stop, and nothing is evaluated twice."""
+    import multiprocessing.connection
+
+    cfg = tiny(tmp_path, eval_games=2, eval_opponents="random")
+    t = Trainer(cfg)
+    weights = {k: v.numpy().copy() for k, v in t.net.state_dict().items()}
+    ev = BackgroundEvaluator(cfg, stall_seconds=1.0)
+    try:
+        ev.submit(3, weights)
+        assert multiprocessing.connection.wait([ev._conn], timeout=120)  # answered, not read
+        time.sleep(3.0)
+        assert ev.stalled == 0 and [i for i, _ in ev.wait()] == [3] and ev.restarts == 0
+    finally:
+        ev.close()
+
+
 # ------------------------------------------------------------------ Ray
 
 def test_ray_runtime_env_ships_the_packages_and_sizes_the_tasks(tmp_path):
