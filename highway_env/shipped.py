@@ -18,8 +18,8 @@ from highway_env.core import HighwayError
 
 _REPO = Path(__file__).resolve().parent.parent
 #: the folders under ``results/`` that git tracks (``tests/test_hostile_cli.py`` checks none is missing)
-SHIPPED_RESULTS = ("ablations", "default3_seeds", "main3_seeds", "openspiel_mcts", "recipes", "reply_tree", "shipped",
-                   "siblings", "zoo")
+SHIPPED_RESULTS = ("ablations", "default3_seeds", "main3_seeds", "margin_weight_held", "openspiel_mcts", "recipes",
+                   "reply_tree", "shipped", "siblings", "zoo")
 SHIPPED_DIRS = (_REPO / "proof", _REPO / "highway_env" / "data", *(_REPO / "results" / d for d in SHIPPED_RESULTS))
 
 
