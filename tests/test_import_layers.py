@@ -10,7 +10,7 @@ from test_import_graph import import_graph
 LAYERS = {
     1: ("highway_env.core", "highway_env.atomic_files", "highway_env.cli_args", "highway_env.extras",
         "highway_env.legal_sampling", "highway_env.parent_watch", "highway_env.ray_node_watch",
-        "highway_env.registration", "highway_env.run_lock"),
+        "highway_env.registration", "highway_env.run_lock", "highway_env.stall_watch"),
     2: ("highway_env", "highway_env.highway.batch_rules", "highway_env.render", "highway_env.aec",
         "highway_env.shipped", "highway_env.ray_address", "highway_env.retrying_pool"),
     3: ("highway_env.solver.*", "highway_env.ray_tasks", "highway_env.highway", "highway_env.highway.highway",
@@ -33,7 +33,8 @@ UPWARD = {
 #: What ``agents`` may import from ``highway_env``: helpers, never game code (that it reaches through
 #: the "module:Class" strings of GAMES and Game.perfect_player).
 AGENTS_HELPERS = {"highway_env.atomic_files", "highway_env.cli_args", "highway_env.core", "highway_env.extras",
-                  "highway_env.legal_sampling", "highway_env.parent_watch", "highway_env.ray_tasks"}
+                  "highway_env.legal_sampling", "highway_env.parent_watch", "highway_env.ray_tasks",
+                  "highway_env.stall_watch"}
 
 
 def layer_of(module: str) -> int | None:
