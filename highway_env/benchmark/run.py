@@ -46,8 +46,8 @@ def held_to_value(margins_for_a) -> dict:
     than 2, a check: the margin tie-break's A keeps margin 2 from the empty board (its first two
     moves from the margin-2 proof, and margin 2 kept when a move runs out of budget), so any is a
     defect. Its margin is exact from ply 5 on, within a node budget; earlier or out of budget it keeps
-    2 without always making B pay for a mistake, so the share can count a game B could have lost by
-    more."""
+    3 wherever B gave a third point (else 2), so a game ends at 2 exactly when B held A to it: the share
+    is exact (the margins of the other games can be below a margin-exact A's)."""
     from highway_env.evaluation.metrics import _rate
 
     m = np.asarray(list(margins_for_a), np.int64)

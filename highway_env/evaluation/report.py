@@ -148,8 +148,9 @@ def markdown(summary: dict, plots: list[str]) -> str:
         "(`perfect:margin`): the share where A won by at most 2, the margin of perfect play. That A "
         "keeps margin 2 from the first move (its first two moves come from the margin-2 proof) and "
         "maximises the margin exactly from ply 5 on, within its node budget; earlier or out of budget "
-        "it keeps 2 without always making B pay for a mistake, so the share can overstate B's play. A "
-        "game A won by less than 2 would be a defect of A" + _short_note(summary) + ".",
+        "it keeps 3 wherever B gave a third point (else 2), so a game ends at 2 exactly when B held A "
+        "to it: the share is exact. A game A won by less than 2 would be a defect of A"
+        + _short_note(summary) + ".",
         "- **as A / as B W/D/L**: full games from the empty board against the perfect player "
         f"(tie-break `{c['perfect_tiebreak']}`: among value-keeping moves the one leaving the fewest "
         f"value-keeping replies, exact within {_budget(c)} a move). A wins Highway with perfect play, so as B the best possible is a loss "
