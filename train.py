@@ -26,7 +26,7 @@ from pathlib import Path
 
 from agents.config import ConfigError, TrainConfig  # torch-free: --help needs no torch
 from highway_env.atomic_files import check_writable
-from highway_env.cli_args import OneLineErrorParser, path_arg
+from highway_env.cli_args import OneLineErrorParser, Terminated, path_arg, sigterm_as_interrupt
 from highway_env.extras import require_torch
 from highway_env.run_lock import RunInUseError, lock_run
 
@@ -145,25 +145,19 @@ def main(argv=None) -> int:
     from agents.trainer import TrainingDiverged
     from highway_env.ray_tasks import RayClusterError
 
-    terminated = []
-
-    def on_sigterm(signum, frame):  # stop as Ctrl-C does: save latest.pt, then exit
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second TERM must not cut the save short
-        terminated.append(signum)
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        out = trainer.run()
+        with sigterm_as_interrupt():  # SIGTERM stops as Ctrl-C does: save latest.pt, then exit
+            out = trainer.run()
+    except Terminated:
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
-        return 128 + signal.SIGTERM if terminated else 130
+        return 130
     # e.g. a Ray address that does not answer, local workers that keep dying
     except (TrainingDiverged, ConfigError, RayClusterError, WorkersLostError) as e:
         if not getattr(e, "reported", False):  # this machine's Ray node lost: said when it was seen
             print(f"error: {e}", file=sys.stderr)
         return 2
     finally:
-        signal.signal(signal.SIGTERM, previous)
         if run_lock is not None:
             run_lock.close()
     c = out["counters"]

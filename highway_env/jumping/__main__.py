@@ -6,12 +6,11 @@ import argparse
 import json
 import sys
 
-from highway_env.cli_args import MAX_NODE_LIMIT, OneLineErrorParser, number
+from highway_env.cli_args import OneLineErrorParser, non_negative_int, number
 from highway_env.jumping.game import MAX_N, MIN_N
 
 
 _size = number(int, MIN_N, MAX_N)
-_nonneg = number(int, 0, MAX_NODE_LIMIT, hi_name="2**62")  # larger overflows the compiled search's counter
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true",
                    help='print one JSON object {"value", "best_first_move", "first_move_values", "states", '
                         '"seconds", ...}')
-    s.add_argument("--max-states", type=_nonneg, default=0,
+    s.add_argument("--max-states", type=non_negative_int, default=0,  # 2**62 at most: the compiled search counts in int64
                    help="abort after storing this many memo states (default 0: no limit); value is null then")
     return p
 
