@@ -39,7 +39,7 @@ from agents.parallel import make_pool
 from agents.registry import get_game
 from agents.replay import ReplayBuffer, Samples
 from agents.selfplay import ChunkTask
-from highway_env.atomic_files import remove_stale_temp_files
+from highway_env.atomic_files import atomic_write_csv, remove_stale_temp_files
 from highway_env.cli_args import first_line
 
 
@@ -490,13 +490,7 @@ class _Logger:
         self._write()
 
     def _write(self) -> None:
-        keys = list(dict.fromkeys(k for r in self.rows for k in r))
-        def write(tmp):
-            with open(tmp, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=keys)
-                w.writeheader()
-                w.writerows(self.rows)
-        atomic_write(self.path, write)
+        atomic_write_csv(self.path, self.rows, list(dict.fromkeys(k for r in self.rows for k in r)))
 
     def _scalars(self, values: dict, iteration: int) -> None:
         if self.tb is not None:

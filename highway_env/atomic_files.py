@@ -10,7 +10,9 @@ name would then write: two outputs for one).
 
 from __future__ import annotations
 
+import csv
 import errno
+import io
 import os
 import tempfile
 from pathlib import Path
@@ -106,3 +108,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_csv(path: str | os.PathLike, rows: list[dict], fieldnames: list[str]) -> None:
+    """``rows`` under a header of ``fieldnames`` (a row's missing keys are empty cells)."""
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=fieldnames)
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(path, buf.getvalue())

@@ -57,3 +57,15 @@ def test_check_writable_checks_the_folder_a_symlink_leads_to(tmp_path):
     with pytest.raises(OSError, match=f"--out {str(link)!r}: cannot write there"):
         check_writable(link, "--out")
     check_writable(tmp_path / "plain.json", "--out")  # the link's own folder is fine
+
+
+def test_atomic_write_csv_writes_the_header_and_leaves_missing_cells_empty(tmp_path):
+    import csv
+
+    from highway_env.atomic_files import atomic_write_csv
+
+    path = tmp_path / "log.csv"
+    atomic_write_csv(path, [{"a": 1, "b": 2}, {"a": 3}], ["a", "b"])
+    with open(path, newline="") as f:
+        assert list(csv.reader(f)) == [["a", "b"], ["1", "2"], ["3", ""]]
+    assert [p.name for p in tmp_path.iterdir()] == ["log.csv"]  # no temporary file left

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
-from highway_env.atomic_files import atomic_write_text
+from highway_env.atomic_files import atomic_write_csv, atomic_write_text
 from highway_env.evaluation.provenance import provenance_line
 
 
@@ -87,21 +85,14 @@ def table(summary: dict) -> str:
 
 def write_csv(path: Path, summary: dict) -> None:
     rs = rows(summary)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rs[0]) if rs else ["agent"])
-    w.writeheader()
-    w.writerows(rs)
-    atomic_write_text(path, buf.getvalue())
+    atomic_write_csv(path, rs, list(rs[0]) if rs else ["agent"])
 
 
 def write_accuracy_csv(path: Path, summary: dict) -> None:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["agent", "ply", "side", "correct", "n", "rate"])
-    for name, a in summary["agents"].items():
-        for p, r in sorted((a.get("accuracy") or {}).get("by_ply", {}).items(), key=lambda kv: int(kv[0])):
-            w.writerow([name, p, "AB"[int(p) % 2], r["correct"], r["n"], r["rate"]])
-    atomic_write_text(path, buf.getvalue())
+    out = [{"agent": name, "ply": p, "side": "AB"[int(p) % 2], "correct": r["correct"], "n": r["n"], "rate": r["rate"]}
+           for name, a in summary["agents"].items()
+           for p, r in sorted((a.get("accuracy") or {}).get("by_ply", {}).items(), key=lambda kv: int(kv[0]))]
+    atomic_write_csv(path, out, ["agent", "ply", "side", "correct", "n", "rate"])
 
 
 def document(summary: dict, title: str, intro: str, notes: list[str], plots: list[str], files: str) -> str:
