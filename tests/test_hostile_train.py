@@ -785,6 +785,7 @@ def test_training_with_a_killed_worker_ends_with_the_undisturbed_weights(tmp_pat
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
+@pytest.mark.slow  # the pool's own test (test_worker_stopped_mid_chunk_...) runs by default
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stall watch reads /proc")
 def test_training_with_a_worker_stopped_mid_chunk_ends_with_the_undisturbed_weights(tmp_path, monkeypatch):
     import agents.trainer
