@@ -5,8 +5,9 @@
 workers, starts a new one and submits the unfinished tasks again, each at most ``retries`` times;
 the work must be seeded (a task run again gives the same result). A worker that stops running
 while it has a task (``kill -STOP``, a deadlock: :mod:`highway_env.stall_watch`) is killed, and so
-counts as one that died. A worker whose initializer raises is no lost worker: it would fail the same way on every new pool, so the first such failure
-ends the work with :class:`WorkerInitError` naming the initializer and the exception. The proof's units
+counts as one that died. A worker whose initializer raises is no lost worker: it would fail the
+same way on every new pool, so the first such failure ends the work with
+:class:`WorkerInitError` naming the initializer and the exception. The proof's units
 (:mod:`highway_env.solver.prove`), the evaluation's tasks (``evaluate.py``) and a position set's
 games and labels (:mod:`highway_env.evaluation.positions`) run on it.
 """

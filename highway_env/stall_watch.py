@@ -16,8 +16,9 @@ import time
 from typing import Callable
 
 # No work a worker does while busy waits this long without using the CPU: playing, evaluating and
-# starting up (imports, numba's compile) all compute.
-STALL_SECONDS = 60.0
+# starting up (imports, numba's compile) all compute. The longest wait there is, a position store's
+# lock held by another process (its busy timeout, 60 s, then StoreLockedError), ends well before.
+STALL_SECONDS = 180.0
 
 
 def cpu_ticks(pid: int) -> int | None:
