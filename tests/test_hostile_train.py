@@ -725,6 +725,7 @@ def test_worker_stopped_mid_chunk_is_replaced_and_its_chunk_rerun(tmp_path, capf
         pool.close()
 
 
+@pytest.mark.slow  # the stopped worker replaced runs by default; this is its error path
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stall watch reads /proc")
 def test_a_chunk_whose_workers_keep_stopping_fails_the_run_in_one_line(tmp_path):
     tasks = _tasks(tmp_path)[:1]

@@ -137,6 +137,7 @@ def _always_stops(x: int) -> int:
     return x
 
 
+@pytest.mark.slow  # the stopped worker's task run again runs by default; this is its error path
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="the stall watch reads /proc")
 def test_a_task_whose_worker_always_stops_is_named():
     with RetryingPool(1, retries=1, stall_seconds=0.5, what=lambda args: f"running item {args[0]}") as pool:
