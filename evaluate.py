@@ -387,9 +387,12 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     def add(kind, name, opponent=perfect, seed_kw=None, **kw):
         pkey = {k: v for k, v in opponent.items() if k != "store"}
         key = digest({"kind": kind, "seed_root": args.seed, "perfect": pkey, **kw})
-        # the seed leaves the node budgets out: the same games as with time budgets (the shipped runs')
+        # the seed leaves the node budgets and the margin floor out: the same games as with time
+        # budgets (the shipped runs') and as against the A that kept only 2 (a floor changes A's moves
+        # only after B gave a point, so the held games of the two As can be compared one by one)
         seed_key = digest({"kind": kind, "seed_root": args.seed, **kw, **(seed_kw or {}),
-                           "perfect": {k: v for k, v in pkey.items() if not k.endswith("budget_nodes")}})
+                           "perfect": {k: v for k, v in pkey.items()
+                                       if not k.endswith("budget_nodes") and k != "margin_floor"}})
         t = {"kind": kind, "perfect": opponent, "positions_file": pfile, **kw}
         # the id also covers the content of the files the task reads (az: checkpoints, position sets):
         # a checkpoint trained further under the same path is a new task, not the old one's cached result
