@@ -370,12 +370,19 @@ def perfect_options(args) -> dict:
             "store": {"default": True, "none": None}.get(args.store, args.store)}
 
 
+# Opponent options a task's seed leaves out (its cache key keeps them): the node budgets, so that the
+# games are those of time budgets (the shipped runs'), and the margin floor, so that the games are those
+# against the A that kept only 2 (a floor changes A's moves only after B gave a point: the held games of
+# the two As compare one by one).
+_UNSEEDED = ("budget_nodes", "early_budget_nodes", "margin_floor")
+
+
 def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     from highway_env.evaluation.tasks import digest, file_digest, slug, task_files
 
     perfect = dict(perfect_options(args), tiebreak=args.perfect_tiebreak)
     from highway_env.benchmark.run import sample_plan
-    from highway_env.solver.player import GAME_VALUE_MARGIN
+    from highway_env.solver.player import MARGIN_FLOOR
 
     pfile = str(args.positions_file) if args.positions_file else None
     plan = sample_plan(ps, args.positions, args.conversion, args.seed)
@@ -387,12 +394,8 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
     def add(kind, name, opponent=perfect, seed_kw=None, **kw):
         pkey = {k: v for k, v in opponent.items() if k != "store"}
         key = digest({"kind": kind, "seed_root": args.seed, "perfect": pkey, **kw})
-        # the seed leaves the node budgets and the margin floor out: the same games as with time
-        # budgets (the shipped runs') and as against the A that kept only 2 (a floor changes A's moves
-        # only after B gave a point, so the held games of the two As can be compared one by one)
         seed_key = digest({"kind": kind, "seed_root": args.seed, **kw, **(seed_kw or {}),
-                           "perfect": {k: v for k, v in pkey.items()
-                                       if not k.endswith("budget_nodes") and k != "margin_floor"}})
+                           "perfect": {k: v for k, v in pkey.items() if k not in _UNSEEDED}})
         t = {"kind": kind, "perfect": opponent, "positions_file": pfile, **kw}
         # the id also covers the content of the files the task reads (az: checkpoints, position sets):
         # a checkpoint trained further under the same path is a new task, not the old one's cached result
@@ -416,11 +419,11 @@ def make_tasks(args, ps, out_dir: Path, ps2=None) -> tuple[list, dict]:
                 add("vs_perfect", f"{spec}-{'AB'[seat]}", agent=spec, seat=seat, g0=g0,
                     g1=min(args.games, g0 + args.chunk))
         for g0 in range(0, args.games, args.chunk):  # as B against the margin-maximising A
-            # margin_book and margin_floor in the key (the player reads neither from it): results cached
-            # before A's first moves came from the margin book, or before A's fallback kept a point above
-            # the game's margin where it could, are not reused
+            # margin_book and margin_floor in the key: results cached before A's first moves came from
+            # the margin book, or before A's fallback kept a point above the game's margin where it could,
+            # are not reused (margin_floor says which A played; the player does not read it)
             add("vs_perfect", f"{spec}-B-margin", opponent=dict(perfect, tiebreak="margin", margin_book=True,
-                                                                 margin_floor=GAME_VALUE_MARGIN + 1),
+                                                                 margin_floor=MARGIN_FLOOR),
                 agent=spec, seat=1, g0=g0, g1=min(args.games, g0 + args.chunk), purpose="held_to_value")
         if args.reply_tree:  # every chunk draws the same first move: the seed leaves the chunk out
             first_seed = int(digest({"kind": "reply_tree_first", "seed_root": args.seed, "agent": spec}), 16) % (2**31)

@@ -4,9 +4,10 @@ A worker that dies is noticed at once (its pipe closes); one that stops running 
 (``kill -STOP``, a debugger), deadlocked or stuck in the kernel, it holds its task for ever and the
 run waits with it. The sign of all three is CPU time that no longer grows while the worker has work.
 :class:`StallWatch` is a daemon thread that reads each busy worker's CPU time (``/proc``, Linux;
-elsewhere it sees nothing and kills nothing) and kills the one whose CPU time has stood still longest,
-once that is ``seconds``; the pool then treats it as a worker that died: it starts a new one and
-runs the chunk again (chunks are seeded, so the result is the same).
+elsewhere it sees nothing and kills nothing) and kills those whose CPU time has stood still for
+``seconds``; the pool then treats each as a worker that died: it starts a new one and runs the work
+again (the work is seeded, so the result is the same). A worker whose answer waits unread in its
+pipe idles rightly: the pools leave it out of ``busy()``.
 """
 
 from __future__ import annotations
@@ -34,9 +35,8 @@ def cpu_ticks(pid: int) -> int | None:
 
 class StallWatch:
     """Every ``interval`` seconds, ``busy()`` lists the processes (``multiprocessing.Process``) that
-    have work; the one whose CPU time has not grown for the longest time, once ``seconds``, is
-    killed and passed to ``on_kill`` (called before the kill). One at a time: a worker that waits on
-    a stopped one (its result not read) stands still too, and is free once that one is gone."""
+    have work; each whose CPU time has not grown for ``seconds`` is passed to ``on_kill``, then
+    killed."""
 
     def __init__(self, busy: Callable[[], list], on_kill: Callable = lambda proc: None,
                  seconds: float | None = None, interval: float = 1.0, name: str = "stall-watch"):
@@ -49,7 +49,7 @@ class StallWatch:
         self._thread.start()
 
     def stalled(self, procs) -> list:
-        """Of ``procs``, those whose CPU time has stood still for ``seconds``, longest first."""
+        """Of ``procs``, those whose CPU time has stood still for ``seconds``."""
         now = time.monotonic()
         since, out = {}, []
         for proc in procs:
@@ -62,20 +62,17 @@ class StallWatch:
             if now - since[pid][1] >= self.seconds:
                 out.append(proc)
         self._since = since  # a process no longer busy starts its clock afresh when it is again
-        return sorted(out, key=lambda proc: since[proc.pid][1])
+        return out
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
-            stalled = self.stalled(self._busy())
-            if stalled:
-                proc = stalled[0]
+            for proc in self.stalled(self._busy()):
                 self._on_kill(proc)
                 try:
                     proc.kill()  # SIGKILL ends a stopped process too
                 except (OSError, ValueError):  # it ended meanwhile, or its pool closed it
                     continue
                 self.killed += 1
-                self._since = {}  # those that waited on it start counting again
 
     def close(self) -> None:
         self._stop.set()

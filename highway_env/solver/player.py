@@ -45,7 +45,7 @@ Options (the defaults are ``make_agent("perfect")``'s, :data:`OPPONENT_OPTIONS`)
 enumerated), exact, seconds, value_seconds, fallback_seconds (if it fell back), source (of the
 value: book / store / cache / solver / rules), move_source (book / tiebreak / fallback), margin
 (margin tie-break), margin_floor (the margin tie-break's A fell back to a move keeping this margin:
-:data:`GAME_VALUE_MARGIN` + 1 where the position has it, else :data:`GAME_VALUE_MARGIN`),
+:data:`MARGIN_FLOOR` where the position has it, else :data:`GAME_VALUE_MARGIN`),
 opponent_replies (hardest tie-break), action.
 """
 
@@ -85,9 +85,12 @@ ENUMERATE_MIN_PLY = 8
 DEFAULT_BUDGET_NODES = 300_000
 DEFAULT_EARLY_BUDGET_NODES = 2_000_000
 #: The margin of the game under perfect play (``proof/certificate_margin2.json`` and its refuted
-#: threshold 3): the ``margin`` tie-break's A never lets a position that has it fall below it, nor
-#: one that has a point more below that point (``PerfectPlayer._margin_floor``).
+#: threshold 3): the ``margin`` tie-break's A never lets a position that has it fall below it.
 GAME_VALUE_MARGIN = 2
+#: What the ``margin`` tie-break's A keeps where it does not play the exact margin and the position
+#: has it: a point above the game's margin, so that a game ends at the game's margin exactly when B
+#: held A to it (``PerfectPlayer._margin_floor``)
+MARGIN_FLOOR = GAME_VALUE_MARGIN + 1
 #: ``make_agent("perfect")``'s options, the constructor's defaults but quiet (the evaluation sets
 #: its budgets from its command line, :data:`EVALUATION_OPPONENT`)
 OPPONENT_OPTIONS = {"budget_nodes": DEFAULT_BUDGET_NODES, "early_budget_nodes": DEFAULT_EARLY_BUDGET_NODES,
@@ -510,7 +513,7 @@ class PerfectPlayer(Agent):
         margin exactly when B never gave more (B cannot take back a point A keeps), and "held to
         the game value" counts the games B held, whatever A's exact margin would have been. The
         check costs seconds at ply 4 where B held (a refutation), far less later."""
-        for floor in (GAME_VALUE_MARGIN + 1, GAME_VALUE_MARGIN):
+        for floor in (MARGIN_FLOOR, GAME_VALUE_MARGIN):
             if self.oracle.at_least(cells, floor):
                 return floor
         return None
